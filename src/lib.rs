@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+pub mod api;
+mod error;
+pub mod hex;
+pub mod lsp2;
+pub mod lsp23;
+pub mod lsp3;
+pub mod lsp4;
+pub mod lsp6;
+pub mod lsp8;
+pub mod metadata;
+pub mod networks;
+#[cfg(feature = "wasm")]
+pub mod wasm;
+
+pub use error::{Error, Result};

@@ -1,0 +1,239 @@
+//! LSP8 Identifiable Digital Asset: token id formats and bytes32 token ids.
+//!
+//! Spec: <https://github.com/lukso-network/LIPs/blob/main/LSPs/LSP-8-IdentifiableDigitalAsset.md#lsp8tokenidformat>
+
+use alloy_primitives::{B256, U256};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    Error, Result,
+    hex::{parse_address, parse_hex, to_hex},
+    lsp4::uint256_value,
+};
+
+/// `LSP8TokenIdFormat` (uint256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TokenIdFormat {
+    /// 0: a uint256 number.
+    Number,
+    /// 1: a UTF-8 string of at most 32 bytes, right-padded.
+    String,
+    /// 2: an address, left-padded.
+    Address,
+    /// 3: unique bytes, right-padded.
+    UniqueId,
+    /// 4: a bytes32 hash.
+    Hash,
+    /// 100: mixed, default number; each token's format is in `getDataForTokenId`.
+    MixedDefaultNumber,
+    /// 101: mixed, default string.
+    MixedDefaultString,
+    /// 102: mixed, default address.
+    MixedDefaultAddress,
+    /// 103: mixed, default unique id.
+    MixedDefaultUniqueId,
+    /// 104: mixed, default hash.
+    MixedDefaultHash,
+}
+
+impl TokenIdFormat {
+    const ALL: [Self; 10] = [
+        Self::Number,
+        Self::String,
+        Self::Address,
+        Self::UniqueId,
+        Self::Hash,
+        Self::MixedDefaultNumber,
+        Self::MixedDefaultString,
+        Self::MixedDefaultAddress,
+        Self::MixedDefaultUniqueId,
+        Self::MixedDefaultHash,
+    ];
+
+    /// The integer value.
+    #[must_use]
+    pub const fn value(self) -> u8 {
+        match self {
+            Self::Number => 0,
+            Self::String => 1,
+            Self::Address => 2,
+            Self::UniqueId => 3,
+            Self::Hash => 4,
+            Self::MixedDefaultNumber => 100,
+            Self::MixedDefaultString => 101,
+            Self::MixedDefaultAddress => 102,
+            Self::MixedDefaultUniqueId => 103,
+            Self::MixedDefaultHash => 104,
+        }
+    }
+
+    /// The format a token id is written in (the default one for the mixed formats).
+    #[must_use]
+    pub const fn base(self) -> Self {
+        match self {
+            Self::MixedDefaultNumber => Self::Number,
+            Self::MixedDefaultString => Self::String,
+            Self::MixedDefaultAddress => Self::Address,
+            Self::MixedDefaultUniqueId => Self::UniqueId,
+            Self::MixedDefaultHash => Self::Hash,
+            other => other,
+        }
+    }
+
+    /// Looks a format up by its integer value.
+    ///
+    /// # Errors
+    /// [`Error::UnknownEnumValue`].
+    pub fn from_u64(n: u64) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|f| u64::from(f.value()) == n)
+            .ok_or_else(|| Error::UnknownEnumValue { kind: "LSP8TokenIdFormat".into(), value: n.to_string() })
+    }
+
+    /// Reads the ERC725Y value (32 bytes, uint256).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] or [`Error::UnknownEnumValue`].
+    pub fn from_value(value: &[u8]) -> Result<Self> {
+        let n = uint256_value("LSP8TokenIdFormat", value)?;
+        u64::try_from(n)
+            .map_err(|_| Error::UnknownEnumValue { kind: "LSP8TokenIdFormat".into(), value: n.to_string() })
+            .and_then(Self::from_u64)
+    }
+
+    /// The 32-byte ERC725Y value.
+    #[must_use]
+    pub fn to_bytes32(self) -> B256 {
+        B256::from(U256::from(self.value()))
+    }
+}
+
+/// Encodes a token id as bytes32 in `format`: a decimal (or `0x`) number, a string, an address, unique bytes
+/// (hex) or a 32-byte hash (hex).
+///
+/// # Errors
+/// [`Error::InvalidTokenId`].
+pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
+    let bad = |reason: String| Error::InvalidTokenId {
+        format: format!("{:?}", format.base()),
+        value: value.to_owned(),
+        reason,
+    };
+    let mut out = [0u8; 32];
+    match format.base() {
+        TokenIdFormat::Number => {
+            let n = if let Some(hex) = value.strip_prefix("0x") {
+                U256::from_str_radix(hex, 16)
+            } else if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+                U256::from_str_radix(value, 10)
+            } else {
+                return Err(bad("expected a decimal or 0x-hex unsigned integer".into()));
+            };
+            return n.map(B256::from).map_err(|e| bad(e.to_string()));
+        }
+        TokenIdFormat::String => {
+            if value.len() > 32 {
+                return Err(bad(format!("{} UTF-8 bytes, at most 32", value.len())));
+            }
+            out[..value.len()].copy_from_slice(value.as_bytes());
+        }
+        TokenIdFormat::Address => {
+            let a = parse_address("tokenId", value).map_err(|e| bad(e.to_string()))?;
+            out[12..].copy_from_slice(a.as_slice());
+        }
+        TokenIdFormat::UniqueId | TokenIdFormat::Hash => {
+            let bytes = parse_hex("tokenId", value).map_err(|e| bad(e.to_string()))?;
+            let exact = format.base() == TokenIdFormat::Hash;
+            if bytes.len() > 32 || (exact && bytes.len() != 32) {
+                return Err(bad(format!("{} bytes, {} 32", bytes.len(), if exact { "need" } else { "at most" })));
+            }
+            out[..bytes.len()].copy_from_slice(&bytes);
+        }
+        _ => unreachable!("base() only returns the five plain formats"),
+    }
+    Ok(B256::from(out))
+}
+
+/// A token id as text in `format`: decimal number, string (trailing zero bytes removed), lower-case address or
+/// `0x` hex.
+///
+/// # Errors
+/// [`Error::InvalidTokenId`] when the bytes cannot be in that format (a string that is not UTF-8, an address with
+/// non-zero padding).
+pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> {
+    let bad = |reason: &str| Error::InvalidTokenId {
+        format: format!("{:?}", format.base()),
+        value: token_id.to_string(),
+        reason: reason.to_owned(),
+    };
+    match format.base() {
+        TokenIdFormat::Number => Ok(U256::from_be_bytes(token_id.0).to_string()),
+        TokenIdFormat::String => {
+            let end = token_id.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+            core::str::from_utf8(&token_id[..end]).map(str::to_owned).map_err(|_| bad("not UTF-8"))
+        }
+        TokenIdFormat::Address => {
+            if token_id[..12].iter().any(|b| *b != 0) {
+                return Err(bad("the 12 padding bytes are not zero"));
+            }
+            Ok(to_hex(&token_id[12..]))
+        }
+        _ => Ok(token_id.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn spec_examples() {
+        let cases = [
+            (TokenIdFormat::Number, "5", "0x0000000000000000000000000000000000000000000000000000000000000005"),
+            (TokenIdFormat::String, "my-nft", "0x6d792d6e66740000000000000000000000000000000000000000000000000000"),
+            (
+                TokenIdFormat::Address,
+                "0x8ae2dD3E422530b5c2FC1061e6b5f43f5677033f",
+                "0x0000000000000000000000008ae2dd3e422530b5c2fc1061e6b5f43f5677033f",
+            ),
+            (TokenIdFormat::UniqueId, "0xaabbccddee", "0xaabbccddee000000000000000000000000000000000000000000000000000000"),
+            (
+                TokenIdFormat::MixedDefaultHash,
+                "0x262a8c3566f2abe9247c206cf8d622e0a44ac99a7d54c23e212de32181cf185f",
+                "0x262a8c3566f2abe9247c206cf8d622e0a44ac99a7d54c23e212de32181cf185f",
+            ),
+        ];
+        for (format, input, expected) in cases {
+            assert_eq!(encode_token_id(format, input).unwrap().to_string(), expected, "{format:?}");
+        }
+        assert!(encode_token_id(TokenIdFormat::String, &"x".repeat(33)).is_err());
+        assert!(encode_token_id(TokenIdFormat::Hash, "0xaabb").is_err());
+        assert!(encode_token_id(TokenIdFormat::Number, "-1").is_err());
+        assert_eq!(TokenIdFormat::from_value(TokenIdFormat::MixedDefaultAddress.to_bytes32().as_slice()).unwrap(),
+            TokenIdFormat::MixedDefaultAddress);
+        assert!(TokenIdFormat::from_u64(5).is_err());
+        assert!(TokenIdFormat::from_value(&[0xff; 32]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn number_roundtrip(n in any::<u128>()) {
+            let id = encode_token_id(TokenIdFormat::Number, &n.to_string()).unwrap();
+            prop_assert_eq!(decode_token_id(TokenIdFormat::Number, id).unwrap(), n.to_string());
+        }
+
+        #[test]
+        fn string_roundtrip(s in "[a-zA-Z0-9 _-]{0,32}") {
+            let id = encode_token_id(TokenIdFormat::String, &s).unwrap();
+            prop_assert_eq!(decode_token_id(TokenIdFormat::String, id).unwrap(), s);
+        }
+
+        #[test]
+        fn decode_never_panics(bytes in any::<[u8; 32]>(), f in 0u64..5) {
+            let _ = decode_token_id(TokenIdFormat::from_u64(f).unwrap(), B256::from(bytes));
+        }
+    }
+}
