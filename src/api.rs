@@ -118,7 +118,9 @@ impl RegisterRequest {
         let obj = as_object(&value)?;
         reject_unknown(obj, &["universalProfileAddress"])?;
         let s = str_field("universalProfileAddress", field(obj, "universalProfileAddress")?)?;
-        Ok(Self { universal_profile_address: parse_address("universalProfileAddress", s)? })
+        Ok(Self {
+            universal_profile_address: parse_address("universalProfileAddress", s)?,
+        })
     }
 }
 
@@ -199,7 +201,12 @@ impl ErrorBody {
     /// A body with `code` and `message`.
     #[must_use]
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { error: ErrorDetail { code: code.into(), message: message.into() } }
+        Self {
+            error: ErrorDetail {
+                code: code.into(),
+                message: message.into(),
+            },
+        }
     }
 }
 
@@ -249,7 +256,9 @@ fn days_from_civil(y: u64, m: u64, d: u64) -> u64 {
 }
 
 fn as_object(value: &Value) -> Result<&Map<String, Value>> {
-    value.as_object().ok_or_else(|| Error::InvalidJson("the body must be a JSON object".into()))
+    value
+        .as_object()
+        .ok_or_else(|| Error::InvalidJson("the body must be a JSON object".into()))
 }
 
 fn reject_unknown(obj: &Map<String, Value>, known: &[&str]) -> Result<()> {
@@ -267,11 +276,15 @@ fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Result<&'a Value> {
 }
 
 fn str_field<'a>(name: &str, v: &'a Value) -> Result<&'a str> {
-    v.as_str().ok_or_else(|| type_error(name, "a 0x-prefixed hex string"))
+    v.as_str()
+        .ok_or_else(|| type_error(name, "a 0x-prefixed hex string"))
 }
 
 fn type_error(field: &str, expected: &str) -> Error {
-    Error::InvalidFieldType { field: field.to_owned(), expected: expected.to_owned() }
+    Error::InvalidFieldType {
+        field: field.to_owned(),
+        expected: expected.to_owned(),
+    }
 }
 
 mod checksummed {
@@ -301,11 +314,17 @@ mod tests {
 
     #[test]
     fn deploy_forms() {
-        let f1 = DeployRequest::from_json(r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"]}"#)
-            .unwrap();
-        assert!(matches!(f1, DeployRequest::Controllers { ref controllers, lsp3_profile: None } if controllers.len() == 1));
-        let f2 = DeployRequest::from_json(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"{CALLDATA}"}}"#))
-            .unwrap();
+        let f1 = DeployRequest::from_json(
+            r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"]}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(f1, DeployRequest::Controllers { ref controllers, lsp3_profile: None } if controllers.len() == 1)
+        );
+        let f2 = DeployRequest::from_json(&format!(
+            r#"{{"salt":"{SALT}","postDeploymentCallData":"{CALLDATA}"}}"#
+        ))
+        .unwrap();
         assert!(matches!(f2, DeployRequest::Salt { .. }));
     }
 
@@ -315,16 +334,38 @@ mod tests {
         assert_eq!(code("[]"), "INVALID_JSON");
         assert_eq!(code("{}"), "INVALID_DEPLOY_FORM");
         assert_eq!(code(r#"{"foo":1}"#), "UNKNOWN_FIELD");
-        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","lsp6ControllerAddress":[]}}"#)), "INVALID_DEPLOY_FORM");
+        assert_eq!(
+            code(&format!(r#"{{"salt":"{SALT}","lsp6ControllerAddress":[]}}"#)),
+            "INVALID_DEPLOY_FORM"
+        );
         assert_eq!(code(&format!(r#"{{"salt":"{SALT}"}}"#)), "MISSING_FIELD");
-        assert_eq!(code(r#"{"salt":"0x11","postDeploymentCallData":"0x"}"#), "INVALID_LENGTH");
-        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"0xdeadbeef"}}"#)), "INVALID_ABI");
-        assert_eq!(code(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"0xzz"}}"#)), "INVALID_HEX");
-        assert_eq!(code(&format!(r#"{{"salt":5,"postDeploymentCallData":"{CALLDATA}"}}"#)), "INVALID_FIELD_TYPE");
-        assert_eq!(code(r#"{"lsp6ControllerAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#), "INVALID_FIELD_TYPE");
+        assert_eq!(
+            code(r#"{"salt":"0x11","postDeploymentCallData":"0x"}"#),
+            "INVALID_LENGTH"
+        );
+        assert_eq!(
+            code(&format!(
+                r#"{{"salt":"{SALT}","postDeploymentCallData":"0xdeadbeef"}}"#
+            )),
+            "INVALID_ABI"
+        );
+        assert_eq!(
+            code(&format!(r#"{{"salt":"{SALT}","postDeploymentCallData":"0xzz"}}"#)),
+            "INVALID_HEX"
+        );
+        assert_eq!(
+            code(&format!(r#"{{"salt":5,"postDeploymentCallData":"{CALLDATA}"}}"#)),
+            "INVALID_FIELD_TYPE"
+        );
+        assert_eq!(
+            code(r#"{"lsp6ControllerAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#),
+            "INVALID_FIELD_TYPE"
+        );
         assert_eq!(code(r#"{"lsp6ControllerAddress":["0xcafe"]}"#), "INVALID_ADDRESS");
         assert_eq!(
-            code(r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"],"lsp3Profile":"0x0000"}"#),
+            code(
+                r#"{"lsp6ControllerAddress":["0xcafecafecafecafecafecafecafecafecafecafe"],"lsp3Profile":"0x0000"}"#
+            ),
             "TRUNCATED_VERIFIABLE_URI"
         );
         assert_eq!(code(r#"{"lsp3Profile":"0x0000"}"#), "MISSING_FIELD");
@@ -332,17 +373,34 @@ mod tests {
 
     #[test]
     fn register_request() {
-        let r = RegisterRequest::from_json(r#"{"universalProfileAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#)
-            .unwrap();
-        assert_eq!(format!("0x{:x}", r.universal_profile_address), "0xcafecafecafecafecafecafecafecafecafecafe");
-        assert_eq!(RegisterRequest::from_json("{}").unwrap_err().code(), "MISSING_FIELD");
-        assert_eq!(RegisterRequest::from_json(r#"{"universalProfileAddress":"0x1","x":1}"#).unwrap_err().code(), "UNKNOWN_FIELD");
+        let r = RegisterRequest::from_json(
+            r#"{"universalProfileAddress":"0xcafecafecafecafecafecafecafecafecafecafe"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            format!("0x{:x}", r.universal_profile_address),
+            "0xcafecafecafecafecafecafecafecafecafecafe"
+        );
+        assert_eq!(
+            RegisterRequest::from_json("{}").unwrap_err().code(),
+            "MISSING_FIELD"
+        );
+        assert_eq!(
+            RegisterRequest::from_json(r#"{"universalProfileAddress":"0x1","x":1}"#)
+                .unwrap_err()
+                .code(),
+            "UNKNOWN_FIELD"
+        );
     }
 
     #[test]
     fn responses_serialize_in_camel_case_with_checksums() {
         let up: Address = "0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC".parse().unwrap();
-        let r = DeployResponse { universal_profile_address: up, key_manager_address: up, transaction_hash: None };
+        let r = DeployResponse {
+            universal_profile_address: up,
+            key_manager_address: up,
+            transaction_hash: None,
+        };
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(
             json,
@@ -350,7 +408,10 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<DeployResponse>(&json).unwrap(), r);
         let body = serde_json::to_string(&ErrorBody::from(&Error::MissingField("salt".into()))).unwrap();
-        assert_eq!(body, r#"{"error":{"code":"MISSING_FIELD","message":"missing field \"salt\""}}"#);
+        assert_eq!(
+            body,
+            r#"{"error":{"code":"MISSING_FIELD","message":"missing field \"salt\""}}"#
+        );
     }
 
     #[test]

@@ -174,6 +174,9 @@ pub enum Error {
         /// The value given.
         value: String,
     },
+    /// An argument passed from JavaScript has the wrong shape or type.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// The operating system's random source failed.
     #[error("random number generator failed: {0}")]
     Random(String),
@@ -211,6 +214,7 @@ impl Error {
             Self::InvalidMetadata(_) => "INVALID_METADATA",
             Self::InvalidTokenId { .. } => "INVALID_TOKEN_ID",
             Self::UnknownEnumValue { .. } => "UNKNOWN_ENUM_VALUE",
+            Self::InvalidArgument(_) => "INVALID_ARGUMENT",
             Self::Random(_) => "RANDOM_FAILURE",
         }
     }
@@ -244,6 +248,7 @@ impl Error {
         "INVALID_METADATA",
         "INVALID_TOKEN_ID",
         "UNKNOWN_ENUM_VALUE",
+        "INVALID_ARGUMENT",
         "RANDOM_FAILURE",
     ];
 

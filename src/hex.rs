@@ -10,7 +10,10 @@ use crate::{Error, Result};
 /// [`Error::InvalidHex`] when the prefix is missing, the number of digits is odd or a character is not hex.
 pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
     let digits = strip_prefix(field, s)?;
-    hex::decode(digits).map_err(|e| Error::InvalidHex { field: field.to_owned(), reason: e.to_string() })
+    hex::decode(digits).map_err(|e| Error::InvalidHex {
+        field: field.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// Parses a `0x`-prefixed hex string of exactly `N` bytes.
@@ -20,7 +23,11 @@ pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
 pub fn parse_fixed<const N: usize>(field: &str, s: &str) -> Result<FixedBytes<N>> {
     let bytes = parse_hex(field, s)?;
     if bytes.len() != N {
-        return Err(Error::InvalidLength { field: field.to_owned(), expected: N, got: bytes.len() });
+        return Err(Error::InvalidLength {
+            field: field.to_owned(),
+            expected: N,
+            got: bytes.len(),
+        });
     }
     Ok(FixedBytes::from_slice(&bytes))
 }
@@ -57,10 +64,12 @@ pub fn to_hex(bytes: impl AsRef<[u8]>) -> String {
 }
 
 fn strip_prefix<'a>(field: &str, s: &'a str) -> Result<&'a str> {
-    s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or_else(|| Error::InvalidHex {
-        field: field.to_owned(),
-        reason: "missing 0x prefix".to_owned(),
-    })
+    s.strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or_else(|| Error::InvalidHex {
+            field: field.to_owned(),
+            reason: "missing 0x prefix".to_owned(),
+        })
 }
 
 #[cfg(test)]
@@ -74,7 +83,10 @@ mod tests {
         assert_eq!(parse_hex("x", "abcd").unwrap_err().code(), "INVALID_HEX");
         assert_eq!(parse_hex("x", "0xabc").unwrap_err().code(), "INVALID_HEX");
         assert_eq!(parse_hex("x", "0xzz").unwrap_err().code(), "INVALID_HEX");
-        assert_eq!(parse_fixed::<2>("x", "0xaabbcc").unwrap_err().code(), "INVALID_LENGTH");
+        assert_eq!(
+            parse_fixed::<2>("x", "0xaabbcc").unwrap_err().code(),
+            "INVALID_LENGTH"
+        );
     }
 
     #[test]

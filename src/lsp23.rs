@@ -65,10 +65,12 @@ sol! {
 pub const INITIALIZE_SELECTOR: [u8; 4] = initializeCall::SELECTOR;
 
 const EIP1167_PREFIX: [u8; 20] = [
-    0x3d, 0x60, 0x2d, 0x80, 0x60, 0x0a, 0x3d, 0x39, 0x81, 0xf3, 0x36, 0x3d, 0x3d, 0x37, 0x3d, 0x3d, 0x3d, 0x36,
-    0x3d, 0x73,
+    0x3d, 0x60, 0x2d, 0x80, 0x60, 0x0a, 0x3d, 0x39, 0x81, 0xf3, 0x36, 0x3d, 0x3d, 0x37, 0x3d, 0x3d, 0x3d,
+    0x36, 0x3d, 0x73,
 ];
-const EIP1167_SUFFIX: [u8; 15] = [0x5a, 0xf4, 0x3d, 0x82, 0x80, 0x3e, 0x90, 0x3d, 0x91, 0x60, 0x2b, 0x57, 0xfd, 0x5b, 0xf3];
+const EIP1167_SUFFIX: [u8; 15] = [
+    0x5a, 0xf4, 0x3d, 0x82, 0x80, 0x3e, 0x90, 0x3d, 0x91, 0x60, 0x2b, 0x57, 0xfd, 0x5b, 0xf3,
+];
 
 /// The 55-byte ERC-1167 minimal-proxy init code for `implementation` (OpenZeppelin `Clones`).
 #[must_use]
@@ -106,7 +108,10 @@ impl ProfileData {
 /// [`Error::KeysValuesMismatch`] if the lengths differ.
 pub fn encode_post_deployment_calldata(keys: &[B256], values: &[Bytes]) -> Result<Vec<u8>> {
     if keys.len() != values.len() {
-        return Err(Error::KeysValuesMismatch { keys: keys.len(), values: values.len() });
+        return Err(Error::KeysValuesMismatch {
+            keys: keys.len(),
+            values: values.len(),
+        });
     }
     Ok((keys, values).abi_encode_params())
 }
@@ -117,15 +122,23 @@ pub fn encode_post_deployment_calldata(keys: &[B256], values: &[Bytes]) -> Resul
 /// # Errors
 /// [`Error::InvalidAbi`] or [`Error::KeysValuesMismatch`].
 pub fn decode_post_deployment_calldata(data: &[u8]) -> Result<ProfileData> {
-    let invalid = |reason: String| Error::InvalidAbi { expected: "abi.encode(bytes32[],bytes[])".to_owned(), reason };
+    let invalid = |reason: String| Error::InvalidAbi {
+        expected: "abi.encode(bytes32[],bytes[])".to_owned(),
+        reason,
+    };
     let (keys, values) =
         <(Vec<B256>, Vec<Bytes>)>::abi_decode_params(data).map_err(|e| invalid(e.to_string()))?;
     if keys.len() != values.len() {
-        return Err(Error::KeysValuesMismatch { keys: keys.len(), values: values.len() });
+        return Err(Error::KeysValuesMismatch {
+            keys: keys.len(),
+            values: values.len(),
+        });
     }
     // only the canonical encoding is accepted (offsets, padding, no trailing bytes): one calldata, one address
     if (keys.as_slice(), values.as_slice()).abi_encode_params() != data {
-        return Err(invalid("not the canonical encoding (offsets, zero padding or trailing bytes differ)".into()));
+        return Err(invalid(
+            "not the canonical encoding (offsets, zero padding or trailing bytes differ)".into(),
+        ));
     }
     Ok(ProfileData { keys, values })
 }
@@ -143,18 +156,27 @@ pub fn profile_data_from_controllers(
     constants: &Lsp23Constants,
 ) -> Result<ProfileData> {
     if controllers.is_empty() {
-        return Err(Error::InvalidControllers("at least one controller address is required".into()));
+        return Err(Error::InvalidControllers(
+            "at least one controller address is required".into(),
+        ));
     }
     if controllers.len() > 64 {
-        return Err(Error::InvalidControllers(format!("{} controllers, at most 64", controllers.len())));
+        return Err(Error::InvalidControllers(format!(
+            "{} controllers, at most 64",
+            controllers.len()
+        )));
     }
     let urd = constants.universal_receiver_delegate;
     for (i, c) in controllers.iter().enumerate() {
         if c.is_zero() {
-            return Err(Error::InvalidControllers("the zero address cannot be a controller".into()));
+            return Err(Error::InvalidControllers(
+                "the zero address cannot be a controller".into(),
+            ));
         }
         if *c == urd {
-            return Err(Error::InvalidControllers("the universal receiver delegate cannot be a controller".into()));
+            return Err(Error::InvalidControllers(
+                "the universal receiver delegate cannot be a controller".into(),
+            ));
         }
         if controllers[..i].contains(c) {
             return Err(Error::InvalidControllers(format!("duplicate controller {c}")));
@@ -170,15 +192,27 @@ pub fn profile_data_from_controllers(
         push(data_keys::LSP3_PROFILE, value.to_vec());
     }
     push(data_keys::LSP1_UNIVERSAL_RECEIVER_DELEGATE, urd.to_vec());
-    push(data_keys::permissions_key(urd), Permissions::UNIVERSAL_RECEIVER_DELEGATE.to_bytes32().to_vec());
+    push(
+        data_keys::permissions_key(urd),
+        Permissions::UNIVERSAL_RECEIVER_DELEGATE.to_bytes32().to_vec(),
+    );
     for c in controllers {
-        push(data_keys::permissions_key(*c), Permissions::DEFAULT_CONTROLLER.to_bytes32().to_vec());
+        push(
+            data_keys::permissions_key(*c),
+            Permissions::DEFAULT_CONTROLLER.to_bytes32().to_vec(),
+        );
     }
     let len = controllers.len() as u128 + 1;
     push(data_keys::ADDRESS_PERMISSIONS_ARRAY, len.to_be_bytes().to_vec());
-    push(array_element_key(data_keys::ADDRESS_PERMISSIONS_ARRAY, 0), urd.to_vec());
+    push(
+        array_element_key(data_keys::ADDRESS_PERMISSIONS_ARRAY, 0),
+        urd.to_vec(),
+    );
     for (i, c) in controllers.iter().enumerate() {
-        push(array_element_key(data_keys::ADDRESS_PERMISSIONS_ARRAY, i as u128 + 1), c.to_vec());
+        push(
+            array_element_key(data_keys::ADDRESS_PERMISSIONS_ARRAY, i as u128 + 1),
+            c.to_vec(),
+        );
     }
     Ok(data)
 }
@@ -208,7 +242,11 @@ pub struct Prediction {
 ///
 /// # Errors
 /// The errors of [`decode_post_deployment_calldata`].
-pub fn predict_addresses(salt: B256, post_deployment_calldata: &[u8], constants: &Lsp23Constants) -> Result<Prediction> {
+pub fn predict_addresses(
+    salt: B256,
+    post_deployment_calldata: &[u8],
+    constants: &Lsp23Constants,
+) -> Result<Prediction> {
     decode_post_deployment_calldata(post_deployment_calldata)?;
     Ok(predict_unchecked(salt, post_deployment_calldata, constants))
 }
@@ -225,11 +263,19 @@ fn predict_unchecked(salt: B256, calldata: &[u8], c: &Lsp23Constants) -> Predict
     )
         .abi_encode_params();
     let generated_salt = keccak256(preimage);
-    let universal_profile =
-        c.factory.create2(generated_salt, keccak256(eip1167_init_code(c.universal_profile_init)));
-    let key_manager =
-        c.factory.create2(keccak256(universal_profile), keccak256(eip1167_init_code(c.key_manager_init)));
-    Prediction { universal_profile, key_manager, generated_salt }
+    let universal_profile = c.factory.create2(
+        generated_salt,
+        keccak256(eip1167_init_code(c.universal_profile_init)),
+    );
+    let key_manager = c.factory.create2(
+        keccak256(universal_profile),
+        keccak256(eip1167_init_code(c.key_manager_init)),
+    );
+    Prediction {
+        universal_profile,
+        key_manager,
+        generated_salt,
+    }
 }
 
 fn deployment_structs(
@@ -241,7 +287,11 @@ fn deployment_structs(
             salt,
             fundingAmount: U256::ZERO,
             implementationContract: c.universal_profile_init,
-            initializationCalldata: initializeCall { initialOwner: c.post_deployment_module }.abi_encode().into(),
+            initializationCalldata: initializeCall {
+                initialOwner: c.post_deployment_module,
+            }
+            .abi_encode()
+            .into(),
         },
         SecondaryContractDeploymentInit {
             fundingAmount: U256::ZERO,
@@ -329,8 +379,12 @@ mod tests {
         }
         .abi_encode();
         let gs = keccak256(&call[4..]);
-        let up = c.factory.create2_from_code(gs, eip1167_init_code(c.universal_profile_init));
-        let km = c.factory.create2_from_code(keccak256(up.as_slice()), eip1167_init_code(c.key_manager_init));
+        let up = c
+            .factory
+            .create2_from_code(gs, eip1167_init_code(c.universal_profile_init));
+        let km = c
+            .factory
+            .create2_from_code(keccak256(up.as_slice()), eip1167_init_code(c.key_manager_init));
         (up, km)
     }
 
@@ -364,10 +418,18 @@ mod tests {
         let good = encode_post_deployment_calldata(&[B256::ZERO], &[Bytes::from_static(b"x")]).unwrap();
         let mut wrapped = U256::from(0x20).to_be_bytes::<32>().to_vec();
         wrapped.extend_from_slice(&good);
-        assert_eq!(decode_post_deployment_calldata(&wrapped).unwrap_err().code(), "INVALID_ABI");
-        assert_eq!(decode_post_deployment_calldata(&[]).unwrap_err().code(), "INVALID_ABI");
         assert_eq!(
-            encode_post_deployment_calldata(&[B256::ZERO], &[]).unwrap_err().code(),
+            decode_post_deployment_calldata(&wrapped).unwrap_err().code(),
+            "INVALID_ABI"
+        );
+        assert_eq!(
+            decode_post_deployment_calldata(&[]).unwrap_err().code(),
+            "INVALID_ABI"
+        );
+        assert_eq!(
+            encode_post_deployment_calldata(&[B256::ZERO], &[])
+                .unwrap_err()
+                .code(),
             "KEYS_VALUES_MISMATCH"
         );
     }
@@ -377,20 +439,29 @@ mod tests {
         // TV2 of the deployment reference: LSP3Profile + URD + one controller
         let lsp3 = hex::decode("00006f357c6a00206d6d08aafb0ee059e3e4b6b3528a5be37308a5d4f4d19657d26dd8a5ae799de0697066733a2f2f516d50526f4a736159634e715169557251784537616a5452615877487941553239744871594e6374426d4b363477").unwrap();
         let controller = address!("0x3303Ce3b8644D566271DD2Eb54292d32F1458968");
-        let data = profile_data_from_controllers(&[controller], Some(&lsp3), &Lsp23Constants::V0_14_0).unwrap();
+        let data =
+            profile_data_from_controllers(&[controller], Some(&lsp3), &Lsp23Constants::V0_14_0).unwrap();
         let calldata = data.to_post_deployment_calldata().unwrap();
         assert_eq!(
             keccak256(&calldata).to_string(),
             "0xed988eea232a0943d22fdfa7c2a69a3190817ba32ffe54d8905edfbd669bfdcb"
         );
         let p = predict_addresses(
-            "0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed".parse().unwrap(),
+            "0x5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
+                .parse()
+                .unwrap(),
             &calldata,
             &Lsp23Constants::V0_14_0,
         )
         .unwrap();
-        assert_eq!(p.universal_profile, address!("0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC"));
-        assert_eq!(p.key_manager, address!("0x986fd15bd551a4C269D15b7863E0646fB2cc1864"));
+        assert_eq!(
+            p.universal_profile,
+            address!("0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC")
+        );
+        assert_eq!(
+            p.key_manager,
+            address!("0x986fd15bd551a4C269D15b7863E0646fB2cc1864")
+        );
     }
 
     #[test]

@@ -125,14 +125,21 @@ impl TokenType {
             Ok(0) => Ok(Self::Token),
             Ok(1) => Ok(Self::Nft),
             Ok(2) => Ok(Self::Collection),
-            _ => Err(Error::UnknownEnumValue { kind: "LSP4TokenType".into(), value: n.to_string() }),
+            _ => Err(Error::UnknownEnumValue {
+                kind: "LSP4TokenType".into(),
+                value: n.to_string(),
+            }),
         }
     }
 }
 
 pub(crate) fn uint256_value(field: &str, value: &[u8]) -> Result<U256> {
     if value.len() != 32 {
-        return Err(Error::InvalidLength { field: field.to_owned(), expected: 32, got: value.len() });
+        return Err(Error::InvalidLength {
+            field: field.to_owned(),
+            expected: 32,
+            got: value.len(),
+        });
     }
     Ok(U256::from_be_slice(value))
 }
@@ -146,9 +153,15 @@ mod tests {
         for t in [TokenType::Token, TokenType::Nft, TokenType::Collection] {
             assert_eq!(TokenType::from_value(t.to_bytes32().as_slice()).unwrap(), t);
         }
-        assert_eq!(TokenType::from_value(&[0; 31]).unwrap_err().code(), "INVALID_LENGTH");
+        assert_eq!(
+            TokenType::from_value(&[0; 31]).unwrap_err().code(),
+            "INVALID_LENGTH"
+        );
         let mut big = [0xffu8; 32];
-        assert_eq!(TokenType::from_value(&big).unwrap_err().code(), "UNKNOWN_ENUM_VALUE");
+        assert_eq!(
+            TokenType::from_value(&big).unwrap_err().code(),
+            "UNKNOWN_ENUM_VALUE"
+        );
         big = [0; 32];
         big[0] = 1;
         big[31] = 1;

@@ -95,7 +95,11 @@ impl Permissions {
     /// The names of the known permissions set in `self`, lowest bit first.
     #[must_use]
     pub fn names(self) -> Vec<&'static str> {
-        NAMED.iter().filter(|(_, p)| self.contains(*p)).map(|(n, _)| *n).collect()
+        NAMED
+            .iter()
+            .filter(|(_, p)| self.contains(*p))
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// Bits that are set but correspond to no known permission.
@@ -112,7 +116,11 @@ impl Permissions {
         if name == "ALL_PERMISSIONS" {
             return Ok(Self::ALL_PERMISSIONS);
         }
-        NAMED.iter().find(|(n, _)| *n == name).map(|(_, p)| *p).ok_or_else(|| Error::UnknownPermission(name.into()))
+        NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| *p)
+            .ok_or_else(|| Error::UnknownPermission(name.into()))
     }
 
     /// The union of the named permissions.
@@ -120,9 +128,10 @@ impl Permissions {
     /// # Errors
     /// [`Error::UnknownPermission`] for a name that is not an LSP6 permission.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self> {
-        names.iter().map(|n| Self::from_name(n.as_ref())).try_fold(Self::default(), |acc, p| {
-            p.map(|p| Self::combine(&[acc, p]))
-        })
+        names
+            .iter()
+            .map(|n| Self::from_name(n.as_ref()))
+            .try_fold(Self::default(), |acc, p| p.map(|p| Self::combine(&[acc, p])))
     }
 
     /// The bytes32 ERC725Y value.
@@ -149,7 +158,11 @@ mod tests {
             all.to_bytes32().to_string(),
             "0x00000000000000000000000000000000000000000000000000000000007f3f7f"
         );
-        for excluded in [Permissions::REENTRANCY, Permissions::SUPER_DELEGATECALL, Permissions::DELEGATECALL] {
+        for excluded in [
+            Permissions::REENTRANCY,
+            Permissions::SUPER_DELEGATECALL,
+            Permissions::DELEGATECALL,
+        ] {
             assert!(!all.contains(excluded));
         }
         assert_eq!(all.names().len(), NAMED.len() - 3);
@@ -170,7 +183,10 @@ mod tests {
             "TRANSFERVALUE",
             "EXECUTE_RELAY_CALL",
         ];
-        assert_eq!(Permissions::from_names(&names).unwrap(), Permissions::DEFAULT_CONTROLLER);
+        assert_eq!(
+            Permissions::from_names(&names).unwrap(),
+            Permissions::DEFAULT_CONTROLLER
+        );
         let urd = Permissions::from_names(&["SETDATA", "SUPER_SETDATA", "REENTRANCY"]).unwrap();
         assert_eq!(urd, Permissions::UNIVERSAL_RECEIVER_DELEGATE);
         let x = Permissions::combine(&[
@@ -181,7 +197,10 @@ mod tests {
         ]);
         assert_eq!(x.0, U256::from(0x64_0800));
         assert_eq!(x.names(), vec!["CALL", "SETDATA", "SIGN", "EXECUTE_RELAY_CALL"]);
-        assert_eq!(Permissions::from_name("ERC4337_PERMISSION").unwrap_err().code(), "UNKNOWN_PERMISSION");
+        assert_eq!(
+            Permissions::from_name("ERC4337_PERMISSION").unwrap_err().code(),
+            "UNKNOWN_PERMISSION"
+        );
         let odd = Permissions(U256::from(0x80_0001));
         assert_eq!(odd.unknown_bits(), U256::from(0x80_0000));
         assert_eq!(Permissions::from_bytes32(x.to_bytes32()), x);

@@ -89,7 +89,10 @@ impl TokenIdFormat {
         Self::ALL
             .into_iter()
             .find(|f| u64::from(f.value()) == n)
-            .ok_or_else(|| Error::UnknownEnumValue { kind: "LSP8TokenIdFormat".into(), value: n.to_string() })
+            .ok_or_else(|| Error::UnknownEnumValue {
+                kind: "LSP8TokenIdFormat".into(),
+                value: n.to_string(),
+            })
     }
 
     /// Reads the ERC725Y value (32 bytes, uint256).
@@ -99,7 +102,10 @@ impl TokenIdFormat {
     pub fn from_value(value: &[u8]) -> Result<Self> {
         let n = uint256_value("LSP8TokenIdFormat", value)?;
         u64::try_from(n)
-            .map_err(|_| Error::UnknownEnumValue { kind: "LSP8TokenIdFormat".into(), value: n.to_string() })
+            .map_err(|_| Error::UnknownEnumValue {
+                kind: "LSP8TokenIdFormat".into(),
+                value: n.to_string(),
+            })
             .and_then(Self::from_u64)
     }
 
@@ -147,7 +153,11 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
             let bytes = parse_hex("tokenId", value).map_err(|e| bad(e.to_string()))?;
             let exact = format.base() == TokenIdFormat::Hash;
             if bytes.len() > 32 || (exact && bytes.len() != 32) {
-                return Err(bad(format!("{} bytes, {} 32", bytes.len(), if exact { "need" } else { "at most" })));
+                return Err(bad(format!(
+                    "{} bytes, {} 32",
+                    bytes.len(),
+                    if exact { "need" } else { "at most" }
+                )));
             }
             out[..bytes.len()].copy_from_slice(&bytes);
         }
@@ -172,7 +182,9 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
         TokenIdFormat::Number => Ok(U256::from_be_bytes(token_id.0).to_string()),
         TokenIdFormat::String => {
             let end = token_id.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
-            core::str::from_utf8(&token_id[..end]).map(str::to_owned).map_err(|_| bad("not UTF-8"))
+            core::str::from_utf8(&token_id[..end])
+                .map(str::to_owned)
+                .map_err(|_| bad("not UTF-8"))
         }
         TokenIdFormat::Address => {
             if token_id[..12].iter().any(|b| *b != 0) {
@@ -192,14 +204,26 @@ mod tests {
     #[test]
     fn spec_examples() {
         let cases = [
-            (TokenIdFormat::Number, "5", "0x0000000000000000000000000000000000000000000000000000000000000005"),
-            (TokenIdFormat::String, "my-nft", "0x6d792d6e66740000000000000000000000000000000000000000000000000000"),
+            (
+                TokenIdFormat::Number,
+                "5",
+                "0x0000000000000000000000000000000000000000000000000000000000000005",
+            ),
+            (
+                TokenIdFormat::String,
+                "my-nft",
+                "0x6d792d6e66740000000000000000000000000000000000000000000000000000",
+            ),
             (
                 TokenIdFormat::Address,
                 "0x8ae2dD3E422530b5c2FC1061e6b5f43f5677033f",
                 "0x0000000000000000000000008ae2dd3e422530b5c2fc1061e6b5f43f5677033f",
             ),
-            (TokenIdFormat::UniqueId, "0xaabbccddee", "0xaabbccddee000000000000000000000000000000000000000000000000000000"),
+            (
+                TokenIdFormat::UniqueId,
+                "0xaabbccddee",
+                "0xaabbccddee000000000000000000000000000000000000000000000000000000",
+            ),
             (
                 TokenIdFormat::MixedDefaultHash,
                 "0x262a8c3566f2abe9247c206cf8d622e0a44ac99a7d54c23e212de32181cf185f",
@@ -207,13 +231,19 @@ mod tests {
             ),
         ];
         for (format, input, expected) in cases {
-            assert_eq!(encode_token_id(format, input).unwrap().to_string(), expected, "{format:?}");
+            assert_eq!(
+                encode_token_id(format, input).unwrap().to_string(),
+                expected,
+                "{format:?}"
+            );
         }
         assert!(encode_token_id(TokenIdFormat::String, &"x".repeat(33)).is_err());
         assert!(encode_token_id(TokenIdFormat::Hash, "0xaabb").is_err());
         assert!(encode_token_id(TokenIdFormat::Number, "-1").is_err());
-        assert_eq!(TokenIdFormat::from_value(TokenIdFormat::MixedDefaultAddress.to_bytes32().as_slice()).unwrap(),
-            TokenIdFormat::MixedDefaultAddress);
+        assert_eq!(
+            TokenIdFormat::from_value(TokenIdFormat::MixedDefaultAddress.to_bytes32().as_slice()).unwrap(),
+            TokenIdFormat::MixedDefaultAddress
+        );
         assert!(TokenIdFormat::from_u64(5).is_err());
         assert!(TokenIdFormat::from_value(&[0xff; 32]).is_err());
     }

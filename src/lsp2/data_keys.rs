@@ -14,14 +14,16 @@ pub const LSP4_METADATA: B256 = b256!("0x9afb95cacc9f95858ec44aa8c3b685511002e30
 /// `LSP4TokenName`: raw UTF-8.
 pub const LSP4_TOKEN_NAME: B256 = b256!("0xdeba1e292f8ba88238e10ab3c7f88bd4be4fac56cad5194b6ecceaf653468af1");
 /// `LSP4TokenSymbol`: raw UTF-8.
-pub const LSP4_TOKEN_SYMBOL: B256 = b256!("0x2f0a68ab07768e01943a599e73362a0e17a63a72e94dd2e384d2c1d4db932756");
+pub const LSP4_TOKEN_SYMBOL: B256 =
+    b256!("0x2f0a68ab07768e01943a599e73362a0e17a63a72e94dd2e384d2c1d4db932756");
 /// `LSP4TokenType`: uint256 (0 token, 1 NFT, 2 collection).
 pub const LSP4_TOKEN_TYPE: B256 = b256!("0xe0261fa95db2eb3b5439bd033cda66d56b96f92f243a8228fd87550ed7bdfdb3");
 /// `SupportedStandards:LSP4DigitalAsset`, value `0xa4d96624`.
 pub const SUPPORTED_STANDARDS_LSP4: B256 =
     b256!("0xeafec4d89fa9619884b60000a4d96624a38f7ac2d8d9a604ecf07c12c77e480c");
 /// `LSP4Creators[]` length key.
-pub const LSP4_CREATORS_ARRAY: B256 = b256!("0x114bd03b3a46d48759680d81ebb2b414fda7d030a7105a851867accf1c2352e7");
+pub const LSP4_CREATORS_ARRAY: B256 =
+    b256!("0x114bd03b3a46d48759680d81ebb2b414fda7d030a7105a851867accf1c2352e7");
 /// `LSP5ReceivedAssets[]` length key.
 pub const LSP5_RECEIVED_ASSETS_ARRAY: B256 =
     b256!("0x6460ee3c0aac563ccbf76d6e1d07bada78e3a9514e6382b736ed3f478ab7b90b");
@@ -29,7 +31,8 @@ pub const LSP5_RECEIVED_ASSETS_ARRAY: B256 =
 pub const LSP12_ISSUED_ASSETS_ARRAY: B256 =
     b256!("0x7c8c3416d6cda87cd42c71ea1843df28ac4850354f988d55ee2eaa47b6dc05cd");
 /// `LSP8TokenIdFormat`: uint256.
-pub const LSP8_TOKEN_ID_FORMAT: B256 = b256!("0xf675e9361af1c1664c1868cfa3eb97672d6b1a513aa5b81dec34c9ee330e818d");
+pub const LSP8_TOKEN_ID_FORMAT: B256 =
+    b256!("0xf675e9361af1c1664c1868cfa3eb97672d6b1a513aa5b81dec34c9ee330e818d");
 /// `LSP8TokenMetadataBaseURI`: VerifiableURI (usually unverified) of the base URL.
 pub const LSP8_TOKEN_METADATA_BASE_URI: B256 =
     b256!("0x1a7628600c3bac7101f53697f48df381ddc36b9015e7d7c9c5633d1252aa2843");
@@ -59,7 +62,8 @@ pub const LSP5_RECEIVED_ASSETS_MAP_PREFIX: [u8; 12] =
 pub const LSP12_ISSUED_ASSETS_MAP_PREFIX: [u8; 12] =
     [0x74, 0xac, 0x25, 0x55, 0xc1, 0x0b, 0x93, 0x49, 0xe7, 0x8f, 0, 0];
 /// Prefix of `LSP4CreatorsMap:<address>`.
-pub const LSP4_CREATORS_MAP_PREFIX: [u8; 12] = [0x6d, 0xe8, 0x5e, 0xaf, 0x5d, 0x98, 0x2b, 0x4e, 0x5d, 0xa0, 0, 0];
+pub const LSP4_CREATORS_MAP_PREFIX: [u8; 12] =
+    [0x6d, 0xe8, 0x5e, 0xaf, 0x5d, 0x98, 0x2b, 0x4e, 0x5d, 0xa0, 0, 0];
 
 /// A 12-byte prefix followed by a 20-byte address.
 #[must_use]
@@ -120,10 +124,22 @@ mod tests {
         for (name, key) in [
             ("AddressPermissions:Permissions:<address>", permissions_key(a)),
             ("AddressPermissions:AllowedCalls:<address>", allowed_calls_key(a)),
-            ("AddressPermissions:AllowedERC725YDataKeys:<address>", allowed_data_keys_key(a)),
-            ("LSP5ReceivedAssetsMap:<address>", address_mapping(LSP5_RECEIVED_ASSETS_MAP_PREFIX, a)),
-            ("LSP12IssuedAssetsMap:<address>", address_mapping(LSP12_ISSUED_ASSETS_MAP_PREFIX, a)),
-            ("LSP4CreatorsMap:<address>", address_mapping(LSP4_CREATORS_MAP_PREFIX, a)),
+            (
+                "AddressPermissions:AllowedERC725YDataKeys:<address>",
+                allowed_data_keys_key(a),
+            ),
+            (
+                "LSP5ReceivedAssetsMap:<address>",
+                address_mapping(LSP5_RECEIVED_ASSETS_MAP_PREFIX, a),
+            ),
+            (
+                "LSP12IssuedAssetsMap:<address>",
+                address_mapping(LSP12_ISSUED_ASSETS_MAP_PREFIX, a),
+            ),
+            (
+                "LSP4CreatorsMap:<address>",
+                address_mapping(LSP4_CREATORS_MAP_PREFIX, a),
+            ),
         ] {
             assert_eq!(encode_key_name(name, &[hex.as_str()]).unwrap(), key, "{name}");
         }

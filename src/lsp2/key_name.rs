@@ -34,7 +34,10 @@ use crate::{Error, Result, hex::parse_address, hex::parse_hex};
 /// # Errors
 /// [`Error::InvalidKeyName`], [`Error::DynamicKeyPartCount`] or [`Error::InvalidDynamicKeyPart`].
 pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result<B256> {
-    let invalid = |reason: &str| Error::InvalidKeyName { name: name.to_owned(), reason: reason.to_owned() };
+    let invalid = |reason: &str| Error::InvalidKeyName {
+        name: name.to_owned(),
+        reason: reason.to_owned(),
+    };
     if name.is_empty() {
         return Err(invalid("empty name"));
     }
@@ -44,7 +47,11 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     }
     let expected = words.iter().filter(|w| is_dynamic(w)).count();
     if expected != dynamic_parts.len() {
-        return Err(Error::DynamicKeyPartCount { name: name.to_owned(), expected, got: dynamic_parts.len() });
+        return Err(Error::DynamicKeyPartCount {
+            name: name.to_owned(),
+            expected,
+            got: dynamic_parts.len(),
+        });
     }
     if is_dynamic(words[0]) {
         return Err(invalid("the first word cannot be a dynamic part"));
@@ -63,7 +70,9 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     match words.as_slice() {
         [single] => {
             if single.contains(['<', '>']) {
-                return Err(invalid("'<' and '>' are only allowed around dynamic parts after ':'"));
+                return Err(invalid(
+                    "'<' and '>' are only allowed around dynamic parts after ':'",
+                ));
             }
             key.copy_from_slice(keccak256(name.as_bytes()).as_slice());
         }
@@ -94,7 +103,9 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
 /// [`Error::NotAnArrayKey`] unless `name` is of the form `Name[]`.
 pub fn encode_array_element_key(name: &str, index: u128) -> Result<B256> {
     if !is_array_name(name) {
-        return Err(Error::NotAnArrayKey { name: name.to_owned() });
+        return Err(Error::NotAnArrayKey {
+            name: name.to_owned(),
+        });
     }
     Ok(array_element_key(keccak256(name.as_bytes()), index))
 }
@@ -153,7 +164,8 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
         }
         _ if kind.starts_with("uint") => {
             let bits = type_width(&kind[4..], 8, 256, 8).ok_or_else(|| unknown_type(word))?;
-            let n = parse_uint(value).ok_or_else(|| bad("expected a decimal or 0x-hex unsigned integer".into()))?;
+            let n = parse_uint(value)
+                .ok_or_else(|| bad("expected a decimal or 0x-hex unsigned integer".into()))?;
             if n.bit_len() > bits {
                 return Err(bad(format!("does not fit uint{bits}")));
             }
@@ -171,7 +183,8 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
 fn unknown_type(word: &str) -> Error {
     Error::InvalidKeyName {
         name: word.to_owned(),
-        reason: "unsupported dynamic part type (use <address>, <bytesN>, <uintN>, <bool> or <string>)".to_owned(),
+        reason: "unsupported dynamic part type (use <address>, <bytesN>, <uintN>, <bool> or <string>)"
+            .to_owned(),
     }
 }
 
@@ -203,12 +216,23 @@ mod tests {
 
     #[test]
     fn rejects_malformed_names() {
-        for name in ["", ":", "A::B", "A:B:C:D", "<address>", "A<b>", "A:<int8>", "A:<bytes0>", "A:<uint7>"] {
-            let parts: &[&str] = if name.contains("<int8>") || name.contains("bytes0") || name.contains("uint7") {
-                &["1"]
-            } else {
-                &[]
-            };
+        for name in [
+            "",
+            ":",
+            "A::B",
+            "A:B:C:D",
+            "<address>",
+            "A<b>",
+            "A:<int8>",
+            "A:<bytes0>",
+            "A:<uint7>",
+        ] {
+            let parts: &[&str] =
+                if name.contains("<int8>") || name.contains("bytes0") || name.contains("uint7") {
+                    &["1"]
+                } else {
+                    &[]
+                };
             assert!(encode_key_name(name, parts).is_err(), "{name}");
         }
     }

@@ -120,7 +120,8 @@ impl VerifiableUri {
     /// The 32-byte hash, for the keccak methods.
     #[must_use]
     pub fn hash(&self) -> Option<B256> {
-        (self.verification_method().is_keccak() && self.data.len() == 32).then(|| B256::from_slice(&self.data))
+        (self.verification_method().is_keccak() && self.data.len() == 32)
+            .then(|| B256::from_slice(&self.data))
     }
 
     /// Encodes in the current layout (`0x0000 ‖ method ‖ length ‖ data ‖ url`).
@@ -164,7 +165,10 @@ pub fn encode_verifiable_uri(content: Content<'_>, url: &str) -> Vec<u8> {
 /// exactly 32 bytes.
 pub fn encode_with_method(method: FixedBytes<4>, data: &[u8], url: &str) -> Result<Vec<u8>> {
     let len = u16::try_from(data.len()).map_err(|_| Error::VerificationDataLength {
-        reason: format!("{} bytes of verification data do not fit the uint16 length field", data.len()),
+        reason: format!(
+            "{} bytes of verification data do not fit the uint16 length field",
+            data.len()
+        ),
     })?;
     if VerificationMethod::from_id(method).is_keccak() && data.len() != 32 {
         return Err(Error::VerificationDataLength {
@@ -194,7 +198,10 @@ pub fn decode_verifiable_uri(value: &[u8]) -> Result<VerifiableUri> {
         [0, 0, rest @ ..] => {
             let [m0, m1, m2, m3, l0, l1, body @ ..] = rest else {
                 return Err(Error::TruncatedVerifiableUri {
-                    reason: format!("{} bytes, the header needs 8 (0x0000 ‖ method ‖ length)", value.len()),
+                    reason: format!(
+                        "{} bytes, the header needs 8 (0x0000 ‖ method ‖ length)",
+                        value.len()
+                    ),
                 });
             };
             let method = FixedBytes([*m0, *m1, *m2, *m3]);
@@ -227,7 +234,10 @@ pub fn decode_verifiable_uri(value: &[u8]) -> Result<VerifiableUri> {
             })
         }
         _ => Err(Error::TruncatedVerifiableUri {
-            reason: format!("{} bytes, a legacy JSONURL needs at least 36 (method ‖ hash)", value.len()),
+            reason: format!(
+                "{} bytes, a legacy JSONURL needs at least 36 (method ‖ hash)",
+                value.len()
+            ),
         }),
     }
 }
@@ -238,15 +248,18 @@ pub fn decode_verifiable_uri(value: &[u8]) -> Result<VerifiableUri> {
 /// # Errors
 /// [`Error::UnverifiableMethod`] when the method is not one of the keccak methods.
 pub fn verify(uri: &VerifiableUri, content: &[u8]) -> Result<bool> {
-    let expected =
-        uri.hash().ok_or_else(|| Error::UnverifiableMethod { method: crate::hex::to_hex(uri.method) })?;
+    let expected = uri.hash().ok_or_else(|| Error::UnverifiableMethod {
+        method: crate::hex::to_hex(uri.method),
+    })?;
     Ok(keccak256(content) == expected)
 }
 
 fn utf8(bytes: &[u8]) -> Result<String> {
     core::str::from_utf8(bytes)
         .map(str::to_owned)
-        .map_err(|e| Error::InvalidUrlUtf8 { valid_up_to: e.valid_up_to() })
+        .map_err(|e| Error::InvalidUrlUtf8 {
+            valid_up_to: e.valid_up_to(),
+        })
 }
 
 #[cfg(test)]
@@ -256,8 +269,11 @@ mod tests {
 
     #[test]
     fn method_ids_are_keccak_of_names() {
-        for m in [VerificationMethod::Keccak256Utf8, VerificationMethod::Keccak256Bytes, VerificationMethod::Ecdsa]
-        {
+        for m in [
+            VerificationMethod::Keccak256Utf8,
+            VerificationMethod::Keccak256Bytes,
+            VerificationMethod::Ecdsa,
+        ] {
             let name = m.name().unwrap();
             assert_eq!(&keccak256(name.as_bytes())[..4], m.id().as_slice(), "{name}");
         }
@@ -269,7 +285,8 @@ mod tests {
         let uri = decode_verifiable_uri(&value).unwrap();
         assert!(verify(&uri, b"{\"a\":1}").unwrap());
         assert!(!verify(&uri, b"{\"a\": 1}").unwrap());
-        let none = decode_verifiable_uri(&encode_with_method(NO_VERIFICATION, &[], "ipfs://x").unwrap()).unwrap();
+        let none =
+            decode_verifiable_uri(&encode_with_method(NO_VERIFICATION, &[], "ipfs://x").unwrap()).unwrap();
         assert_eq!(verify(&none, b"x").unwrap_err().code(), "UNVERIFIABLE_METHOD");
     }
 
