@@ -355,7 +355,7 @@ pub fn generate_salt() -> Result<B256> {
     Ok(B256::from(salt))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use alloy_primitives::{address, hex};

@@ -196,7 +196,7 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

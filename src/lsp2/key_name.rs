@@ -209,7 +209,7 @@ fn parse_uint(value: &str) -> Option<U256> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

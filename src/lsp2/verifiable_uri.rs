@@ -262,7 +262,7 @@ fn utf8(bytes: &[u8]) -> Result<String> {
         })
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

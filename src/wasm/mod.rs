@@ -27,7 +27,7 @@ impl From<Error> for JsValue {
         let err = js_sys::Error::new(&e.to_string());
         err.set_name("ProfileRelayerError");
         // setting a property on a fresh Error object cannot fail
-        let _ = Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+        let _ = Reflect::set(&err, &Self::from_str("code"), &Self::from_str(e.code()));
         err.into()
     }
 }

@@ -1,4 +1,5 @@
 //! Integration tests: the shared reference vectors as table tests.
+#![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod metadata;

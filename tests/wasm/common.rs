@@ -1,0 +1,178 @@
+//! Checks of the JS-facing API, shared by the Node and the headless Chromium suites.
+
+use js_sys::{Array, Reflect, Uint8Array};
+use profile_relayer::wasm::*;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn vectors(text: &str) -> Vec<Value> {
+    let file: Value = serde_json::from_str(text).unwrap();
+    file["cases"].as_array().unwrap().clone()
+}
+
+fn js(v: &Value) -> JsValue {
+    use serde::Serialize;
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap()
+}
+
+fn get(obj: &JsValue, key: &str) -> String {
+    Reflect::get(obj, &JsValue::from_str(key))
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+fn code(err: JsValue) -> String {
+    assert!(err.is_instance_of::<js_sys::Error>(), "not an Error: {err:?}");
+    assert!(is_profile_relayer_error(&err));
+    assert_eq!(err.unchecked_ref::<js_sys::Error>().name(), "ProfileRelayerError");
+    get(&err, "code")
+}
+
+#[wasm_bindgen_test]
+fn verifiable_uri_vectors() {
+    for case in vectors(include_str!("../fixtures/vectors/verifiable-uri.json")) {
+        let id = case["id"].as_str().unwrap();
+        let input = &case["input"];
+        match case["function"].as_str().unwrap() {
+            "encodeVerifiableUri" => {
+                let content = match input.get("content") {
+                    Some(text) => js(text),
+                    None => {
+                        let hex = input["contentHex"].as_str().unwrap();
+                        Uint8Array::from(profile_relayer::hex::parse_hex("x", hex).unwrap().as_slice()).into()
+                    }
+                };
+                let value = encode_verifiable_uri(&content, input["url"].as_str().unwrap()).unwrap();
+                assert_eq!(value, case["expected"].as_str().unwrap().to_lowercase(), "{id}");
+                assert!(verify_verifiable_uri(&value, &content).unwrap(), "{id} verifies");
+                let decoded = decode_verifiable_uri(&value).unwrap();
+                assert_eq!(
+                    get(&decoded, "url"),
+                    case["decoded"]["url"].as_str().unwrap(),
+                    "{id}"
+                );
+                assert_eq!(
+                    get(&decoded, "hash"),
+                    case["decoded"]["hash"].as_str().unwrap(),
+                    "{id}"
+                );
+            }
+            _ => {
+                let decoded = decode_verifiable_uri(input.as_str().unwrap()).unwrap();
+                for field in ["method", "hash", "url"] {
+                    assert_eq!(
+                        get(&decoded, field),
+                        case["expected"][field].as_str().unwrap(),
+                        "{id} {field}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn data_key_vectors() {
+    for case in vectors(include_str!("../fixtures/vectors/data-keys.json")) {
+        let input = &case["input"];
+        let name = input["name"].as_str().unwrap();
+        let key = if case["function"] == "encodeKeyName" {
+            let parts = input
+                .get("dynamicKeyParts")
+                .map(|p| serde_json::from_value(p.clone()).unwrap());
+            encode_key_name(name, parts).unwrap()
+        } else {
+            encode_array_element_key(name, &js(&input["index"])).unwrap()
+        };
+        assert_eq!(
+            key,
+            case["expected"].as_str().unwrap().to_lowercase(),
+            "{}",
+            case["id"]
+        );
+    }
+    let big = js_sys::BigInt::from(1u128 << 64);
+    assert_eq!(
+        encode_array_element_key("AddressPermissions[]", &big.into()).unwrap(),
+        "0xdf30dba06db6a30e65354d9a64c6098600000000000000010000000000000000"
+    );
+}
+
+#[wasm_bindgen_test]
+fn prediction_vectors() {
+    for case in vectors(include_str!("../fixtures/vectors/lsp23-address.json")) {
+        let p = predict_profile_address(js(&case["input"])).unwrap();
+        assert_eq!(
+            get(&p, "universalProfile"),
+            case["expected"]["universalProfile"].as_str().unwrap()
+        );
+        assert_eq!(
+            get(&p, "keyManager"),
+            case["expected"]["keyManager"].as_str().unwrap()
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+fn calldata_vectors() {
+    for case in vectors(include_str!("../fixtures/vectors/post-deployment-calldata.json")) {
+        let keys: Vec<String> = serde_json::from_value(case["input"]["keys"].clone()).unwrap();
+        let values: Vec<String> = serde_json::from_value(case["input"]["values"].clone()).unwrap();
+        let hex = encode_post_deployment_calldata(keys.clone(), values).unwrap();
+        assert_eq!(hex, case["expected"].as_str().unwrap());
+        let decoded = decode_post_deployment_calldata(&hex).unwrap();
+        let got = Array::from(&Reflect::get(&decoded, &JsValue::from_str("keys")).unwrap());
+        assert_eq!(got.length() as usize, keys.len());
+    }
+}
+
+#[wasm_bindgen_test]
+fn invalid_inputs_throw_coded_errors() {
+    for case in vectors(include_str!("../fixtures/vectors/invalid-inputs.json")) {
+        let id = case["id"].as_str().unwrap();
+        let args: Vec<JsValue> = case["args"].as_array().unwrap().iter().map(js).collect();
+        let s = |i: usize| args[i].as_string().unwrap();
+        let strings = |i: usize| -> Vec<String> { serde_wasm_bindgen::from_value(args[i].clone()).unwrap() };
+        let result: Result<JsValue, JsValue> = match case["function"].as_str().unwrap() {
+            "decodeVerifiableUri" => decode_verifiable_uri(&s(0)).map_err(Into::into),
+            "encodeVerifiableUri" => encode_verifiable_uri(&args[0], &s(1))
+                .map(Into::into)
+                .map_err(Into::into),
+            "predictProfileAddress" => predict_profile_address(args[0].clone()).map_err(Into::into),
+            "decodePostDeploymentCallData" => decode_post_deployment_calldata(&s(0)).map_err(Into::into),
+            "encodePostDeploymentCallData" => encode_post_deployment_calldata(strings(0), strings(1))
+                .map(Into::into)
+                .map_err(Into::into),
+            "encodeKeyName" => {
+                let parts = args.get(1).map(|_| strings(1));
+                encode_key_name(&s(0), parts).map(Into::into).map_err(Into::into)
+            }
+            "encodeArrayElementKey" => encode_array_element_key(&s(0), &args[1])
+                .map(Into::into)
+                .map_err(Into::into),
+            other => panic!("{other}"),
+        };
+        let err = result.expect_err(id);
+        assert!(!code(err).is_empty(), "{id}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn errors_and_salts() {
+    let err: JsValue = encode_verifiable_uri(&JsValue::from_f64(42.0), "ipfs://x")
+        .unwrap_err()
+        .into();
+    assert_eq!(code(err), "INVALID_CONTENT");
+    let err: JsValue = predict_profile_address(JsValue::from_str("nope"))
+        .unwrap_err()
+        .into();
+    assert_eq!(code(err), "INVALID_ARGUMENT");
+    assert!(!is_profile_relayer_error(&js_sys::Error::new("other").into()));
+    assert_eq!(error_codes().len(), profile_relayer::Error::ALL_CODES.len());
+    let (a, b) = (generate_salt().unwrap(), generate_salt().unwrap());
+    assert_eq!(a.len(), 66);
+    assert_ne!(a, b);
+}

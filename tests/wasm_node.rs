@@ -1,0 +1,6 @@
+//! wasm-bindgen tests of the JS API, run in Node.
+#![cfg(all(target_arch = "wasm32", feature = "wasm"))]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+#[path = "wasm/common.rs"]
+mod common;
