@@ -56,6 +56,13 @@ export interface ProfileRelayerError extends Error {
 export type NetworkInput = "mainnet" | "testnet" | 42 | 4201 | CustomNetwork;
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    /// `NetworkInput` on the JS side.
+    #[wasm_bindgen(typescript_type = "NetworkInput")]
+    pub type NetworkInputJs;
+}
+
 /// Every error code, in declaration order.
 #[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "ProfileRelayerErrorCode[]")]
 pub fn error_codes() -> Vec<String> {
@@ -215,21 +222,44 @@ pub fn decode_post_deployment_calldata(calldata: &str) -> JsResult<JsValue> {
 #[wasm_bindgen(js_name = profileDataFromControllers, unchecked_return_type = "ProfileData")]
 pub fn profile_data_from_controllers(
     #[wasm_bindgen(unchecked_param_type = "Address[]")] controllers: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "Hex | null")] lsp3_profile: Option<String>,
-    #[wasm_bindgen(unchecked_param_type = "NetworkInput")] network: JsValue,
+    lsp3_profile: Option<String>,
+    network: Option<NetworkInputJs>,
 ) -> JsResult<JsValue> {
     let controllers = controllers
         .iter()
         .map(|c| parse_address("controllers", c))
         .collect::<Result<Vec<_>, _>>()?;
     let lsp3 = lsp3_profile.map(|v| parse_hex("lsp3Profile", &v)).transpose()?;
-    let network: NetworkInput = if network.is_undefined() || network.is_null() {
-        NetworkInput::default()
-    } else {
-        from_js(network, "network")?
+    let network: NetworkInput = match network {
+        Some(n) if !n.is_undefined() && !n.is_null() => {
+            let n: JsValue = n.into();
+            if n.is_object() {
+                reject_unknown_keys(&n, CUSTOM_NETWORK_KEYS, "network")?;
+            }
+            from_js(n, "network")?
+        }
+        _ => NetworkInput::default(),
     };
     let data = lsp23::profile_data_from_controllers(&controllers, lsp3.as_deref(), &network.constants()?)?;
     to_js(&ProfileData::new(&data)?)
+}
+
+const CUSTOM_NETWORK_KEYS: &[&str] =
+    &["factory", "universalProfileInit", "keyManagerInit", "postDeploymentModule", "universalReceiverDelegate"];
+
+// serde-wasm-bindgen only reads the fields it knows, so a typo would be silently ignored without this check
+fn reject_unknown_keys(obj: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
+    let keys = js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>());
+    for key in keys.iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !allowed.contains(&key.as_str()) {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: unknown field {key:?} (expected one of {})",
+                allowed.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn deployment_args(input: JsValue) -> JsResult<(B256, Vec<u8>, crate::networks::Lsp23Constants)> {
@@ -237,6 +267,11 @@ fn deployment_args(input: JsValue) -> JsResult<(B256, Vec<u8>, crate::networks::
         return Err(Error::InvalidArgument(
             "expected an object {salt, postDeploymentCallData, network?}".into(),
         ));
+    }
+    reject_unknown_keys(&input, &["salt", "postDeploymentCallData", "network", "implementations"], "input")?;
+    let network = Reflect::get(&input, &JsValue::from_str("network")).unwrap_or(JsValue::UNDEFINED);
+    if network.is_object() {
+        reject_unknown_keys(&network, CUSTOM_NETWORK_KEYS, "network")?;
     }
     let input: DeploymentInput = from_js(input, "input")?;
     let salt = parse_fixed::<32>("salt", &input.salt)?;

@@ -1,0 +1,87 @@
+// The npm package as users get it: Node (CommonJS build), `--target web`, the bundler build, the published files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import * as sdk from 'profile-relayer';
+
+const pkgDir = fileURLToPath(new URL('../../pkg/', import.meta.url));
+const SALT = '0x' + '11'.repeat(32);
+
+test('node: Form 1 data → calldata → prediction, end to end in JS', () => {
+  const controller = '0x3303Ce3b8644D566271DD2Eb54292d32F1458968';
+  const lsp3 = sdk.encodeVerifiableUri('{"LSP3Profile":{"name":"alice"}}', 'ipfs://QmX');
+  const data = sdk.profileDataFromControllers([controller], lsp3);
+  assert.equal(data.keys.length, 7);
+  assert.equal(data.keys[3], sdk.encodeKeyName('AddressPermissions:Permissions:<address>', [controller]));
+  assert.deepEqual(sdk.decodePermissions(data.values[3]).length, 15);
+  assert.equal(sdk.encodePostDeploymentCallData(data.keys, data.values), data.postDeploymentCallData);
+  const p = sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: data.postDeploymentCallData });
+  assert.match(p.universalProfile, /^0x[0-9a-fA-F]{40}$/);
+  const local = sdk.predictProfileAddress({
+    salt: SALT,
+    postDeploymentCallData: data.postDeploymentCallData,
+    network: {
+      factory: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30',
+      universalProfileInit: '0x3024D38EA2434BA6635003Dc1BDC0daB5882ED4F',
+      keyManagerInit: '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4',
+      postDeploymentModule: '0x000000000066093407b6704B89793beFfD0D8F00',
+    },
+  });
+  assert.deepEqual(local, p, 'custom constants equal to the canonical ones give the same addresses');
+  const legacy = sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: data.postDeploymentCallData, implementations: 'v0.12.1' });
+  assert.notEqual(legacy.universalProfile, p.universalProfile);
+  const calldata = sdk.encodeDeployCalldata({ salt: SALT, postDeploymentCallData: data.postDeploymentCallData });
+  assert.ok(calldata.startsWith('0x6a66a753'));
+});
+
+test('node: TV5 deployERC1167Proxies calldata is byte-identical to the reference', () => {
+  const p1 = '0x0000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000000000000000000000000000000000000008000000000000000000000000000000000000000000000000000000000000000015ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc500000000000000000000000000000000000000000000000000000000000000010000000000000000000000000000000000000000000000000000000000000020000000000000000000000000000000000000000000000000000000000000005f00006f357c6a0020820464ddfac1bec070cc14a8daf04129871d458f2ca94368aae8391311af6361696670733a2f2f516d597231564a4c776572673670456f73636468564775676f3339706136727963455a4c6a745250446657383455417800';
+  const expected = readFileSync(new URL('../fixtures/tv5-deploy-calldata.hex', import.meta.url), 'utf8').trim();
+  assert.equal(sdk.encodeDeployCalldata({ salt: SALT, postDeploymentCallData: p1 }), expected);
+});
+
+test('node: errors are typed and salts random', () => {
+  assert.throws(() => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 'goerli' }),
+    (e) => e instanceof Error && e.code === 'UNKNOWN_NETWORK');
+  assert.throws(() => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', extra: 1 }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /extra/.test(e.message));
+  assert.throws(() => sdk.profileDataFromControllers([]), { code: 'INVALID_CONTROLLERS' });
+  assert.throws(() => sdk.encodePermissions(['ERC4337_PERMISSION']), { code: 'UNKNOWN_PERMISSION' });
+  const salts = new Set(Array.from({ length: 100 }, () => sdk.generateSalt()));
+  assert.equal(salts.size, 100);
+  for (const s of salts) assert.match(s, /^0x[0-9a-f]{64}$/);
+});
+
+test('--target web build loads with init() and gives the same results', async () => {
+  const web = await import('profile-relayer/web');
+  await web.default({ module_or_path: readFileSync(`${pkgDir}web/profile_relayer_bg.wasm`) });
+  assert.equal(web.encodeVerifiableUri('{}', 'ipfs://x'), sdk.encodeVerifiableUri('{}', 'ipfs://x'));
+  assert.equal(web.encodeKeyName('LSP3Profile'), '0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5');
+});
+
+test('bundler build loads as an ES module with wasm imports (what bundlers do)', () => {
+  const out = execFileSync(process.execPath, ['--experimental-wasm-modules', '--no-warnings', '--input-type=module', '-e',
+    "import { encodeKeyName } from 'profile-relayer/bundler'; console.log(encodeKeyName('LSP4Metadata'));"],
+  { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' });
+  assert.equal(out.trim(), '0x9afb95cacc9f95858ec44aa8c3b685511002e30ae54415823f406128b85b238e');
+});
+
+test('CommonJS require works', () => {
+  const require = createRequire(import.meta.url);
+  const cjs = require('profile-relayer');
+  assert.equal(typeof cjs.predictProfileAddress, 'function');
+});
+
+test('npm pack ships the three builds, their types and wasm', () => {
+  const [info] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: pkgDir, encoding: 'utf8' }));
+  const files = info.files.map((f) => f.path);
+  for (const dir of ['web', 'bundler', 'node']) {
+    assert.ok(files.includes(`${dir}/profile_relayer.js`), `${dir} js`);
+    assert.ok(files.includes(`${dir}/profile_relayer.d.ts`), `${dir} d.ts`);
+    assert.ok(files.includes(`${dir}/profile_relayer_bg.wasm`), `${dir} wasm`);
+  }
+  assert.ok(files.includes('README.md'));
+});

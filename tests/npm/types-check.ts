@@ -1,0 +1,74 @@
+// Type-checked with `tsc --noEmit` (tests/tsconfig.json): the generated declarations are complete and precise.
+import {
+  type Address,
+  type DecodedVerifiableUri,
+  type Hex,
+  type PredictedAddresses,
+  type ProfileData,
+  type ProfileRelayerError,
+  type ProfileRelayerErrorCode,
+  decodePostDeploymentCallData,
+  decodeVerifiableUri,
+  encodeArrayElementKey,
+  encodeDeployCalldata,
+  encodeKeyName,
+  encodePostDeploymentCallData,
+  encodeVerifiableUri,
+  errorCodes,
+  generateSalt,
+  isProfileRelayerError,
+  predictProfileAddress,
+  profileDataFromControllers,
+  verifyVerifiableUri,
+} from 'profile-relayer';
+import initWeb, { encodeKeyName as webEncodeKeyName } from 'profile-relayer/web';
+
+const value: Hex = encodeVerifiableUri('{"LSP3Profile":{}}', 'ipfs://QmX');
+const fromBytes: Hex = encodeVerifiableUri(new Uint8Array([1, 2, 3]), 'ipfs://QmY');
+const decoded: DecodedVerifiableUri = decodeVerifiableUri(value);
+const format: 'verifiableUri' | 'legacy' = decoded.format;
+const ok: boolean = verifyVerifiableUri(fromBytes, new Uint8Array([1, 2, 3]));
+const key: Hex = encodeKeyName('LSP5ReceivedAssetsMap:<address>', ['0xcafecafecafecafecafecafecafecafecafecafe']);
+const element: Hex = encodeArrayElementKey('AddressPermissions[]', 2n ** 64n);
+const controller: Address = '0xcafecafecafecafecafecafecafecafecafecafe';
+const data: ProfileData = profileDataFromControllers([controller], value);
+const calldata: Hex = encodePostDeploymentCallData(data.keys, data.values);
+const { keys, values }: { keys: Hex[]; values: Hex[] } = decodePostDeploymentCallData(calldata);
+const salt: Hex = generateSalt();
+const predicted: PredictedAddresses = predictProfileAddress({ salt, postDeploymentCallData: calldata, network: 4201 });
+const up: Address = predicted.universalProfile;
+const tx: Hex = encodeDeployCalldata({
+  salt,
+  postDeploymentCallData: calldata,
+  network: {
+    factory: controller,
+    universalProfileInit: controller,
+    keyManagerInit: controller,
+    postDeploymentModule: controller,
+  },
+});
+
+try {
+  decodeVerifiableUri('0x');
+} catch (e: unknown) {
+  if (isProfileRelayerError(e)) {
+    const err = e as ProfileRelayerError;
+    const code: ProfileRelayerErrorCode = err.code;
+    const known: ProfileRelayerErrorCode[] = errorCodes();
+    console.log(code, known.length);
+  }
+}
+
+// @ts-expect-error: the network must be one of the declared names / chain ids / constants
+predictProfileAddress({ salt, postDeploymentCallData: calldata, network: 'goerli' });
+// @ts-expect-error: content is a string or a Uint8Array
+encodeVerifiableUri(42, 'ipfs://x');
+// @ts-expect-error: implementations is a closed set
+predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations: 'v9' });
+
+async function web(): Promise<Hex> {
+  await initWeb();
+  return webEncodeKeyName('LSP3Profile') as Hex;
+}
+
+export { element, format, keys, ok, tx, up, values, key, web };
