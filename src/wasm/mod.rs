@@ -145,7 +145,9 @@ pub fn verify_verifiable_uri(
 /// An Array name (`Name[]`) gives its length key.
 #[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
 pub fn encode_key_name(name: &str, dynamic_key_parts: Option<Vec<String>>) -> JsResult<String> {
-    Ok(lsp2::encode_key_name(name, &dynamic_key_parts.unwrap_or_default())?.to_string())
+    Ok(to_hex(
+        lsp2::encode_key_name(name, &dynamic_key_parts.unwrap_or_default())?.as_slice(),
+    ))
 }
 
 /// The key of element `index` of an Array: `bytes16(keccak256(name)) ‖ uint128(index)`.
@@ -154,7 +156,9 @@ pub fn encode_array_element_key(
     name: &str,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
 ) -> JsResult<String> {
-    Ok(lsp2::encode_array_element_key(name, array_index(index)?)?.to_string())
+    Ok(to_hex(
+        lsp2::encode_array_element_key(name, array_index(index)?)?.as_slice(),
+    ))
 }
 
 fn array_index(index: &JsValue) -> JsResult<u128> {
@@ -244,8 +248,13 @@ pub fn profile_data_from_controllers(
     to_js(&ProfileData::new(&data)?)
 }
 
-const CUSTOM_NETWORK_KEYS: &[&str] =
-    &["factory", "universalProfileInit", "keyManagerInit", "postDeploymentModule", "universalReceiverDelegate"];
+const CUSTOM_NETWORK_KEYS: &[&str] = &[
+    "factory",
+    "universalProfileInit",
+    "keyManagerInit",
+    "postDeploymentModule",
+    "universalReceiverDelegate",
+];
 
 // serde-wasm-bindgen only reads the fields it knows, so a typo would be silently ignored without this check
 fn reject_unknown_keys(obj: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
@@ -268,7 +277,11 @@ fn deployment_args(input: JsValue) -> JsResult<(B256, Vec<u8>, crate::networks::
             "expected an object {salt, postDeploymentCallData, network?}".into(),
         ));
     }
-    reject_unknown_keys(&input, &["salt", "postDeploymentCallData", "network", "implementations"], "input")?;
+    reject_unknown_keys(
+        &input,
+        &["salt", "postDeploymentCallData", "network", "implementations"],
+        "input",
+    )?;
     let network = Reflect::get(&input, &JsValue::from_str("network")).unwrap_or(JsValue::UNDEFINED);
     if network.is_object() {
         reject_unknown_keys(&network, CUSTOM_NETWORK_KEYS, "network")?;
