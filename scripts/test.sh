@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test of the project. Does all set-up first (scripts/setup.sh: idempotent, cached tool installs).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/setup.sh
+source scripts/setup.sh
+
+step() { printf '\n\033[1;32m==> %s\033[0m\n' "$*"; }
+
+step "lint: rustfmt"
+cargo fmt --all --check
+
+step "lint: clippy (core, native)"
+cargo clippy --all-targets -- -D warnings
+step "lint: clippy (core + wasm bindings, wasm32)"
+cargo clippy --target wasm32-unknown-unknown --features wasm --all-targets -- -D warnings
+step "lint: clippy (worker, wasm32)"
+cargo clippy -p profile-relayer-worker --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+step "core: unit, property, vector and doc tests (native)"
+cargo test
+
+step "wasm: wasm-bindgen tests in Node and headless Chromium"
+cargo test --target wasm32-unknown-unknown --features wasm --test wasm_node --test wasm_browser
+
+step "npm package: build pkg/"
+scripts/build-pkg.sh
+
+step "npm package: TypeScript declarations (tsc --noEmit)"
+(cd tests && npx --no-install tsc -p tsconfig.json)
+
+step "npm package + local chain: node --test"
+(cd tests && node --test --test-concurrency=1 npm/*.test.mjs e2e/*.test.mjs)
+
+step "benchmark smoke run (outputs equal to erc725.js / viem)"
+(cd tests && node bench/sdk.bench.mjs --quick)
+
+step "all tests passed"
