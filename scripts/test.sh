@@ -29,8 +29,8 @@ scripts/build-pkg.sh
 step "npm package: TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json)
 
-step "npm package + local chain: node --test"
-(cd tests && node --test --test-concurrency=1 npm/*.test.mjs e2e/*.test.mjs)
+step "npm package (Node, Chromium) + local chain: node --test"
+(cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
 
 step "benchmark smoke run (outputs equal to erc725.js / viem)"
 (cd tests && node bench/sdk.bench.mjs --quick)

@@ -301,9 +301,43 @@ mod checksummed {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // request bodies come from the internet: no input may panic
+        #[test]
+        fn request_parsers_never_panic(body in ".{0,200}") {
+            let _ = DeployRequest::from_json(&body);
+            let _ = RegisterRequest::from_json(&body);
+            let _ = crate::lsp3::Lsp3ProfileJson::from_slice(body.as_bytes());
+            let _ = crate::lsp4::Lsp4MetadataJson::from_slice(body.as_bytes());
+        }
+
+        #[test]
+        fn structured_bodies_never_panic(
+            salt in "(0x)?[0-9a-fA-Fz]{0,70}",
+            calldata in "(0x)?[0-9a-f]{0,300}",
+            controllers in proptest::collection::vec("(0x)?[0-9a-fA-F]{0,42}", 0..3),
+            extra in proptest::option::of("[a-zA-Z]{1,12}"),
+        ) {
+            let mut obj = serde_json::json!({ "salt": salt, "postDeploymentCallData": calldata });
+            if let Some(k) = &extra { obj[k] = serde_json::json!(1); }
+            let _ = DeployRequest::from_value(&obj);
+            let _ = DeployRequest::from_value(&serde_json::json!({ "lsp6ControllerAddress": controllers, "lsp3Profile": calldata }));
+        }
+
+        #[test]
+        fn quota_resets_on_the_first_of_next_month(now in 0u64..4_102_444_800) {
+            let start = month_start(now);
+            let next = next_month_start(now);
+            prop_assert!(start <= now && now < next);
+            prop_assert!((28 * 86_400..=31 * 86_400).contains(&(next - start)));
+            prop_assert_eq!(month_start(next), next);
+        }
+    }
 
     const CALLDATA: &str = "0x0000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000000000000000000000000000000000000006000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000";
     const SALT: &str = "0x1111111111111111111111111111111111111111111111111111111111111111";
