@@ -356,6 +356,7 @@ pub fn generate_salt() -> Result<B256> {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use alloy_primitives::{address, hex};

@@ -197,6 +197,7 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

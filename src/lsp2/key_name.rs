@@ -210,6 +210,7 @@ fn parse_uint(value: &str) -> Option<U256> {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

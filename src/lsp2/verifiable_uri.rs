@@ -263,6 +263,7 @@ fn utf8(bytes: &[u8]) -> Result<String> {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
