@@ -1,28 +1,33 @@
-// Starts the local dev stack and keeps it running until Ctrl-C. Ports: CHAIN_PORT (default 8545).
+// Starts the local dev stack (anvil + LUKSO contracts + the Worker in workerd) and keeps it running until Ctrl-C.
+// Ports: CHAIN_PORT (default 8545), WORKER_PORT (default 8787).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { LUKSO_CONTRACTS, startChain } from './chain.mjs';
+import { LUKSO_CONTRACTS } from './chain.mjs';
+import { startStack } from './stack.mjs';
 
-const chainPort = Number(process.env.CHAIN_PORT ?? 8545);
-const chain = await startChain({ port: chainPort });
+const stack = await startStack({
+  chainPort: Number(process.env.CHAIN_PORT ?? 8545),
+  workerPort: Number(process.env.WORKER_PORT ?? 8787),
+});
+const { chain, workerUrl, apiKey, adminToken, relayerAddress } = stack;
 
 mkdirSync(new URL('../.dev/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../.dev/credentials.json', import.meta.url), JSON.stringify({
-  rpcUrl: chain.rpcUrl,
-  chainId: chain.chainId,
-  // anvil's public development accounts: for the local chain only
-  relayerAccount: chain.accounts[0],
-}, null, 2) + '\n');
+  workerUrl, rpcUrl: chain.rpcUrl, chainId: chain.chainId, apiKey, adminToken, relayerAddress,
+}, null, 2) + '\n', { mode: 0o600 });
 
 console.log(`
 profile-relayer dev stack
-  chain      ${chain.rpcUrl} (anvil, chain id ${chain.chainId})
+  worker     ${workerUrl}   (wrangler dev / workerd; OpenAPI at ${workerUrl}/openapi.json)
+  chain      ${chain.rpcUrl}   (anvil, chain id ${chain.chainId}; relayer ${relayerAddress}, funded)
 ${LUKSO_CONTRACTS.map(([name, address]) => `             ${address}  ${name}`).join('\n')}
-  npm pkg    pkg/ (import 'profile-relayer' after \`npm install ./pkg\`)
-  details    .dev/credentials.json
+  api key    ${apiKey}
+  admin      ${adminToken}
+  npm pkg    pkg/
+  saved in   .dev/credentials.json
 
-  try:  curl -s -X POST -H 'content-type: application/json' \\
-          --data '{"jsonrpc":"2.0","id":1,"method":"eth_getCode","params":["0x2300000A84D25dF63081feAa37ba6b62C4c89a30","latest"]}' \\
-          ${chain.rpcUrl}
+  try:  curl -s -X POST ${workerUrl}/api/universal-profile \\
+          -H 'authorization: Bearer ${apiKey}' -H 'content-type: application/json' \\
+          --data '{"lsp6ControllerAddress":["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"]}'
 
 Ctrl-C stops everything.`);
 
@@ -31,14 +36,8 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   console.log('\nstopping…');
-  await chain.stop();
+  await stack.stop();
   process.exit(0);
 }
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
-chain.process.once('exit', (code) => {
-  if (!stopping) {
-    console.error(`anvil exited unexpectedly (${code})`);
-    process.exit(1);
-  }
-});

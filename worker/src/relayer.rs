@@ -217,6 +217,18 @@ impl Relayer {
     }
 
     async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        let result = self.deploy_inner(job).await;
+        if let Err(e) = &result
+            && e.code == "RPC_UNAVAILABLE"
+        {
+            // the node may come back as a different node (restart, failover): re-read nonce and chain id then
+            self.next_nonce.set(None);
+            self.chain_checked.set(false);
+        }
+        result
+    }
+
+    async fn deploy_inner(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
         let (config, rpc, signer) = self.config()?;
         self.check_chain(&rpc, &config).await?;
         let input =

@@ -1,0 +1,127 @@
+// The local stack: anvil with the LUKSO contracts + the Worker in workerd (`wrangler dev`), with a fresh funded
+// relayer key, an admin token and a development API key. Used by scripts/dev.mjs and the end-to-end tests.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installLuksoContracts, startChain } from './chain.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const testsRequire = createRequire(join(root, 'tests/package.json'));
+const { privateKeyToAccount } = await import(testsRequire.resolve('viem/accounts'));
+
+const freePort = () => 20000 + Math.floor(Math.random() * 30000);
+
+async function waitFor(url, timeoutMs, child) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`wrangler exited (${child.exitCode})`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+/** Funds `address` on the local chain. */
+export async function fund(chain, address, wei = 10n ** 20n) {
+  await chain.rpc('anvil_setBalance', [address, '0x' + wei.toString(16)]);
+}
+
+/**
+ * Starts chain + Worker. Options: chainPort, workerPort (0 = random), vars (extra Worker vars), log.
+ */
+export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, log = false, stateDir } = {}) {
+  const chain = await startChain({ port: chainPort });
+  const relayerKey = '0x' + randomBytes(32).toString('hex');
+  const relayer = privateKeyToAccount(relayerKey);
+  await fund(chain, relayer.address);
+  const adminToken = randomBytes(24).toString('hex');
+
+  const dir = mkdtempSync(join(tmpdir(), 'profile-relayer-'));
+  const envFile = join(dir, 'worker.env');
+  writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
+  const port = workerPort || freePort();
+  const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars };
+  const args = [
+    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
+    '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(freePort()),
+    '--env-file', envFile, '--persist-to', stateDir ?? join(dir, 'state'),
+    '--show-interactive-dev-session=false', '--log-level', log ? 'info' : 'warn',
+    ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    detached: true, // own process group: stop() ends wrangler and its workerd children together
+    stdio: ['ignore', log ? 'inherit' : 'ignore', log ? 'inherit' : 'pipe'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const workerUrl = `http://127.0.0.1:${port}`;
+
+  const stopWorker = async () => {
+    if (child.exitCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const stop = async () => {
+    await stopWorker();
+    await chain.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitFor(`${workerUrl}/health`, 180_000, child);
+  } catch (e) {
+    await stop();
+    throw new Error(`${e.message}\n${stderr}`);
+  }
+
+  const admin = (method, path, body) =>
+    fetch(`${workerUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
+  const created = await (await admin('POST', '/admin/api-keys', { name: 'development' })).json();
+  if (!created.apiKey) {
+    await stop();
+    throw new Error(`could not create the development API key: ${JSON.stringify(created)}`);
+  }
+
+  /** Restarts anvil on the same port (fresh state), reinstalls the contracts and funds the relayer again. */
+  const restartChain = async () => {
+    await chain.stop();
+    const again = await startChain({ port: chain.port });
+    Object.assign(chain, again);
+    await installLuksoContracts(chain.rpc);
+    await fund(chain, relayer.address);
+  };
+
+  return {
+    chain, workerUrl, adminToken, apiKey: created.apiKey, apiKeyId: created.id,
+    relayerAddress: relayer.address, admin, stop, stopWorker, restartChain,
+  };
+}
