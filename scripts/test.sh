@@ -19,6 +19,8 @@ cargo clippy -p profile-relayer-worker --target wasm32-unknown-unknown --all-tar
 
 step "core: unit, property, vector and doc tests (native)"
 cargo test
+step "worker: unit tests (native)"
+cargo test -p profile-relayer-worker
 
 step "wasm: wasm-bindgen tests in Node and headless Chromium"
 cargo test --target wasm32-unknown-unknown --features wasm --test wasm_node --test wasm_browser
@@ -26,10 +28,13 @@ cargo test --target wasm32-unknown-unknown --features wasm --test wasm_node --te
 step "npm package: build pkg/"
 scripts/build-pkg.sh
 
+step "worker: build (worker-build)"
+scripts/build-worker.sh
+
 step "npm package: TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json)
 
-step "npm package (Node, Chromium) + local chain: node --test"
+step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --test"
 (cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
 
 step "benchmark smoke run (outputs equal to erc725.js / viem)"
