@@ -174,6 +174,9 @@ pub enum Error {
         /// The value given.
         value: String,
     },
+    /// A CID or IPFS path is malformed.
+    #[error("invalid IPFS CID or path: {0}")]
+    InvalidCid(String),
     /// An argument passed from JavaScript has the wrong shape or type.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -214,6 +217,7 @@ impl Error {
             Self::InvalidMetadata(_) => "INVALID_METADATA",
             Self::InvalidTokenId { .. } => "INVALID_TOKEN_ID",
             Self::UnknownEnumValue { .. } => "UNKNOWN_ENUM_VALUE",
+            Self::InvalidCid(_) => "INVALID_CID",
             Self::InvalidArgument(_) => "INVALID_ARGUMENT",
             Self::Random(_) => "RANDOM_FAILURE",
         }
@@ -248,6 +252,7 @@ impl Error {
         "INVALID_METADATA",
         "INVALID_TOKEN_ID",
         "UNKNOWN_ENUM_VALUE",
+        "INVALID_CID",
         "INVALID_ARGUMENT",
         "RANDOM_FAILURE",
     ];

@@ -4,6 +4,7 @@
 pub mod api;
 mod error;
 pub mod hex;
+pub mod ipfs;
 pub mod lsp2;
 pub mod lsp23;
 pub mod lsp3;

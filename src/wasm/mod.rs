@@ -45,7 +45,8 @@ export type ProfileRelayerErrorCode =
   | "INVALID_KEY_NAME" | "DYNAMIC_KEY_PART_COUNT" | "INVALID_DYNAMIC_KEY_PART" | "NOT_AN_ARRAY_KEY"
   | "INVALID_ARRAY_INDEX" | "KEYS_VALUES_MISMATCH" | "INVALID_ABI" | "UNKNOWN_NETWORK" | "UNKNOWN_PERMISSION"
   | "INVALID_CONTROLLERS" | "INVALID_JSON" | "UNKNOWN_FIELD" | "MISSING_FIELD" | "INVALID_FIELD_TYPE"
-  | "INVALID_DEPLOY_FORM" | "INVALID_METADATA" | "INVALID_TOKEN_ID" | "UNKNOWN_ENUM_VALUE" | "INVALID_ARGUMENT"
+  | "INVALID_DEPLOY_FORM" | "INVALID_METADATA" | "INVALID_TOKEN_ID" | "UNKNOWN_ENUM_VALUE" | "INVALID_CID"
+  | "INVALID_ARGUMENT"
   | "RANDOM_FAILURE";
 /** The error every function of this package throws. */
 export interface ProfileRelayerError extends Error {
@@ -341,4 +342,23 @@ pub fn decode_permissions(value: &str) -> JsResult<Vec<String>> {
 pub fn encode_token_id(format: u32, value: &str) -> JsResult<String> {
     let format = TokenIdFormat::from_u64(u64::from(format))?;
     Ok(lsp8::encode_token_id(format, value)?.to_string())
+}
+
+/// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
+#[wasm_bindgen(js_name = computeCid)]
+pub fn compute_cid(bytes: &[u8]) -> String {
+    crate::ipfs::raw_cid(bytes).to_string()
+}
+
+/// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
+/// malformed CID, a path, or a hash function other than sha2-256.
+#[wasm_bindgen(js_name = verifyCid)]
+pub fn verify_cid(cid: &str, bytes: &[u8]) -> JsResult<bool> {
+    let target = crate::ipfs::CidPath::parse(cid)?;
+    if !target.path.is_empty() {
+        return Err(Error::InvalidCid(
+            "a CID with a path names a file inside a directory, not a block".into(),
+        ));
+    }
+    crate::ipfs::verify_block(&target.cid, bytes)
 }

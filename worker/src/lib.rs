@@ -5,6 +5,7 @@
 mod auth;
 mod config;
 mod error;
+mod ipfs;
 mod ratelimit;
 mod relayer;
 mod routes;

@@ -30,6 +30,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/admin/api-keys"),
     ("GET", "/admin/api-keys"),
     ("DELETE", "/admin/api-keys/{id}"),
+    ("GET", "/ipfs/{cid}"),
+    ("POST", "/api/v0/add"),
 ];
 
 /// The OpenAPI 3.1 document.
@@ -51,6 +53,12 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Post, ["admin", "api-keys"]) => create_key(req, env).await,
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
+        (Method::Get, ["ipfs", _, ..]) => crate::ipfs::relay(&req, env, &path["/ipfs/".len()..]).await,
+        (Method::Post, ["api", "v0", "add"]) => {
+            let key = auth::authenticate(&req, env, None).await?;
+            rate_limit(env, &key).await?;
+            crate::ipfs::add(req, env).await
+        }
         _ => {
             let known = ROUTES.iter().any(|(_, pattern)| matches(pattern, &segments));
             if known {
@@ -68,6 +76,10 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
 
 fn matches(pattern: &str, segments: &[&str]) -> bool {
     let parts: Vec<&str> = pattern.trim_matches('/').split('/').collect();
+    if pattern == "/ipfs/{cid}" {
+        // the CID may be followed by a path
+        return segments.first() == Some(&"ipfs") && segments.len() >= 2;
+    }
     parts.len() == segments.len()
         && parts
             .iter()

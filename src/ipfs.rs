@@ -1,0 +1,154 @@
+//! IPFS content identifiers: parsing `ipfs://` URLs and gateway paths, CIDs for uploaded content, and verification
+//! of raw blocks against their CID. CID and multihash handling is the `cid` / `multihash` crates'; the digest is
+//! SHA-256 from `sha2`.
+
+use cid::Cid;
+use multihash::Multihash;
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// Multicodec `raw`.
+pub const RAW: u64 = 0x55;
+/// Multicodec `dag-pb` (UnixFS files and directories).
+pub const DAG_PB: u64 = 0x70;
+/// Multihash `sha2-256`.
+pub const SHA2_256: u64 = 0x12;
+
+/// A CID with an optional path below it (`bafy…/metadata.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CidPath {
+    /// The root CID.
+    pub cid: Cid,
+    /// Path segments after the CID (validated: no empty, `.` or `..` segments, no control characters).
+    pub path: Vec<String>,
+}
+
+impl CidPath {
+    /// Parses `<cid>[/<path>]`, also accepting an `ipfs://` or `/ipfs/` prefix.
+    ///
+    /// # Errors
+    /// [`Error::InvalidCid`] for a malformed CID or a path that tries to escape (`..`) or has odd characters.
+    pub fn parse(s: &str) -> Result<Self> {
+        let s = s
+            .strip_prefix("ipfs://")
+            .or_else(|| s.strip_prefix("/ipfs/"))
+            .unwrap_or(s);
+        let s = s.split(['?', '#']).next().unwrap_or_default();
+        let mut parts = s.split('/');
+        let cid_text = parts.next().unwrap_or_default();
+        let cid = Cid::try_from(cid_text).map_err(|e| Error::InvalidCid(format!("{cid_text:?}: {e}")))?;
+        let mut path = Vec::new();
+        for (i, segment) in parts.enumerate() {
+            let trailing_slash = segment.is_empty() && s.ends_with('/') && i + 1 == s.matches('/').count();
+            if trailing_slash {
+                continue;
+            }
+            if segment.is_empty() || segment == "." || segment == ".." || segment.contains('\\') {
+                return Err(Error::InvalidCid(format!(
+                    "path segment {segment:?} is not allowed"
+                )));
+            }
+            if segment.chars().any(char::is_control) {
+                return Err(Error::InvalidCid("control characters in the path".into()));
+            }
+            path.push(segment.to_owned());
+        }
+        if cid.codec() == RAW && !path.is_empty() {
+            return Err(Error::InvalidCid("a raw block has no paths below it".into()));
+        }
+        Ok(Self { cid, path })
+    }
+
+    /// `<cid>/<path>` with the CID in its canonical string form.
+    #[must_use]
+    pub fn to_gateway_path(&self) -> String {
+        let mut out = self.cid.to_string();
+        for segment in &self.path {
+            out.push('/');
+            out.push_str(segment);
+        }
+        out
+    }
+}
+
+/// The CIDv1 (`raw` codec, sha2-256) of `bytes` as one block: what `ipfs add --cid-version 1 --raw-leaves`
+/// answers for content that fits one chunk.
+#[must_use]
+pub fn raw_cid(bytes: &[u8]) -> Cid {
+    let digest = Sha256::digest(bytes);
+    // a 32-byte digest always fits the 64-byte multihash
+    let hash = Multihash::<64>::wrap(SHA2_256, &digest).unwrap_or_default();
+    Cid::new_v1(RAW, hash)
+}
+
+/// Whether `bytes` is the block the CID names. Only sha2-256 multihashes can be checked.
+///
+/// # Errors
+/// [`Error::InvalidCid`] when the CID uses a hash function that cannot be checked here.
+pub fn verify_block(cid: &Cid, bytes: &[u8]) -> Result<bool> {
+    let hash = cid.hash();
+    if hash.code() != SHA2_256 {
+        return Err(Error::InvalidCid(format!(
+            "multihash 0x{:x} cannot be verified",
+            hash.code()
+        )));
+    }
+    Ok(hash.digest() == &Sha256::digest(bytes)[..])
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_cids() {
+        // `ipfs add --cid-version 1 --raw-leaves` of "hello world" (no newline)
+        assert_eq!(
+            raw_cid(b"hello world").to_string(),
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e"
+        );
+        let v0 = CidPath::parse("ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o").unwrap();
+        assert_eq!(v0.cid.version(), cid::Version::V0);
+        assert_eq!(v0.cid.codec(), DAG_PB);
+        let with_path =
+            CidPath::parse("/ipfs/QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/a/b.json").unwrap();
+        assert_eq!(with_path.path, vec!["a", "b.json"]);
+        assert!(CidPath::parse("bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e/a").is_err());
+        let with_path =
+            CidPath::parse("/ipfs/bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e").unwrap();
+        assert!(verify_block(&with_path.cid, b"hello world").unwrap());
+        assert!(!verify_block(&with_path.cid, b"hello world\n").unwrap());
+    }
+
+    #[test]
+    fn rejects_bad_cids_and_traversal() {
+        for bad in [
+            "",
+            "Qm123",
+            "bafy/../etc",
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e/../x",
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e//x",
+            "not a cid",
+        ] {
+            assert_eq!(CidPath::parse(bad).unwrap_err().code(), "INVALID_CID", "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(s in ".{0,80}") {
+            let _ = CidPath::parse(&s);
+        }
+
+        #[test]
+        fn raw_cids_roundtrip(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let cid = raw_cid(&bytes);
+            let parsed = CidPath::parse(&cid.to_string()).unwrap();
+            prop_assert_eq!(parsed.cid, cid);
+            prop_assert!(verify_block(&cid, &bytes).unwrap());
+        }
+    }
+}
