@@ -54,7 +54,7 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, log
     join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
     '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(freePort()),
     '--env-file', envFile, '--persist-to', stateDir ?? join(dir, 'state'),
-    '--show-interactive-dev-session=false', '--log-level', log ? 'info' : 'warn',
+    '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : 'warn',
     ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
   ];
   const child = spawn(process.execPath, args, {

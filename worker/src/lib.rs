@@ -5,17 +5,20 @@
 mod auth;
 mod config;
 mod error;
+mod indexer;
 mod ipfs;
+mod lookup;
 mod ratelimit;
 mod relayer;
 mod routes;
 mod rpc;
+mod search;
 mod signer;
 mod store;
 
 pub use ratelimit::RateLimiter;
 pub use relayer::Relayer;
-use worker::{Context, Env, Request, Response, Result, event};
+use worker::{Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent, event};
 
 /// Worker entry point: every error becomes a JSON error body, never a panic.
 #[event(fetch)]
@@ -23,4 +26,13 @@ pub async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     Ok(routes::handle(req, &env)
         .await
         .unwrap_or_else(error::ApiError::into_response))
+}
+
+/// Cron trigger: one indexer run (a bounded block range plus due retries).
+#[event(scheduled)]
+pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    match indexer::run(&env).await {
+        Ok(stats) => worker::console_log!("indexer: {}", serde_json::to_string(&stats).unwrap_or_default()),
+        Err(e) => worker::console_error!("indexer: {} {}", e.code, e.message),
+    }
 }

@@ -32,6 +32,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/admin/api-keys/{id}"),
     ("GET", "/ipfs/{cid}"),
     ("POST", "/api/v0/add"),
+    ("GET", "/v1/{chainId}/address/{address}"),
+    ("GET", "/v1/{chainId}/address/{address}/{tokenId}"),
+    ("GET", "/v1/{chainId}/stats"),
+    ("GET", "/v1/{chainId}/search"),
+    ("POST", "/1/indexes/{indexName}/query"),
+    ("POST", "/admin/indexer/run"),
 ];
 
 /// The OpenAPI 3.1 document.
@@ -54,6 +60,20 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
         (Method::Get, ["ipfs", _, ..]) => crate::ipfs::relay(&req, env, &path["/ipfs/".len()..]).await,
+        (Method::Get, ["v1", chain, "address", address]) => crate::lookup::address(&req, env, chain, address).await,
+        (Method::Get, ["v1", chain, "address", address, token]) => {
+            crate::lookup::token(&req, env, chain, address, token).await
+        }
+        (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(env, chain).await,
+        (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
+        (Method::Post, ["1", "indexes", index, "query"]) => {
+            let index = (*index).to_owned();
+            crate::lookup::algolia_query(req, env, &index).await
+        }
+        (Method::Post, ["admin", "indexer", "run"]) => {
+            auth::authenticate_admin(&req, env)?;
+            json_response(200, &crate::indexer::run(env).await?)
+        }
         (Method::Post, ["api", "v0", "add"]) => {
             let key = auth::authenticate(&req, env, None).await?;
             rate_limit(env, &key).await?;

@@ -1,0 +1,204 @@
+//! Lookup API: `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
+//! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
+//! read from chain and indexed on demand. Address answers go through the Cache API with `ETag`.
+
+use alloy_primitives::{B256, U256, keccak256};
+use profile_relayer::{
+    hex::parse_address,
+    lsp8::{TokenIdFormat, encode_token_id},
+};
+use serde_json::{Value, json};
+use worker::{Cache, Env, Request, Response};
+
+use crate::{
+    config::Config,
+    error::{ApiError, ApiResult},
+    indexer::{self, Kind},
+    search,
+};
+
+fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
+    let config = Config::from_env(env)?;
+    if chain_id.parse::<u64>().ok() != Some(config.chain_id) {
+        return Err(ApiError::bad_request(
+            "UNKNOWN_CHAIN",
+            format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
+        ));
+    }
+    Ok(config)
+}
+
+fn cache_seconds(env: &Env) -> u64 {
+    env.var("LOOKUP_CACHE_SECONDS").ok().and_then(|v| v.to_string().trim().parse().ok()).unwrap_or(60)
+}
+
+async fn cached(req: &Request, env: &Env, build: impl core::future::Future<Output = ApiResult<Value>>) -> ApiResult<Response> {
+    let seconds = cache_seconds(env);
+    let cache = Cache::default();
+    let url = req.url()?.to_string();
+    if seconds > 0
+        && let Some(hit) = cache.get(url.as_str(), false).await?
+    {
+        return not_modified(req, hit);
+    }
+    let body = serde_json::to_string(&build.await?).map_err(ApiError::internal)?;
+    let etag = format!("\"{}\"", &keccak256(body.as_bytes()).to_string()[2..18]);
+    let mut response = Response::ok(body)?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "application/json")?;
+    headers.set("cache-control", &format!("public, max-age={seconds}"))?;
+    headers.set("etag", &etag)?;
+    if seconds > 0 {
+        cache.put(url.as_str(), response.cloned()?).await?;
+    }
+    not_modified(req, response)
+}
+
+fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
+    let etag = response.headers().get("etag")?;
+    if etag.is_some() && req.headers().get("if-none-match")? == etag {
+        let headers = response.headers().clone();
+        return Ok(Response::empty()?.with_status(304).with_headers(headers));
+    }
+    Ok(response)
+}
+
+/// `GET /v1/:chainId/address/:address`.
+pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) -> ApiResult<Response> {
+    chain(env, chain_id)?;
+    let address = parse_address("address", address)?;
+    cached(req, env, async {
+        let (profiles, assets) = search::index_names(env);
+        let id = address.to_checksum(None);
+        for index in [&profiles, &assets] {
+            if let Some(record) = search::get(env, index, &id).await? {
+                return with_tokens(env, &assets, record).await;
+            }
+        }
+        match indexer::index_now(env, address).await? {
+            Some(Kind::Profile) => search::get(env, &profiles, &id).await?.ok_or_else(|| ApiError::internal("record vanished")),
+            Some(_) => {
+                let record = search::get(env, &assets, &id).await?.ok_or_else(|| ApiError::internal("record vanished"))?;
+                with_tokens(env, &assets, record).await
+            }
+            None => Err(ApiError::new(404, "NOT_FOUND", format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"))),
+        }
+    })
+    .await
+}
+
+async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Value> {
+    if record["kind"] == "LSP8IdentifiableDigitalAsset" {
+        let address = record["address"].as_str().unwrap_or_default().to_owned();
+        let tokens = search::tokens_of(env, assets, &address, 100).await?;
+        record["tokens"] = json!(tokens.iter().map(|t| json!({ "tokenId": t["tokenId"], "name": t["name"], "imageUrl": t["imageUrl"] })).collect::<Vec<_>>());
+    }
+    Ok(record)
+}
+
+/// `GET /v1/:chainId/address/:address/:tokenId`; the token id may be bytes32 hex or written in the collection's
+/// LSP8TokenIdFormat (a number, a string, an address…).
+pub async fn token(req: &Request, env: &Env, chain_id: &str, address: &str, token: &str) -> ApiResult<Response> {
+    chain(env, chain_id)?;
+    let address = parse_address("address", address)?;
+    let token = urlencoding_decode(token);
+    cached(req, env, async {
+        let (_, assets) = search::index_names(env);
+        let collection = match search::get(env, &assets, &address.to_checksum(None)).await? {
+            Some(c) => c,
+            None => match indexer::index_now(env, address).await? {
+                Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None)).await?.unwrap_or(Value::Null),
+                _ => return Err(ApiError::new(404, "NOT_FOUND", format!("{address} is not an LSP8 collection"))),
+            },
+        };
+        if collection["kind"] != "LSP8IdentifiableDigitalAsset" {
+            return Err(ApiError::new(404, "NOT_FOUND", format!("{address} is not an LSP8 collection")));
+        }
+        let format: TokenIdFormat = serde_json::from_value(collection["tokenIdFormat"].clone()).unwrap_or(TokenIdFormat::Number);
+        let token_id: B256 = if token.len() == 66 && token.starts_with("0x") {
+            profile_relayer::hex::parse_fixed::<32>("tokenId", &token)?
+        } else {
+            encode_token_id(format, &token)?
+        };
+        let object_id = format!("{}:{token_id}", address.to_checksum(None));
+        if let Some(record) = search::get(env, &assets, &object_id).await? {
+            return Ok(record);
+        }
+        indexer::index_token_now(env, address, token_id).await?;
+        search::get(env, &assets, &object_id).await?.ok_or_else(|| ApiError::internal("token record vanished"))
+    })
+    .await
+}
+
+fn urlencoding_decode(s: &str) -> String {
+    // percent-decoding of a path segment is the URL parser's job: reuse the runtime's
+    js_sys::decode_uri_component(s).map(String::from).unwrap_or_else(|_| s.to_owned())
+}
+
+/// `GET /v1/:chainId/stats`.
+pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
+    let config = chain(env, chain_id)?;
+    let counts = search::counts(env).await?;
+    let (profiles, assets) = search::index_names(env);
+    let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
+    let head = config.rpc().call::<U256>("eth_blockNumber", json!([])).await.ok().and_then(|h| u64::try_from(h).ok());
+    let next = indexer::checkpoint(env, config.chain_id).await?;
+    let last = next.map(|n| n.saturating_sub(1));
+    Ok(Response::from_json(&json!({
+        "chainId": config.chain_id,
+        "indexes": [
+            { "name": profiles, "entries": count(&profiles) },
+            { "name": assets, "entries": count(&assets) },
+        ],
+        "lastIndexedBlock": last,
+        "headBlock": head,
+        "lag": match (head, last) { (Some(h), Some(l)) => Some(h.saturating_sub(l)), (Some(h), None) => Some(h), _ => None },
+    }))?)
+}
+
+/// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.
+pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
+    chain(env, chain_id)?;
+    let url = req.url()?;
+    let param = |k: &str| url.query_pairs().find(|(key, _)| key == k).map(|(_, v)| v.into_owned());
+    let q = param("q").unwrap_or_default();
+    let page = param("page").and_then(|p| p.parse().ok()).unwrap_or(0);
+    let per = param("hitsPerPage").and_then(|p| p.parse().ok()).unwrap_or(20);
+    let (profiles, assets) = search::index_names(env);
+    let p = search::search(env, &profiles, &q, page, per).await?;
+    let a = search::search(env, &assets, &q, page, per).await?;
+    Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
+}
+
+/// `POST /1/indexes/:indexName/query` (Algolia-compatible).
+pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
+    let (profiles, assets) = search::index_names(env);
+    if index != profiles && index != assets {
+        return Err(ApiError::new(404, "INDEX_NOT_FOUND", format!("no index {index:?} (this deployment has {profiles}, {assets})")));
+    }
+    let text = req.text().await?;
+    let body: Value = if text.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(&text).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
+    };
+    // Algolia clients may send the parameters as one url-encoded `params` string
+    let mut query = body["query"].as_str().unwrap_or_default().to_owned();
+    let mut page = body["page"].as_u64().unwrap_or(0);
+    let mut per = body["hitsPerPage"].as_u64().unwrap_or(20);
+    if let Some(params) = body["params"].as_str() {
+        let parsed = url::form_urlencoded::parse(params.as_bytes());
+        for (k, v) in parsed {
+            match k.as_ref() {
+                "query" => query = v.into_owned(),
+                "page" => page = v.parse().unwrap_or(page),
+                "hitsPerPage" => per = v.parse().unwrap_or(per),
+                _ => {}
+            }
+        }
+    }
+    let result = search::search(env, index, &query, page, per).await?;
+    let mut response = Response::from_json(&result)?;
+    response.headers_mut().set("access-control-allow-origin", "*")?;
+    Ok(response)
+}

@@ -1,0 +1,301 @@
+//! The search index: D1 with SQLite FTS5 (embedded default, always written; the lookup routes read it), plus
+//! Algolia when configured (`ALGOLIA_APP_ID` + secret `ALGOLIA_ADMIN_KEY`): records are pushed with the batch API.
+//! Index names: `<INDEX_PREFIX>_universal_profiles`, `<INDEX_PREFIX>_assets` (`prod_mainnet`, `prod_testnet`, …).
+
+use std::cell::Cell;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
+use worker::{D1Database, Env, Fetch, Headers, Method, Request, RequestInit};
+
+use crate::error::{ApiError, ApiResult};
+
+thread_local! {
+    static SCHEMA_READY: Cell<bool> = const { Cell::new(false) };
+}
+
+const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS records (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
+token_id TEXT, kind TEXT NOT NULL, record TEXT NOT NULL, indexed_block INTEGER, updated_at INTEGER, \
+PRIMARY KEY (index_name, object_id));
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, object_id UNINDEXED, name, symbol, \
+description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER);
+CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
+token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
+PRIMARY KEY (index_name, object_id));";
+
+/// The D1 database, with the schema created on first use.
+pub async fn db(env: &Env) -> ApiResult<D1Database> {
+    let db = env.d1("DB")?;
+    if !SCHEMA_READY.with(Cell::get) {
+        for statement in SCHEMA.split(";\n") {
+            db.prepare(statement.trim_end_matches(';')).run().await.map_err(ApiError::internal)?;
+        }
+        SCHEMA_READY.with(|c| c.set(true));
+    }
+    Ok(db)
+}
+
+/// The two index names of this deployment.
+pub fn index_names(env: &Env) -> (String, String) {
+    let prefix = env.var("INDEX_PREFIX").map(|v| v.to_string()).unwrap_or_else(|_| "dev_local".to_owned());
+    (format!("{prefix}_universal_profiles"), format!("{prefix}_assets"))
+}
+
+/// A record as stored and returned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record(pub Value);
+
+impl Record {
+    fn text(&self, field: &str) -> String {
+        match &self.0[field] {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
+            _ => String::new(),
+        }
+    }
+}
+
+/// Inserts or replaces a record (and its full-text row); pushes it to Algolia when configured.
+pub async fn upsert(env: &Env, index: &str, record: &Record) -> ApiResult<()> {
+    let db = db(env).await?;
+    let object_id = record.text("objectID");
+    let args = |values: &[&str]| values.iter().map(|v| JsValue::from_str(v)).collect::<Vec<_>>();
+    let json = serde_json::to_string(&record.0).map_err(ApiError::internal)?;
+    let block = record.0["indexedBlock"].as_f64().unwrap_or(0.0);
+    db.batch(vec![
+        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind(&args(&[index, &object_id]))?,
+        db.prepare(
+            "INSERT INTO records_fts (index_name, object_id, name, symbol, description, tags, address) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(&args(&[
+            index,
+            &object_id,
+            &record.text("name"),
+            &record.text("symbol"),
+            &record.text("description"),
+            &record.text("tags"),
+            &record.text("address").to_lowercase(),
+        ]))?,
+        db.prepare(
+            "INSERT OR REPLACE INTO records (index_name, object_id, address, token_id, kind, record, indexed_block, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .bind(&[
+            index.into(),
+            object_id.as_str().into(),
+            record.text("address").to_lowercase().into(),
+            record.0.get("tokenId").and_then(Value::as_str).map_or(JsValue::NULL, JsValue::from_str),
+            record.text("kind").into(),
+            json.into(),
+            JsValue::from_f64(block),
+            JsValue::from_f64(worker::Date::now().as_millis() as f64),
+        ])?,
+    ])
+    .await
+    .map_err(ApiError::internal)?;
+    if let Some(algolia) = Algolia::from_env(env)? {
+        algolia.push(index, &[record]).await?;
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct Row {
+    record: String,
+}
+
+/// Reads one record.
+pub async fn get(env: &Env, index: &str, object_id: &str) -> ApiResult<Option<Value>> {
+    let db = db(env).await?;
+    let row: Option<Row> = db
+        .prepare("SELECT record FROM records WHERE index_name = ?1 AND object_id = ?2")
+        .bind(&[index.into(), object_id.into()])?
+        .first(None)
+        .await
+        .map_err(ApiError::internal)?;
+    row.map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).transpose()
+}
+
+/// Token records of an LSP8 contract.
+pub async fn tokens_of(env: &Env, index: &str, address: &str, limit: u32) -> ApiResult<Vec<Value>> {
+    let db = db(env).await?;
+    let rows: Vec<Row> = db
+        .prepare("SELECT record FROM records WHERE index_name = ?1 AND address = ?2 AND token_id IS NOT NULL ORDER BY object_id LIMIT ?3")
+        .bind(&[index.into(), address.to_lowercase().into(), JsValue::from_f64(f64::from(limit))])?
+        .all()
+        .await
+        .map_err(ApiError::internal)?
+        .results()
+        .map_err(ApiError::internal)?;
+    rows.iter().map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).collect()
+}
+
+/// Turns free text into an FTS5 query: every word must match as a prefix (no FTS syntax reaches SQLite).
+pub fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(8)
+        .map(|w| format!("\"{}\"*", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// An Algolia-shaped answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    hits: Vec<Value>,
+    nb_hits: u64,
+    page: u64,
+    nb_pages: u64,
+    hits_per_page: u64,
+    #[serde(rename = "processingTimeMS")]
+    processing_time_ms: u64,
+    query: String,
+    params: String,
+    index: String,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    n: f64,
+}
+
+/// Searches one index.
+pub async fn search(env: &Env, index: &str, query: &str, page: u64, hits_per_page: u64) -> ApiResult<SearchResult> {
+    let started = worker::Date::now().as_millis();
+    let db = db(env).await?;
+    let hits_per_page = hits_per_page.clamp(1, 100);
+    let offset = JsValue::from_f64((page * hits_per_page) as f64);
+    let limit = JsValue::from_f64(hits_per_page as f64);
+    let (rows, total): (Vec<Row>, f64) = match fts_query(query) {
+        Some(q) => {
+            let rows = db
+                .prepare(
+                    "SELECT r.record AS record FROM records_fts f JOIN records r \
+                     ON r.index_name = f.index_name AND r.object_id = f.object_id \
+                     WHERE records_fts MATCH ?1 AND f.index_name = ?2 ORDER BY rank LIMIT ?3 OFFSET ?4",
+                )
+                .bind(&[q.as_str().into(), index.into(), limit, offset])?
+                .all()
+                .await
+                .map_err(ApiError::internal)?
+                .results()
+                .map_err(ApiError::internal)?;
+            let count: Option<Count> = db
+                .prepare("SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2")
+                .bind(&[q.as_str().into(), index.into()])?
+                .first(None)
+                .await
+                .map_err(ApiError::internal)?;
+            (rows, count.map_or(0.0, |c| c.n))
+        }
+        None => {
+            let rows = db
+                .prepare("SELECT record FROM records WHERE index_name = ?1 ORDER BY updated_at DESC LIMIT ?2 OFFSET ?3")
+                .bind(&[index.into(), limit, offset])?
+                .all()
+                .await
+                .map_err(ApiError::internal)?
+                .results()
+                .map_err(ApiError::internal)?;
+            let count: Option<Count> = db
+                .prepare("SELECT COUNT(*) AS n FROM records WHERE index_name = ?1")
+                .bind(&[index.into()])?
+                .first(None)
+                .await
+                .map_err(ApiError::internal)?;
+            (rows, count.map_or(0.0, |c| c.n))
+        }
+    };
+    let hits = rows.iter().map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).collect::<ApiResult<_>>()?;
+    let nb_hits = total as u64;
+    Ok(SearchResult {
+        hits,
+        nb_hits,
+        page,
+        nb_pages: nb_hits.div_ceil(hits_per_page),
+        hits_per_page,
+        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        query: query.to_owned(),
+        params: format!("query={}&hitsPerPage={hits_per_page}&page={page}", query.replace('&', "%26")),
+        index: index.to_owned(),
+    })
+}
+
+/// Number of records per index.
+pub async fn counts(env: &Env) -> ApiResult<Vec<(String, u64)>> {
+    #[derive(Deserialize)]
+    struct C {
+        index_name: String,
+        n: f64,
+    }
+    let db = db(env).await?;
+    let rows: Vec<C> = db
+        .prepare("SELECT index_name, COUNT(*) AS n FROM records GROUP BY index_name ORDER BY index_name")
+        .all()
+        .await
+        .map_err(ApiError::internal)?
+        .results()
+        .map_err(ApiError::internal)?;
+    Ok(rows.into_iter().map(|c| (c.index_name, c.n as u64)).collect())
+}
+
+/// The Algolia REST adapter (batch writes with the admin key).
+#[derive(Debug, Clone)]
+pub struct Algolia {
+    host: String,
+    app_id: String,
+    admin_key: String,
+}
+
+impl Algolia {
+    /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
+    /// `https://<app id>.algolia.net` (tests point it at a local server).
+    pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
+        let var = |n: &str| env.var(n).ok().map(|v| v.to_string()).filter(|v| !v.trim().is_empty());
+        let Some(app_id) = var("ALGOLIA_APP_ID") else { return Ok(None) };
+        let admin_key = env
+            .secret("ALGOLIA_ADMIN_KEY")
+            .map(|s| s.to_string())
+            .map_err(|_| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
+        let host = var("ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
+        Ok(Some(Self { host, app_id, admin_key }))
+    }
+
+    /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).
+    pub async fn push(&self, index: &str, records: &[&Record]) -> ApiResult<()> {
+        let body = json!({
+            "requests": records.iter().map(|r| json!({ "action": "updateObject", "body": r.0 })).collect::<Vec<_>>()
+        });
+        let headers = Headers::new();
+        headers.set("content-type", "application/json")?;
+        headers.set("x-algolia-application-id", &self.app_id)?;
+        headers.set("x-algolia-api-key", &self.admin_key)?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_headers(headers).with_body(Some(body.to_string().into()));
+        let url = format!("{}/1/indexes/{}/batch", self.host, index);
+        let response = Fetch::Request(Request::new_with_init(&url, &init)?).send().await?;
+        if !(200..300).contains(&response.status_code()) {
+            return Err(ApiError::new(502, "SEARCH_BACKEND_ERROR", format!("Algolia answered HTTP {}", response.status_code())));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_queries_are_sanitized() {
+        assert_eq!(fts_query("Alice  Bob").as_deref(), Some("\"alice\"* \"bob\"*"));
+        assert_eq!(fts_query("\" OR name:* NEAR("), Some("\"or\"* \"name\"* \"near\"*".to_owned()));
+        assert_eq!(fts_query("  -- ;"), None);
+    }
+}
