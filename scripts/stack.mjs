@@ -38,7 +38,7 @@ export async function fund(chain, address, wei = 10n ** 20n) {
 /**
  * Starts chain + Worker. Options: chainPort, workerPort (0 = random), vars (extra Worker vars), log.
  */
-export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, log = false, stateDir } = {}) {
+export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir } = {}) {
   const chain = await startChain({ port: chainPort });
   const relayerKey = '0x' + randomBytes(32).toString('hex');
   const relayer = privateKeyToAccount(relayerKey);
@@ -47,7 +47,8 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, log
 
   const dir = mkdtempSync(join(tmpdir(), 'profile-relayer-'));
   const envFile = join(dir, 'worker.env');
-  writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
+  const extra = Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join('');
+  writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n${extra}`, { mode: 0o600 });
   const port = workerPort || freePort();
   const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars };
   const args = [

@@ -117,9 +117,17 @@ struct Ctx<'a> {
 }
 
 fn var_u64(env: &Env, name: &str, default: u64) -> ApiResult<u64> {
-    match env.var(name).ok().map(|v| v.to_string()).filter(|v| !v.trim().is_empty()) {
+    match env
+        .var(name)
+        .ok()
+        .map(|v| v.to_string())
+        .filter(|v| !v.trim().is_empty())
+    {
         None => Ok(default),
-        Some(v) => v.trim().parse().map_err(|_| ApiError::config(format!("{name} must be a number"))),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| ApiError::config(format!("{name} must be a number"))),
     }
 }
 
@@ -132,7 +140,14 @@ impl<'a> Ctx<'a> {
         let config = Config::from_env(env)?;
         let rpc = config.rpc();
         let (profiles, assets) = search::index_names(env);
-        Ok(Self { env, ipfs: IpfsConfig::from_env(env)?, config, rpc, profiles, assets })
+        Ok(Self {
+            env,
+            ipfs: IpfsConfig::from_env(env)?,
+            config,
+            rpc,
+            profiles,
+            assets,
+        })
     }
 }
 
@@ -145,7 +160,15 @@ async fn call<C: SolCall>(rpc: &Rpc, to: Address, call: &C) -> ApiResult<Option<
 }
 
 async fn supports(rpc: &Rpc, address: Address, id: [u8; 4]) -> ApiResult<bool> {
-    Ok(call(rpc, address, &supportsInterfaceCall { interfaceId: id.into() }).await?.unwrap_or(false))
+    Ok(call(
+        rpc,
+        address,
+        &supportsInterfaceCall {
+            interfaceId: id.into(),
+        },
+    )
+    .await?
+    .unwrap_or(false))
 }
 
 /// Classifies an address by ERC165.
@@ -170,7 +193,15 @@ pub async fn classify(rpc: &Rpc, address: Address) -> ApiResult<Option<Kind>> {
 }
 
 async fn get_data(rpc: &Rpc, address: Address, keys: &[B256]) -> ApiResult<Vec<Bytes>> {
-    Ok(call(rpc, address, &getDataBatchCall { dataKeys: keys.to_vec() }).await?.unwrap_or_else(|| vec![Bytes::new(); keys.len()]))
+    Ok(call(
+        rpc,
+        address,
+        &getDataBatchCall {
+            dataKeys: keys.to_vec(),
+        },
+    )
+    .await?
+    .unwrap_or_else(|| vec![Bytes::new(); keys.len()]))
 }
 
 /// Result of fetching metadata behind a VerifiableURI.
@@ -190,15 +221,30 @@ fn gateway_url(url: &str) -> String {
 
 async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
     if value.is_empty() {
-        return Fetched { status: "none", url: None, json: None, error: None };
+        return Fetched {
+            status: "none",
+            url: None,
+            json: None,
+            error: None,
+        };
     }
     let uri = match decode_verifiable_uri(value) {
         Ok(u) => u,
-        Err(e) => return Fetched { status: "invalid_uri", url: None, json: None, error: Some(e.code().to_owned()) },
+        Err(e) => {
+            return Fetched {
+                status: "invalid_uri",
+                url: None,
+                json: None,
+                error: Some(e.code().to_owned()),
+            };
+        }
     };
     let bytes = if uri.url.starts_with("ipfs://") {
         match CidPath::parse(&uri.url) {
-            Ok(target) => fetch_content(ctx.env, &ctx.ipfs, &target).await.map(|c| c.bytes).map_err(|e| e.code),
+            Ok(target) => fetch_content(ctx.env, &ctx.ipfs, &target)
+                .await
+                .map(|c| c.bytes)
+                .map_err(|e| e.code),
             Err(e) => Err(e.code().to_owned()),
         }
     } else {
@@ -206,16 +252,32 @@ async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
     };
     let bytes = match bytes {
         Ok(b) => b,
-        Err(code) => return Fetched { status: "fetch_failed", url: Some(uri.url), json: None, error: Some(code) },
+        Err(code) => {
+            return Fetched {
+                status: "fetch_failed",
+                url: Some(uri.url),
+                json: None,
+                error: Some(code),
+            };
+        }
     };
     let status = match uri.verification_method() {
         VerificationMethod::Keccak256Utf8 | VerificationMethod::Keccak256Bytes => {
-            if profile_relayer::lsp2::verify(&uri, &bytes).unwrap_or(false) { "verified" } else { "hash_mismatch" }
+            if profile_relayer::lsp2::verify(&uri, &bytes).unwrap_or(false) {
+                "verified"
+            } else {
+                "hash_mismatch"
+            }
         }
         _ => "unverifiable",
     };
     let json = serde_json::from_slice::<Value>(&bytes).ok();
-    Fetched { status, url: Some(uri.url), json, error: None }
+    Fetched {
+        status,
+        url: Some(uri.url),
+        json,
+        error: None,
+    }
 }
 
 fn first_image_url(images: Option<&Value>) -> Option<String> {
@@ -231,7 +293,14 @@ fn utf8(bytes: &[u8]) -> Option<String> {
     (!bytes.is_empty()).then(|| String::from_utf8_lossy(bytes).into_owned())
 }
 
-async fn retry_later(ctx: &Ctx<'_>, index: &str, object_id: &str, address: Address, token_id: Option<&str>, reason: &str) -> ApiResult<()> {
+async fn retry_later(
+    ctx: &Ctx<'_>,
+    index: &str,
+    object_id: &str,
+    address: Address,
+    token_id: Option<&str>,
+    reason: &str,
+) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
     db.prepare(
         "INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
@@ -264,7 +333,9 @@ async fn clear_retry(ctx: &Ctx<'_>, index: &str, object_id: &str) -> ApiResult<(
 
 /// Indexes one address (profile or asset). Returns its kind, `None` if it is neither.
 async fn index_address(ctx: &Ctx<'_>, address: Address, block: u64) -> ApiResult<Option<Kind>> {
-    let Some(kind) = classify(&ctx.rpc, address).await? else { return Ok(None) };
+    let Some(kind) = classify(&ctx.rpc, address).await? else {
+        return Ok(None);
+    };
     let object_id = address.to_checksum(None);
     let mut record = json!({
         "objectID": object_id,
@@ -278,7 +349,10 @@ async fn index_address(ctx: &Ctx<'_>, address: Address, block: u64) -> ApiResult
     let (index, fetched) = if kind == Kind::Profile {
         let values = get_data(&ctx.rpc, address, &[data_keys::LSP3_PROFILE]).await?;
         let fetched = fetch_metadata(ctx, &values[0]).await;
-        let profile = fetched.json.as_ref().and_then(|j| serde_json::from_value::<Lsp3ProfileJson>(j.clone()).ok());
+        let profile = fetched
+            .json
+            .as_ref()
+            .and_then(|j| serde_json::from_value::<Lsp3ProfileJson>(j.clone()).ok());
         if let Some(p) = &profile {
             let v = serde_json::to_value(&p.profile).unwrap_or(Value::Null);
             record["name"] = json!(p.profile.name);
@@ -309,7 +383,10 @@ async fn index_address(ctx: &Ctx<'_>, address: Address, block: u64) -> ApiResult
         record["symbol"] = record["LSP4TokenSymbol"].clone();
         record["tokenType"] = json!(TokenType::from_value(&values[3]).ok());
         record["tokenIdFormat"] = json!(TokenIdFormat::from_value(&values[4]).ok());
-        let metadata = fetched.json.as_ref().and_then(|j| serde_json::from_value::<Lsp4MetadataJson>(j.clone()).ok());
+        let metadata = fetched
+            .json
+            .as_ref()
+            .and_then(|j| serde_json::from_value::<Lsp4MetadataJson>(j.clone()).ok());
         let name_from_metadata = metadata.as_ref().and_then(|m| m.metadata.name.clone());
         record["name"] = json!(utf8(&values[1]).or(name_from_metadata));
         if let Some(m) = &metadata {
@@ -326,7 +403,15 @@ async fn index_address(ctx: &Ctx<'_>, address: Address, block: u64) -> ApiResult
     record["metadataUrl"] = json!(fetched.url);
     search::upsert(ctx.env, &index, &Record(record)).await?;
     if fetched.status == "fetch_failed" {
-        retry_later(ctx, &index, &object_id, address, None, fetched.error.as_deref().unwrap_or("fetch failed")).await?;
+        retry_later(
+            ctx,
+            &index,
+            &object_id,
+            address,
+            None,
+            fetched.error.as_deref().unwrap_or("fetch failed"),
+        )
+        .await?;
     } else {
         clear_retry(ctx, &index, &object_id).await?;
     }
@@ -335,19 +420,42 @@ async fn index_address(ctx: &Ctx<'_>, address: Address, block: u64) -> ApiResult
 
 /// Indexes one LSP8 token id.
 async fn index_token(ctx: &Ctx<'_>, address: Address, token_id: B256, block: u64) -> ApiResult<()> {
-    let values = get_data(&ctx.rpc, address, &[data_keys::LSP8_TOKEN_ID_FORMAT, data_keys::LSP8_TOKEN_METADATA_BASE_URI]).await?;
+    let values = get_data(
+        &ctx.rpc,
+        address,
+        &[
+            data_keys::LSP8_TOKEN_ID_FORMAT,
+            data_keys::LSP8_TOKEN_METADATA_BASE_URI,
+        ],
+    )
+    .await?;
     let format = TokenIdFormat::from_value(&values[0]).unwrap_or(TokenIdFormat::Number);
-    let per_token = call(&ctx.rpc, address, &getDataForTokenIdCall { tokenId: token_id, dataKey: data_keys::LSP4_METADATA })
-        .await?
-        .unwrap_or_default();
+    let per_token = call(
+        &ctx.rpc,
+        address,
+        &getDataForTokenIdCall {
+            tokenId: token_id,
+            dataKey: data_keys::LSP4_METADATA,
+        },
+    )
+    .await?
+    .unwrap_or_default();
     let mut fetched = fetch_metadata(ctx, &per_token).await;
     if fetched.status == "none"
         && let Ok(base) = decode_verifiable_uri(&values[1])
         && let Ok(suffix) = decode_token_id(format, token_id)
     {
         // LSP8TokenMetadataBaseURI ‖ token id (hex formats without 0x, as the spec's example)
-        let suffix = suffix.strip_prefix("0x").filter(|_| matches!(format.base(), TokenIdFormat::UniqueId | TokenIdFormat::Hash)).map_or(suffix.clone(), str::to_owned);
-        fetched = Fetched { status: "unverifiable", url: Some(format!("{}{suffix}", base.url)), json: None, error: None };
+        let suffix = suffix
+            .strip_prefix("0x")
+            .filter(|_| matches!(format.base(), TokenIdFormat::UniqueId | TokenIdFormat::Hash))
+            .map_or(suffix.clone(), str::to_owned);
+        fetched = Fetched {
+            status: "unverifiable",
+            url: Some(format!("{}{suffix}", base.url)),
+            json: None,
+            error: None,
+        };
         if let Ok(target) = CidPath::parse(fetched.url.as_deref().unwrap_or_default())
             && let Ok(c) = fetch_content(ctx.env, &ctx.ipfs, &target).await
         {
@@ -369,7 +477,11 @@ async fn index_token(ctx: &Ctx<'_>, address: Address, token_id: B256, block: u64
         "metadataStatus": fetched.status,
         "metadataUrl": fetched.url,
     });
-    if let Some(m) = fetched.json.as_ref().and_then(|j| serde_json::from_value::<Lsp4MetadataJson>(j.clone()).ok()) {
+    if let Some(m) = fetched
+        .json
+        .as_ref()
+        .and_then(|j| serde_json::from_value::<Lsp4MetadataJson>(j.clone()).ok())
+    {
         let v = serde_json::to_value(&m.metadata).unwrap_or(Value::Null);
         record["name"] = json!(m.metadata.name);
         record["description"] = json!(m.metadata.description);
@@ -378,7 +490,15 @@ async fn index_token(ctx: &Ctx<'_>, address: Address, token_id: B256, block: u64
     }
     search::upsert(ctx.env, &ctx.assets, &Record(record)).await?;
     if fetched.status == "fetch_failed" {
-        retry_later(ctx, &ctx.assets, &object_id, address, Some(&token_hex), fetched.error.as_deref().unwrap_or("fetch failed")).await?;
+        retry_later(
+            ctx,
+            &ctx.assets,
+            &object_id,
+            address,
+            Some(&token_hex),
+            fetched.error.as_deref().unwrap_or("fetch failed"),
+        )
+        .await?;
     } else {
         clear_retry(ctx, &ctx.assets, &object_id).await?;
     }
@@ -430,7 +550,10 @@ pub async fn run(env: &Env) -> ApiResult<RunStats> {
     let confirmations = var_u64(env, "INDEXER_CONFIRMATIONS", 0)?;
     let max_range = var_u64(env, "INDEXER_MAX_BLOCKS", 500)?.max(1);
     let start = var_u64(env, "INDEXER_START_BLOCK", 0)?;
-    let mut stats = RunStats { head_block: head, ..RunStats::default() };
+    let mut stats = RunStats {
+        head_block: head,
+        ..RunStats::default()
+    };
 
     // retries first: metadata that could not be fetched before
     let db = search::db(env).await?;
@@ -443,7 +566,9 @@ pub async fn run(env: &Env) -> ApiResult<RunStats> {
         .results()
         .map_err(ApiError::internal)?;
     for row in due {
-        let Ok(address) = row.address.parse::<Address>() else { continue };
+        let Ok(address) = row.address.parse::<Address>() else {
+            continue;
+        };
         match row.token_id.and_then(|t| t.parse::<B256>().ok()) {
             Some(token) => index_token(&ctx, address, token, head).await?,
             None => {
@@ -461,7 +586,9 @@ pub async fn run(env: &Env) -> ApiResult<RunStats> {
         return Ok(stats);
     }
     let to = safe_head.min(from + max_range - 1);
-    let deployed = topic("DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)");
+    let deployed = topic(
+        "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)",
+    );
     let data_changed = topic("DataChanged(bytes32,bytes)");
     let lsp7_transfer = topic("Transfer(address,address,address,uint256,bool,bytes)");
     let lsp8_transfer = topic("Transfer(address,address,address,bytes32,bool,bytes)");
@@ -507,7 +634,11 @@ pub async fn run(env: &Env) -> ApiResult<RunStats> {
         "INSERT INTO checkpoints (chain_id, next_block, updated_at) VALUES (?1, ?2, ?3) \
          ON CONFLICT (chain_id) DO UPDATE SET next_block = ?2, updated_at = ?3",
     )
-    .bind(&[JsValue::from_f64(chain_id as f64), JsValue::from_f64((to + 1) as f64), JsValue::from_f64(now() as f64)])?
+    .bind(&[
+        JsValue::from_f64(chain_id as f64),
+        JsValue::from_f64((to + 1) as f64),
+        JsValue::from_f64(now() as f64),
+    ])?
     .run()
     .await
     .map_err(ApiError::internal)?;

@@ -29,10 +29,17 @@ fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
 }
 
 fn cache_seconds(env: &Env) -> u64 {
-    env.var("LOOKUP_CACHE_SECONDS").ok().and_then(|v| v.to_string().trim().parse().ok()).unwrap_or(60)
+    env.var("LOOKUP_CACHE_SECONDS")
+        .ok()
+        .and_then(|v| v.to_string().trim().parse().ok())
+        .unwrap_or(60)
 }
 
-async fn cached(req: &Request, env: &Env, build: impl core::future::Future<Output = ApiResult<Value>>) -> ApiResult<Response> {
+async fn cached(
+    req: &Request,
+    env: &Env,
+    build: impl core::future::Future<Output = ApiResult<Value>>,
+) -> ApiResult<Response> {
     let seconds = cache_seconds(env);
     let cache = Cache::default();
     let url = req.url()?.to_string();
@@ -76,12 +83,20 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
             }
         }
         match indexer::index_now(env, address).await? {
-            Some(Kind::Profile) => search::get(env, &profiles, &id).await?.ok_or_else(|| ApiError::internal("record vanished")),
+            Some(Kind::Profile) => search::get(env, &profiles, &id)
+                .await?
+                .ok_or_else(|| ApiError::internal("record vanished")),
             Some(_) => {
-                let record = search::get(env, &assets, &id).await?.ok_or_else(|| ApiError::internal("record vanished"))?;
+                let record = search::get(env, &assets, &id)
+                    .await?
+                    .ok_or_else(|| ApiError::internal("record vanished"))?;
                 with_tokens(env, &assets, record).await
             }
-            None => Err(ApiError::new(404, "NOT_FOUND", format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"))),
+            None => Err(ApiError::new(
+                404,
+                "NOT_FOUND",
+                format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"),
+            )),
         }
     })
     .await
@@ -91,14 +106,25 @@ async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Va
     if record["kind"] == "LSP8IdentifiableDigitalAsset" {
         let address = record["address"].as_str().unwrap_or_default().to_owned();
         let tokens = search::tokens_of(env, assets, &address, 100).await?;
-        record["tokens"] = json!(tokens.iter().map(|t| json!({ "tokenId": t["tokenId"], "name": t["name"], "imageUrl": t["imageUrl"] })).collect::<Vec<_>>());
+        record["tokens"] = json!(
+            tokens
+                .iter()
+                .map(|t| json!({ "tokenId": t["tokenId"], "name": t["name"], "imageUrl": t["imageUrl"] }))
+                .collect::<Vec<_>>()
+        );
     }
     Ok(record)
 }
 
 /// `GET /v1/:chainId/address/:address/:tokenId`; the token id may be bytes32 hex or written in the collection's
 /// LSP8TokenIdFormat (a number, a string, an address…).
-pub async fn token(req: &Request, env: &Env, chain_id: &str, address: &str, token: &str) -> ApiResult<Response> {
+pub async fn token(
+    req: &Request,
+    env: &Env,
+    chain_id: &str,
+    address: &str,
+    token: &str,
+) -> ApiResult<Response> {
     chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     let token = urlencoding_decode(token);
@@ -107,14 +133,27 @@ pub async fn token(req: &Request, env: &Env, chain_id: &str, address: &str, toke
         let collection = match search::get(env, &assets, &address.to_checksum(None)).await? {
             Some(c) => c,
             None => match indexer::index_now(env, address).await? {
-                Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None)).await?.unwrap_or(Value::Null),
-                _ => return Err(ApiError::new(404, "NOT_FOUND", format!("{address} is not an LSP8 collection"))),
+                Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
+                    .await?
+                    .unwrap_or(Value::Null),
+                _ => {
+                    return Err(ApiError::new(
+                        404,
+                        "NOT_FOUND",
+                        format!("{address} is not an LSP8 collection"),
+                    ));
+                }
             },
         };
         if collection["kind"] != "LSP8IdentifiableDigitalAsset" {
-            return Err(ApiError::new(404, "NOT_FOUND", format!("{address} is not an LSP8 collection")));
+            return Err(ApiError::new(
+                404,
+                "NOT_FOUND",
+                format!("{address} is not an LSP8 collection"),
+            ));
         }
-        let format: TokenIdFormat = serde_json::from_value(collection["tokenIdFormat"].clone()).unwrap_or(TokenIdFormat::Number);
+        let format: TokenIdFormat =
+            serde_json::from_value(collection["tokenIdFormat"].clone()).unwrap_or(TokenIdFormat::Number);
         let token_id: B256 = if token.len() == 66 && token.starts_with("0x") {
             profile_relayer::hex::parse_fixed::<32>("tokenId", &token)?
         } else {
@@ -125,14 +164,18 @@ pub async fn token(req: &Request, env: &Env, chain_id: &str, address: &str, toke
             return Ok(record);
         }
         indexer::index_token_now(env, address, token_id).await?;
-        search::get(env, &assets, &object_id).await?.ok_or_else(|| ApiError::internal("token record vanished"))
+        search::get(env, &assets, &object_id)
+            .await?
+            .ok_or_else(|| ApiError::internal("token record vanished"))
     })
     .await
 }
 
 fn urlencoding_decode(s: &str) -> String {
     // percent-decoding of a path segment is the URL parser's job: reuse the runtime's
-    js_sys::decode_uri_component(s).map(String::from).unwrap_or_else(|_| s.to_owned())
+    js_sys::decode_uri_component(s)
+        .map(String::from)
+        .unwrap_or_else(|_| s.to_owned())
 }
 
 /// `GET /v1/:chainId/stats`.
@@ -141,7 +184,12 @@ pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
     let counts = search::counts(env).await?;
     let (profiles, assets) = search::index_names(env);
     let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
-    let head = config.rpc().call::<U256>("eth_blockNumber", json!([])).await.ok().and_then(|h| u64::try_from(h).ok());
+    let head = config
+        .rpc()
+        .call::<U256>("eth_blockNumber", json!([]))
+        .await
+        .ok()
+        .and_then(|h| u64::try_from(h).ok());
     let next = indexer::checkpoint(env, config.chain_id).await?;
     let last = next.map(|n| n.saturating_sub(1));
     Ok(Response::from_json(&json!({
@@ -160,7 +208,11 @@ pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
 pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     chain(env, chain_id)?;
     let url = req.url()?;
-    let param = |k: &str| url.query_pairs().find(|(key, _)| key == k).map(|(_, v)| v.into_owned());
+    let param = |k: &str| {
+        url.query_pairs()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.into_owned())
+    };
     let q = param("q").unwrap_or_default();
     let page = param("page").and_then(|p| p.parse().ok()).unwrap_or(0);
     let per = param("hitsPerPage").and_then(|p| p.parse().ok()).unwrap_or(20);
@@ -174,7 +226,11 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
 pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
     let (profiles, assets) = search::index_names(env);
     if index != profiles && index != assets {
-        return Err(ApiError::new(404, "INDEX_NOT_FOUND", format!("no index {index:?} (this deployment has {profiles}, {assets})")));
+        return Err(ApiError::new(
+            404,
+            "INDEX_NOT_FOUND",
+            format!("no index {index:?} (this deployment has {profiles}, {assets})"),
+        ));
     }
     let text = req.text().await?;
     let body: Value = if text.trim().is_empty() {

@@ -60,7 +60,9 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
         (Method::Get, ["ipfs", _, ..]) => crate::ipfs::relay(&req, env, &path["/ipfs/".len()..]).await,
-        (Method::Get, ["v1", chain, "address", address]) => crate::lookup::address(&req, env, chain, address).await,
+        (Method::Get, ["v1", chain, "address", address]) => {
+            crate::lookup::address(&req, env, chain, address).await
+        }
         (Method::Get, ["v1", chain, "address", address, token]) => {
             crate::lookup::token(&req, env, chain, address, token).await
         }

@@ -31,7 +31,10 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
     let db = env.d1("DB")?;
     if !SCHEMA_READY.with(Cell::get) {
         for statement in SCHEMA.split(";\n") {
-            db.prepare(statement.trim_end_matches(';')).run().await.map_err(ApiError::internal)?;
+            db.prepare(statement.trim_end_matches(';'))
+                .run()
+                .await
+                .map_err(ApiError::internal)?;
         }
         SCHEMA_READY.with(|c| c.set(true));
     }
@@ -40,7 +43,10 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
 
 /// The two index names of this deployment.
 pub fn index_names(env: &Env) -> (String, String) {
-    let prefix = env.var("INDEX_PREFIX").map(|v| v.to_string()).unwrap_or_else(|_| "dev_local".to_owned());
+    let prefix = env
+        .var("INDEX_PREFIX")
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| "dev_local".to_owned());
     (format!("{prefix}_universal_profiles"), format!("{prefix}_assets"))
 }
 
@@ -52,7 +58,11 @@ impl Record {
     fn text(&self, field: &str) -> String {
         match &self.0[field] {
             Value::String(s) => s.clone(),
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
+            Value::Array(items) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
             _ => String::new(),
         }
     }
@@ -117,7 +127,8 @@ pub async fn get(env: &Env, index: &str, object_id: &str) -> ApiResult<Option<Va
         .first(None)
         .await
         .map_err(ApiError::internal)?;
-    row.map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).transpose()
+    row.map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
+        .transpose()
 }
 
 /// Token records of an LSP8 contract.
@@ -131,7 +142,9 @@ pub async fn tokens_of(env: &Env, index: &str, address: &str, limit: u32) -> Api
         .map_err(ApiError::internal)?
         .results()
         .map_err(ApiError::internal)?;
-    rows.iter().map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).collect()
+    rows.iter()
+        .map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
+        .collect()
 }
 
 /// Turns free text into an FTS5 query: every word must match as a prefix (no FTS syntax reaches SQLite).
@@ -167,7 +180,13 @@ struct Count {
 }
 
 /// Searches one index.
-pub async fn search(env: &Env, index: &str, query: &str, page: u64, hits_per_page: u64) -> ApiResult<SearchResult> {
+pub async fn search(
+    env: &Env,
+    index: &str,
+    query: &str,
+    page: u64,
+    hits_per_page: u64,
+) -> ApiResult<SearchResult> {
     let started = worker::Date::now().as_millis();
     let db = db(env).await?;
     let hits_per_page = hits_per_page.clamp(1, 100);
@@ -188,7 +207,9 @@ pub async fn search(env: &Env, index: &str, query: &str, page: u64, hits_per_pag
                 .results()
                 .map_err(ApiError::internal)?;
             let count: Option<Count> = db
-                .prepare("SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2")
+                .prepare(
+                    "SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2",
+                )
                 .bind(&[q.as_str().into(), index.into()])?
                 .first(None)
                 .await
@@ -213,7 +234,10 @@ pub async fn search(env: &Env, index: &str, query: &str, page: u64, hits_per_pag
             (rows, count.map_or(0.0, |c| c.n))
         }
     };
-    let hits = rows.iter().map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal)).collect::<ApiResult<_>>()?;
+    let hits = rows
+        .iter()
+        .map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
+        .collect::<ApiResult<_>>()?;
     let nb_hits = total as u64;
     Ok(SearchResult {
         hits,
@@ -223,7 +247,10 @@ pub async fn search(env: &Env, index: &str, query: &str, page: u64, hits_per_pag
         hits_per_page,
         processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
         query: query.to_owned(),
-        params: format!("query={}&hitsPerPage={hits_per_page}&page={page}", query.replace('&', "%26")),
+        params: format!(
+            "query={}&hitsPerPage={hits_per_page}&page={page}",
+            query.replace('&', "%26")
+        ),
         index: index.to_owned(),
     })
 }
@@ -258,14 +285,25 @@ impl Algolia {
     /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
     /// `https://<app id>.algolia.net` (tests point it at a local server).
     pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
-        let var = |n: &str| env.var(n).ok().map(|v| v.to_string()).filter(|v| !v.trim().is_empty());
-        let Some(app_id) = var("ALGOLIA_APP_ID") else { return Ok(None) };
+        let var = |n: &str| {
+            env.var(n)
+                .ok()
+                .map(|v| v.to_string())
+                .filter(|v| !v.trim().is_empty())
+        };
+        let Some(app_id) = var("ALGOLIA_APP_ID") else {
+            return Ok(None);
+        };
         let admin_key = env
             .secret("ALGOLIA_ADMIN_KEY")
             .map(|s| s.to_string())
             .map_err(|_| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
         let host = var("ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
-        Ok(Some(Self { host, app_id, admin_key }))
+        Ok(Some(Self {
+            host,
+            app_id,
+            admin_key,
+        }))
     }
 
     /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).
@@ -278,11 +316,19 @@ impl Algolia {
         headers.set("x-algolia-application-id", &self.app_id)?;
         headers.set("x-algolia-api-key", &self.admin_key)?;
         let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_headers(headers).with_body(Some(body.to_string().into()));
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(body.to_string().into()));
         let url = format!("{}/1/indexes/{}/batch", self.host, index);
-        let response = Fetch::Request(Request::new_with_init(&url, &init)?).send().await?;
+        let response = Fetch::Request(Request::new_with_init(&url, &init)?)
+            .send()
+            .await?;
         if !(200..300).contains(&response.status_code()) {
-            return Err(ApiError::new(502, "SEARCH_BACKEND_ERROR", format!("Algolia answered HTTP {}", response.status_code())));
+            return Err(ApiError::new(
+                502,
+                "SEARCH_BACKEND_ERROR",
+                format!("Algolia answered HTTP {}", response.status_code()),
+            ));
         }
         Ok(())
     }
@@ -295,7 +341,10 @@ mod tests {
     #[test]
     fn fts_queries_are_sanitized() {
         assert_eq!(fts_query("Alice  Bob").as_deref(), Some("\"alice\"* \"bob\"*"));
-        assert_eq!(fts_query("\" OR name:* NEAR("), Some("\"or\"* \"name\"* \"near\"*".to_owned()));
+        assert_eq!(
+            fts_query("\" OR name:* NEAR("),
+            Some("\"or\"* \"name\"* \"near\"*".to_owned())
+        );
         assert_eq!(fts_query("  -- ;"), None);
     }
 }
