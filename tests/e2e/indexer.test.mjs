@@ -30,7 +30,7 @@ before(async () => {
   });
   await new Promise((r) => algolia.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { LOOKUP_CACHE_SECONDS: '0', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}` },
+    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}` },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
 });
@@ -175,6 +175,33 @@ test('stats, read-through, errors', async () => {
   assert.equal((await get('/v1/31337/address/0x1234', 400)).error.code, 'INVALID_ADDRESS');
   assert.equal((await get(`/v1/31337/address/${lsp7}/1`, 404)).error.code, 'NOT_FOUND');
   await fund(stack.chain, OWNER);
+});
+
+test('a failed metadata fetch is recorded, retried, and completed once the content exists', async () => {
+  const json = JSON.stringify({ LSP3Profile: { name: 'Late Metadata', description: 'arrives after the deploy' } });
+  const cid = sdk.computeCid(new TextEncoder().encode(json));
+  const lsp3Profile = sdk.encodeVerifiableUri(json, `ipfs://${cid}`); // not uploaded yet: no store, no gateway has it
+  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
+    method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ lsp6ControllerAddress: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'], lsp3Profile }),
+  });
+  const up = (await res.json()).universalProfileAddress;
+  await runCron();
+  const failed = await get(`/v1/31337/address/${up}`);
+  assert.equal(failed.metadataStatus, 'fetch_failed');
+  assert.equal(failed.metadataUrl, `ipfs://${cid}`);
+  assert.equal(await upload(json), cid);
+  await runCron(); // the due retry runs before the next block range
+  const done = await get(`/v1/31337/address/${up}`);
+  assert.equal(done.metadataStatus, 'verified');
+  assert.equal(done.name, 'Late Metadata');
+  // lookups carry an ETag and answer 304 to If-None-Match
+  const first = await fetch(`${stack.workerUrl}/v1/31337/address/${up}`);
+  const etag = first.headers.get('etag');
+  assert.ok(etag);
+  assert.match(first.headers.get('cache-control'), /^public/);
+  const again = await fetch(`${stack.workerUrl}/v1/31337/address/${up}`, { headers: { 'if-none-match': etag } });
+  assert.equal(again.status, 304);
 });
 
 test('the Algolia adapter sent batches in Algolia\'s documented shape', () => {

@@ -301,19 +301,22 @@ async fn retry_later(
     token_id: Option<&str>,
     reason: &str,
 ) -> ApiResult<()> {
+    // exponential backoff: base, 2×base, 4×base … capped at 2^11 × base
+    let base = var_u64(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
     let db = search::db(ctx.env).await?;
     db.prepare(
         "INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
-         VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6) ON CONFLICT (index_name, object_id) DO UPDATE SET \
-         attempts = attempts + 1, next_attempt_at = ?5 + (30 << min(attempts, 11)), reason = ?6",
+         VALUES (?1, ?2, ?3, ?4, 1, ?5 + ?7, ?6) ON CONFLICT (index_name, object_id) DO UPDATE SET \
+         attempts = attempts + 1, next_attempt_at = ?5 + (?7 << min(attempts, 11)), reason = ?6",
     )
     .bind(&[
         index.into(),
         object_id.into(),
         format!("{address:#x}").into(),
         token_id.map_or(JsValue::NULL, JsValue::from_str),
-        JsValue::from_f64((now() + 30) as f64),
+        JsValue::from_f64(now() as f64),
         reason.into(),
+        JsValue::from_f64(base as f64),
     ])?
     .run()
     .await
