@@ -1,7 +1,10 @@
 //! Browser / Node bindings (feature `wasm`). Thin: every function converts JS values, calls the core and converts
 //! back. Errors become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
 
+mod client;
 mod types;
+
+pub use self::client::{LookupClient, RelayerClient};
 
 use alloy_primitives::{B256, Bytes};
 use js_sys::{Reflect, Uint8Array};
@@ -51,7 +54,12 @@ export type ProfileRelayerErrorCode =
 /** The error every function of this package throws. */
 export interface ProfileRelayerError extends Error {
   name: "ProfileRelayerError";
-  code: ProfileRelayerErrorCode;
+  /** A core code, or (from the clients) the service's code, `NETWORK_ERROR`, `HTTP_ERROR`, `PREDICTION_MISMATCH`, … */
+  code: ProfileRelayerErrorCode | ServiceErrorCode;
+  /** HTTP status, for errors answered by the service. */
+  status?: number;
+  /** Seconds to wait, when the service sent `Retry-After` (429, 503, 504). */
+  retryAfter?: number;
 }
 /** A LUKSO network: name, chain id, or custom LSP23 constants (e.g. a local chain). */
 export type NetworkInput = "mainnet" | "testnet" | 42 | 4201 | CustomNetwork;

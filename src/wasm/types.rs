@@ -16,7 +16,7 @@ use crate::{
 /// Serialises a result as a plain JS object.
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
     value
-        .serialize(&serde_wasm_bindgen::Serializer::new())
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| Error::InvalidArgument(e.to_string()))
 }
 
@@ -131,9 +131,10 @@ pub struct CustomNetwork {
 }
 
 /// `"mainnet"`, `"testnet"`, a chain id, or custom constants.
+/// `"mainnet"`, `"testnet"`, a chain id, or custom constants (deserialised from JS).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum NetworkInput {
+pub enum NetworkInput {
     Name(String),
     ChainId(f64),
     Custom(CustomNetwork),

@@ -44,9 +44,12 @@ async fn cached(
     let cache = Cache::default();
     let url = req.url()?.to_string();
     if seconds > 0
-        && let Some(hit) = cache.get(url.as_str(), false).await?
+        && let Some(mut hit) = cache.get(url.as_str(), false).await?
     {
-        return not_modified(req, hit);
+        // responses from the cache have immutable headers: copy into a fresh response
+        let headers = hit.headers().clone();
+        let fresh = Response::from_bytes(hit.bytes().await?)?.with_headers(headers);
+        return not_modified(req, fresh);
     }
     let body = serde_json::to_string(&build.await?).map_err(ApiError::internal)?;
     let etag = format!("\"{}\"", &keccak256(body.as_bytes()).to_string()[2..18]);
@@ -254,7 +257,5 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
         }
     }
     let result = search::search(env, index, &query, page, per).await?;
-    let mut response = Response::from_json(&result)?;
-    response.headers_mut().set("access-control-allow-origin", "*")?;
-    Ok(response)
+    Ok(Response::from_json(&result)?)
 }
