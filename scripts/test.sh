@@ -31,6 +31,9 @@ scripts/build-pkg.sh
 step "worker: build (worker-build)"
 scripts/build-worker.sh
 
+step "wasm: typed clients in headless Chromium against the real Worker (wrangler dev + anvil)"
+node scripts/with-stack.mjs cargo test --target wasm32-unknown-unknown --features wasm --test wasm_clients
+
 step "npm package: TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json)
 

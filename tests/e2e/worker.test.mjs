@@ -166,6 +166,19 @@ test('every error status, with a JSON body and a specific code', async () => {
   await assertError(res, 429, 'RATE_LIMITED');
 });
 
+test('CORS: preflights are answered and responses carry the headers browsers need', async () => {
+  const pre = await fetch(`${stack.workerUrl}/api/universal-profile`, {
+    method: 'OPTIONS',
+    headers: { origin: 'http://127.0.0.1:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+  });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get('access-control-allow-origin'), '*');
+  assert.match(pre.headers.get('access-control-allow-headers'), /authorization/);
+  const res = await api('/nope', { method: 'GET' });
+  assert.equal(res.headers.get('access-control-allow-origin'), '*');
+  assert.match(res.headers.get('access-control-expose-headers'), /retry-after/);
+});
+
 test('admin: keys are listed without secrets and stored only hashed', async () => {
   const { apiKeys } = await json(await stack.admin('GET', '/admin/api-keys'), 200);
   assert.ok(apiKeys.some((k) => k.id === stack.apiKeyId && k.name === 'development'));

@@ -20,12 +20,41 @@ pub use ratelimit::RateLimiter;
 pub use relayer::Relayer;
 use worker::{Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent, event};
 
-/// Worker entry point: every error becomes a JSON error body, never a panic.
+/// Worker entry point: every error becomes a JSON error body, never a panic. Browser dApps call the API from
+/// other origins: preflights are answered and every response carries the CORS headers (no cookies are used, the
+/// API key travels in `Authorization`).
 #[event(fetch)]
 pub async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    Ok(routes::handle(req, &env)
+    if req.method() == worker::Method::Options {
+        let mut res = Response::empty()?.with_status(204);
+        cors(&mut res);
+        let _ = res.headers_mut().set("access-control-max-age", "86400");
+        return Ok(res);
+    }
+    let mut res = routes::handle(req, &env)
         .await
-        .unwrap_or_else(error::ApiError::into_response))
+        .unwrap_or_else(error::ApiError::into_response);
+    cors(&mut res);
+    Ok(res)
+}
+
+fn cors(res: &mut Response) {
+    let headers = res.headers_mut();
+    for (name, value) in [
+        ("access-control-allow-origin", "*"),
+        ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
+        (
+            "access-control-allow-headers",
+            "authorization, content-type, range, if-none-match",
+        ),
+        (
+            "access-control-expose-headers",
+            "retry-after, etag, content-range, x-content-verified",
+        ),
+    ] {
+        // a response with immutable headers keeps its own; never turn that into an error
+        let _ = headers.set(name, value);
+    }
 }
 
 /// Cron trigger: one indexer run (a bounded block range plus due retries).

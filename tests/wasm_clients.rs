@@ -1,0 +1,86 @@
+//! The typed clients compiled to wasm, in headless Chromium, against the real Worker and chain started by
+//! `scripts/with-stack.mjs` (their coordinates arrive at build time in `PROFILE_RELAYER_E2E`).
+#![cfg(all(target_arch = "wasm32", feature = "wasm"))]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use js_sys::{Promise, Reflect, Uint8Array};
+use profile_relayer::wasm::{LookupClient, RelayerClient, decode_verifiable_uri, predict_profile_address};
+use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn e2e() -> Value {
+    // a missing stack is a failure, not a skip: run through scripts/with-stack.mjs
+    serde_json::from_str(option_env!("PROFILE_RELAYER_E2E").expect("PROFILE_RELAYER_E2E is not set")).unwrap()
+}
+
+fn js(v: &Value) -> JsValue {
+    use serde::Serialize;
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap()
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap()
+}
+
+async fn wait(p: Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(p).await
+}
+
+#[wasm_bindgen_test]
+async fn create_profile_then_look_it_up_from_a_browser() {
+    let cfg = e2e();
+    let options = json!({ "baseUrl": cfg["workerUrl"], "apiKey": cfg["apiKey"] });
+    let relayer = RelayerClient::new(js(&options)).unwrap();
+    let lookup = LookupClient::new(js(&options)).unwrap();
+    let input = json!({
+        "metadata": { "LSP3Profile": { "name": "Browser Made", "description": "from Chromium", "links": [], "tags": [] } },
+        "controllers": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
+    });
+    let created = wait(relayer.create_profile(js(&input))).await.unwrap();
+    let up = get(&created, "universalProfileAddress").as_string().unwrap();
+    let predicted = predict_profile_address(js(&json!({
+        "salt": get(&created, "salt").as_string(),
+        "postDeploymentCallData": get(&created, "postDeploymentCallData").as_string(),
+    })))
+    .unwrap();
+    assert_eq!(get(&predicted, "universalProfile").as_string().unwrap(), up);
+    let uri = decode_verifiable_uri(&get(&created, "lsp3Profile").as_string().unwrap()).unwrap();
+    let cid = get(&created, "metadataCid").as_string().unwrap();
+    assert_eq!(get(&uri, "url").as_string().unwrap(), format!("ipfs://{cid}"));
+
+    let bytes: Uint8Array = wait(lookup.ipfs(cid)).await.unwrap().into();
+    assert!(
+        String::from_utf8(bytes.to_vec())
+            .unwrap()
+            .contains("Browser Made")
+    );
+    let record = wait(lookup.address(31337, up.clone())).await.unwrap();
+    assert_eq!(get(&record, "name").as_string().unwrap(), "Browser Made");
+    assert_eq!(get(&record, "metadataStatus").as_string().unwrap(), "verified");
+    let status = wait(relayer.profile_status(up)).await.unwrap();
+    assert_eq!(get(&status, "deployed").as_bool(), Some(true));
+}
+
+#[wasm_bindgen_test]
+async fn service_errors_reach_the_browser_with_code_and_status() {
+    let cfg = e2e();
+    let relayer = RelayerClient::new(js(
+        &json!({ "baseUrl": cfg["workerUrl"], "apiKey": format!("prk_{}", "0".repeat(64)) }),
+    ))
+    .unwrap();
+    let err = wait(relayer.deploy_profile(js(
+        &json!({ "lsp6ControllerAddress": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
+    )))
+    .await
+    .unwrap_err();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "INVALID_API_KEY");
+    assert_eq!(get(&err, "status").as_f64(), Some(401.0));
+    let offline = LookupClient::new(js(&json!({ "baseUrl": "http://127.0.0.1:9" }))).unwrap();
+    let err = wait(offline.stats(31337)).await.unwrap_err();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "NETWORK_ERROR");
+}
