@@ -2,6 +2,7 @@
 // Ports: CHAIN_PORT (default 8545), WORKER_PORT (default 8787).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { LUKSO_CONTRACTS } from './chain.mjs';
+import { serveWww } from './serve-www.mjs';
 import { startStack } from './stack.mjs';
 
 const stack = await startStack({
@@ -9,6 +10,10 @@ const stack = await startStack({
   workerPort: Number(process.env.WORKER_PORT ?? 8787),
 });
 const { chain, workerUrl, apiKey, adminToken, relayerAddress } = stack;
+const www = await serveWww({
+  port: Number(process.env.WWW_PORT ?? 8080),
+  config: { workerUrl, apiKey, chainId: chain.chainId, defaultController: chain.accounts[1].address },
+});
 
 mkdirSync(new URL('../.dev/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../.dev/credentials.json', import.meta.url), JSON.stringify({
@@ -17,6 +22,7 @@ writeFileSync(new URL('../.dev/credentials.json', import.meta.url), JSON.stringi
 
 console.log(`
 profile-relayer dev stack
+  dApp       ${www.url}   (www/: create a profile, look up, search)
   worker     ${workerUrl}   (wrangler dev / workerd; OpenAPI at ${workerUrl}/openapi.json)
   chain      ${chain.rpcUrl}   (anvil, chain id ${chain.chainId}; relayer ${relayerAddress}, funded)
 ${LUKSO_CONTRACTS.map(([name, address]) => `             ${address}  ${name}`).join('\n')}
@@ -36,6 +42,7 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   console.log('\nstopping…');
+  await www.close();
   await stack.stop();
   process.exit(0);
 }

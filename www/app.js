@@ -1,0 +1,205 @@
+// The demo dApp: plain ES modules, the npm package's `web` build, no framework. Configuration (service URL,
+// chain id, a development API key) comes from /config.json, written by the dev server.
+import init, {
+  LookupClient, RelayerClient, decodeVerifiableUri, encodeVerifiableUri, generateSalt, predictProfileAddress,
+  profileDataFromControllers,
+} from '/pkg/web/profile_relayer.js';
+
+const $ = (id) => document.getElementById(id);
+const config = await (await fetch('/config.json')).json();
+await init();
+const relayer = new RelayerClient({ baseUrl: config.workerUrl, apiKey: config.apiKey });
+const lookup = new LookupClient({ baseUrl: config.workerUrl, apiKey: config.apiKey });
+$('chain-id').textContent = config.chainId;
+$('service-url').textContent = config.workerUrl;
+$('controller').value = config.defaultController ?? '';
+
+/** A sentence for every error the SDK or the service can produce. */
+function describe(error) {
+  const code = error?.code;
+  const wait = error?.retryAfter ? ` Try again in ${error.retryAfter} s.` : '';
+  switch (code) {
+    case 'NETWORK_ERROR': return 'The service cannot be reached. Check your connection and try again.';
+    case 'MISSING_API_KEY': case 'INVALID_API_KEY': return 'This app\'s API key is not accepted by the relayer (401).';
+    case 'API_KEY_REVOKED': return 'This app\'s API key was revoked (403).';
+    case 'INSUFFICIENT_SCOPE': return 'This app\'s API key may not do that (403).';
+    case 'RATE_LIMITED': return `Too many requests (429).${wait}`;
+    case 'RPC_UNAVAILABLE': return `The blockchain node is unavailable right now (503).${wait}`;
+    case 'INSUFFICIENT_FUNDS': return `The relayer cannot pay for transactions right now (503).${wait}`;
+    case 'GATEWAY_TIMEOUT': return `IPFS did not answer in time (504).${wait}`;
+    case 'NOT_FOUND': case 'PROFILE_NOT_FOUND': return 'Nothing was found at that address.';
+    case 'INVALID_ADDRESS': return `That is not a valid address: ${error.message}`;
+    case 'INVALID_IMAGE': return error.message;
+    case 'BODY_TOO_LARGE': return 'The file is too large.';
+    case 'PREDICTION_MISMATCH': return 'The relayer deployed at an unexpected address; nothing is trusted.';
+    default: return code ? `${error.message} (${code})` : String(error?.message ?? error);
+  }
+}
+
+function show(message, isError = false) {
+  $('status').textContent = message;
+  $('status').className = isError ? 'error' : '';
+}
+
+async function busy(button, work) {
+  button.disabled = true;
+  try {
+    return await work();
+  } catch (e) {
+    show(describe(e), true);
+    return undefined;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+const gatewayUrl = (url) => (url?.startsWith('ipfs://') ? `${config.workerUrl}/ipfs/${url.slice(7)}` : url?.startsWith('/ipfs/') ? `${config.workerUrl}${url}` : url);
+
+async function imageEntry(file) {
+  if (!file.type.startsWith('image/')) throw Object.assign(new Error(`"${file.name}" is not an image.`), { code: 'INVALID_IMAGE' });
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(new Blob([bytes], { type: file.type }));
+  } catch {
+    throw Object.assign(new Error(`"${file.name}" cannot be read as an image.`), { code: 'INVALID_IMAGE' });
+  }
+  const { url } = await lookup.upload(bytes);
+  // the keccak256(bytes) of the file, as LSP3 images carry it
+  const hash = decodeVerifiableUri(encodeVerifiableUri(bytes, url)).hash;
+  return { width: bitmap.width, height: bitmap.height, url, verification: { method: 'keccak256(bytes)', data: hash } };
+}
+
+let prepared;
+$('create-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  busy($('prepare'), async () => {
+    const name = $('name').value.trim();
+    if (!name) throw Object.assign(new Error('Give the profile a name.'), { code: 'INVALID_INPUT' });
+    const links = $('links').value.split('\n').map((l) => l.trim()).filter(Boolean).map((line) => {
+      const [title, url] = line.includes('|') ? line.split('|').map((s) => s.trim()) : [line, line];
+      return { title, url };
+    });
+    const profile = {
+      name,
+      description: $('description').value.trim(),
+      tags: $('tags').value.split(',').map((t) => t.trim()).filter(Boolean),
+      links,
+      profileImage: [],
+      backgroundImage: [],
+    };
+    const file = $('avatar').files[0];
+    if (file) profile.profileImage.push(await imageEntry(file));
+    const json = JSON.stringify({ LSP3Profile: profile });
+    const { url } = await lookup.upload(json);
+    const lsp3Profile = encodeVerifiableUri(json, url);
+    const data = profileDataFromControllers([$('controller').value.trim()], lsp3Profile);
+    const salt = generateSalt();
+    const predicted = predictProfileAddress({ salt, postDeploymentCallData: data.postDeploymentCallData });
+    prepared = { salt, postDeploymentCallData: data.postDeploymentCallData, predicted };
+    $('metadata-url').textContent = url;
+    $('verifiable-uri').textContent = lsp3Profile;
+    $('predicted').textContent = predicted.universalProfile;
+    $('prepared').hidden = false;
+    show('Metadata uploaded. Check the predicted address, then deploy.');
+    $('deploy').focus();
+  });
+});
+
+$('deploy').addEventListener('click', () => busy($('deploy'), async () => {
+  if (!prepared) return;
+  show('Deploying…');
+  const answer = await relayer.deployProfile({ salt: prepared.salt, postDeploymentCallData: prepared.postDeploymentCallData });
+  if (answer.universalProfileAddress !== prepared.predicted.universalProfile) {
+    throw Object.assign(new Error('unexpected address'), { code: 'PREDICTION_MISMATCH' });
+  }
+  const status = await relayer.profileStatus(answer.universalProfileAddress);
+  const record = await lookup.address(config.chainId, answer.universalProfileAddress);
+  $('profile').hidden = false;
+  renderRecord($('profile-card'), record, status);
+  show(status.deployed ? 'Your profile is deployed.' : 'Sent; the profile will appear once the transaction is mined.');
+  $('profile').scrollIntoView();
+}));
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'onclick') node.addEventListener('click', v);
+    else node.setAttribute(k, v);
+  }
+  node.append(...children.filter((c) => c !== undefined && c !== null));
+  return node;
+}
+
+function renderRecord(container, record, status) {
+  container.replaceChildren();
+  const image = record.profileImageUrl ?? record.imageUrl ?? record.iconUrl;
+  const body = el('div', {},
+    el('h3', { 'data-testid': 'record-name' }, record.name ?? '(no name)'),
+    el('p', {}, el('span', { class: 'badge' }, record.kind), record.symbol ? el('span', { class: 'badge' }, record.symbol) : null,
+      el('span', { class: 'badge', title: 'metadata verification' }, record.metadataStatus)),
+    record.description ? el('p', {}, record.description) : null,
+    el('p', {}, el('code', { 'data-testid': 'record-address' }, record.address), record.tokenId ? el('span', {}, ` token ${record.tokenIdText ?? record.tokenId}`) : null),
+  );
+  if (status?.quota) {
+    body.append(el('p', { 'data-testid': 'quota' }, `Gas quota: ${status.quota.remaining.toLocaleString('en')} of ${status.quota.total.toLocaleString('en')} left this month`));
+  }
+  if (record.tags?.length) body.append(el('p', {}, ...record.tags.map((t) => el('span', { class: 'badge' }, `#${t}`))));
+  if (record.tokens?.length) {
+    body.append(el('h4', {}, 'Tokens'), el('ul', { class: 'tokens' }, ...record.tokens.map((t) =>
+      el('li', {}, `${t.name ?? t.tokenId} `, el('button', { type: 'button', onclick: () => showToken(record.address, t.tokenId) }, 'Open')))));
+  }
+  container.append(image ? el('img', { src: gatewayUrl(image), alt: `Image of ${record.name ?? record.address}` }) : el('img', { alt: '' }), body);
+}
+
+async function showLookup(address) {
+  const result = $('lookup-result');
+  result.replaceChildren(el('p', {}, 'Looking up…'));
+  try {
+    const record = await lookup.address(config.chainId, address);
+    const card = el('div', { class: 'card', 'data-testid': 'lookup-card' });
+    renderRecord(card, record);
+    result.replaceChildren(card);
+    show('');
+  } catch (e) {
+    result.replaceChildren();
+    show(describe(e), true);
+  }
+}
+
+async function showToken(address, tokenId) {
+  try {
+    const record = await lookup.token(config.chainId, address, tokenId);
+    const card = el('div', { class: 'card', 'data-testid': 'token-card' });
+    renderRecord(card, record);
+    $('lookup-result').append(card);
+  } catch (e) {
+    show(describe(e), true);
+  }
+}
+
+$('lookup-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  showLookup($('lookup-address').value.trim());
+});
+
+let searchTimer;
+let searchSeq = 0;
+$('search-input').addEventListener('input', () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(async () => {
+    const q = $('search-input').value.trim();
+    const seq = ++searchSeq;
+    if (!q) return $('search-results').replaceChildren();
+    try {
+      const { profiles, assets } = await lookup.search(config.chainId, q, { hitsPerPage: 8 });
+      if (seq !== searchSeq) return; // an older answer arriving late
+      const hits = [...profiles.hits, ...assets.hits];
+      $('search-results').replaceChildren(...(hits.length ? hits.map((h) => el('li', {},
+        `${h.name ?? h.address} `, el('span', { class: 'badge' }, h.kind),
+        el('button', { type: 'button', onclick: () => { $('lookup-address').value = h.address; showLookup(h.address); } }, 'Open'))) : [el('li', {}, 'No results.')]));
+    } catch (e) {
+      show(describe(e), true);
+    }
+  }, 200);
+});
