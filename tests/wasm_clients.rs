@@ -14,7 +14,10 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 fn e2e() -> Value {
     // a missing stack is a failure, not a skip: run through scripts/with-stack.mjs
-    serde_json::from_str(option_env!("PROFILE_RELAYER_E2E").expect("PROFILE_RELAYER_E2E is not set")).unwrap()
+    let Some(text) = option_env!("PROFILE_RELAYER_E2E") else {
+        panic!("PROFILE_RELAYER_E2E is not set: run through `node scripts/with-stack.mjs cargo test …`")
+    };
+    serde_json::from_str(text).unwrap()
 }
 
 fn js(v: &Value) -> JsValue {

@@ -56,8 +56,16 @@ export interface CreateProfileInput { metadata: unknown; controllers: Address[];
 export interface CreateProfileResult extends DeployResponse {
   salt: Hex; lsp3Profile: Hex; metadataCid: string; postDeploymentCallData: Hex; pending: boolean;
 }
-/** Codes a client call can reject with, besides the core's ProfileRelayerErrorCode. */
-export type ServiceErrorCode = string;
+/** Codes a client call can reject with, besides the core's ProfileRelayerErrorCode: the service's codes and the
+ * client's own (`NETWORK_ERROR`, `HTTP_ERROR`, `PREDICTION_MISMATCH`, `UPLOAD_MISMATCH`, `CONTENT_MISMATCH`). */
+export type ServiceErrorCode =
+  | "MISSING_API_KEY" | "INVALID_API_KEY" | "API_KEY_REVOKED" | "INSUFFICIENT_SCOPE" | "RATE_LIMITED" | "NOT_FOUND"
+  | "PROFILE_NOT_FOUND" | "NOT_A_UNIVERSAL_PROFILE" | "METHOD_NOT_ALLOWED" | "BODY_TOO_LARGE" | "UNSUPPORTED_CONTENT_TYPE"
+  | "INVALID_MULTIPART" | "UNKNOWN_CHAIN" | "INDEX_NOT_FOUND" | "API_KEY_NOT_FOUND" | "INVALID_ADMIN_TOKEN"
+  | "CONFIGURATION_ERROR" | "INTERNAL_ERROR" | "RPC_ERROR" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS"
+  | "DEPLOYMENT_WOULD_REVERT" | "DEPLOYMENT_REVERTED" | "DEPLOYMENT_MISMATCH" | "GATEWAY_ERROR" | "GATEWAY_TIMEOUT"
+  | "CONTENT_NOT_FOUND" | "RANGE_NOT_SATISFIABLE" | "SEARCH_BACKEND_ERROR"
+  | "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH";
 "#;
 
 fn client_error(status: Option<u16>, code: &str, message: &str, retry_after: Option<f64>) -> JsValue {

@@ -7,6 +7,11 @@ import {
   type ProfileData,
   type ProfileRelayerError,
   type ProfileRelayerErrorCode,
+  type ServiceErrorCode,
+  type CreateProfileResult,
+  type IndexRecord,
+  LookupClient,
+  RelayerClient,
   decodePostDeploymentCallData,
   decodeVerifiableUri,
   encodeArrayElementKey,
@@ -53,7 +58,9 @@ try {
 } catch (e: unknown) {
   if (isProfileRelayerError(e)) {
     const err = e as ProfileRelayerError;
-    const code: ProfileRelayerErrorCode = err.code;
+    const code: ProfileRelayerErrorCode | ServiceErrorCode = err.code;
+    const status: number | undefined = err.status;
+    console.log(status, err.retryAfter);
     const known: ProfileRelayerErrorCode[] = errorCodes();
     console.log(code, known.length);
   }
@@ -66,9 +73,25 @@ encodeVerifiableUri(42, 'ipfs://x');
 // @ts-expect-error: implementations is a closed set
 predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations: 'v9' });
 
+async function clients(): Promise<[CreateProfileResult, IndexRecord]> {
+  const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: 'prk_…' });
+  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787' });
+  const created = await relayer.createProfile({ metadata: { LSP3Profile: { name: 'x' } }, controllers: [controller] });
+  const deployed: Address = (await relayer.deployProfile({ lsp6ControllerAddress: [controller] })).universalProfileAddress;
+  const quota: number | undefined = (await relayer.registerProfile(deployed)).quota.remaining;
+  const record = await lookup.address(42, created.universalProfileAddress);
+  const hits = (await lookup.search(42, 'alice', { hitsPerPage: 5 })).profiles.hits;
+  const bytes: Uint8Array = await lookup.ipfs('bafy');
+  const cid: string = (await lookup.upload(bytes)).cid;
+  // @ts-expect-error: deployProfile takes one of the two forms
+  await relayer.deployProfile({ salt: '0x00' });
+  console.log(quota, hits.length, cid);
+  return [created, record];
+}
+
 async function web(): Promise<Hex> {
   await initWeb();
   return webEncodeKeyName('LSP3Profile') as Hex;
 }
 
-export { element, format, keys, ok, tx, up, values, key, web };
+export { clients, element, format, keys, ok, tx, up, values, key, web };
