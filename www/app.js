@@ -184,6 +184,7 @@ $('lookup-form').addEventListener('submit', (event) => {
 });
 
 let searchTimer;
+let indexNames;
 let searchSeq = 0;
 $('search-input').addEventListener('input', () => {
   clearTimeout(searchTimer);
@@ -192,9 +193,11 @@ $('search-input').addEventListener('input', () => {
     const seq = ++searchSeq;
     if (!q) return $('search-results').replaceChildren();
     try {
-      const { profiles, assets } = await lookup.search(config.chainId, q, { hitsPerPage: 8 });
+      // the Algolia-compatible route, one query per index (names from /v1/:chainId/stats)
+      indexNames ??= (await lookup.stats(config.chainId)).indexes.map((i) => i.name);
+      const results = await Promise.all(indexNames.map((name) => lookup.searchIndex(name, q, { hitsPerPage: 8 })));
       if (seq !== searchSeq) return; // an older answer arriving late
-      const hits = [...profiles.hits, ...assets.hits];
+      const hits = results.flatMap((r) => r.hits);
       $('search-results').replaceChildren(...(hits.length ? hits.map((h) => el('li', {},
         `${h.name ?? h.address} `, el('span', { class: 'badge' }, h.kind),
         el('button', { type: 'button', onclick: () => { $('lookup-address').value = h.address; showLookup(h.address); } }, 'Open'))) : [el('li', {}, 'No results.')]));

@@ -406,6 +406,28 @@ impl LookupClient {
         self.get(&path)
     }
 
+    /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
+    /// listed by `stats()`.
+    #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
+    pub fn search_index(
+        &self,
+        index_name: String,
+        query: String,
+        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+    ) -> Promise {
+        let mut body = serde_json::json!({ "query": query });
+        if let Some(o) = options {
+            for key in ["page", "hitsPerPage"] {
+                if let Some(n) = Reflect::get(&o, &key.into()).ok().and_then(|v| v.as_f64()) {
+                    body[key] = (n as u64).into();
+                }
+            }
+        }
+        let encoded: String = js_sys::encode_uri_component(&index_name).into();
+        let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
+        future_to_promise(async move { send_json(Request::post(&url), Some(&body)).await })
+    }
+
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
     pub fn ipfs(&self, cid_path: String) -> Promise {

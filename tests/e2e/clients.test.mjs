@@ -43,6 +43,9 @@ test('createProfile: upload, VerifiableURI, prediction, deploy — the answered 
   assert.equal(found.profiles.hits[0].address, created.universalProfileAddress);
   const stats = await lookup.stats(31337);
   assert.equal(stats.chainId, 31337);
+  const viaAlgoliaRoute = await lookup.searchIndex(stats.indexes[0].name, 'client', { hitsPerPage: 3 });
+  assert.equal(viaAlgoliaRoute.hits[0].address, created.universalProfileAddress);
+  assert.equal(viaAlgoliaRoute.hitsPerPage, 3);
 });
 
 test('deployProfile (Form 1 and Form 2) and upload', async () => {

@@ -30,7 +30,7 @@ before(async () => {
   });
   await new Promise((r) => algolia.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}` },
+    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}` },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
 });
@@ -202,6 +202,32 @@ test('a failed metadata fetch is recorded, retried, and completed once the conte
   assert.match(first.headers.get('cache-control'), /^public/);
   const again = await fetch(`${stack.workerUrl}/v1/31337/address/${up}`, { headers: { 'if-none-match': etag } });
   assert.equal(again.status, 304);
+});
+
+test('metadata behind data: and http(s) URLs is fetched and verified too', async () => {
+  const { createServer: serve } = await import('node:http');
+  const json = JSON.stringify({ LSP3Profile: { name: 'Data Url Dingo', description: 'inline' } });
+  const dataUrl = `data:application/json;base64,${Buffer.from(json).toString('base64')}`;
+  const httpJson = JSON.stringify({ LSP3Profile: { name: 'Http Hosted Heron', description: 'from a web server' } });
+  const server = serve((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(httpJson));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const deploy = async (lsp3Profile) => (await (await fetch(`${stack.workerUrl}/api/universal-profile`, {
+      method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ lsp6ControllerAddress: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'], lsp3Profile }),
+    })).json()).universalProfileAddress;
+    const a = await deploy(sdk.encodeVerifiableUri(json, dataUrl));
+    const b = await deploy(sdk.encodeVerifiableUri(httpJson, `http://127.0.0.1:${server.address().port}/profile.json`));
+    await runCron();
+    const ra = await get(`/v1/31337/address/${a}`);
+    assert.equal(ra.name, 'Data Url Dingo');
+    assert.equal(ra.metadataStatus, 'verified');
+    const rb = await get(`/v1/31337/address/${b}`);
+    assert.equal(rb.name, 'Http Hosted Heron');
+    assert.equal(rb.metadataStatus, 'verified');
+  } finally {
+    server.close();
+  }
 });
 
 test('the Algolia adapter sent batches in Algolia\'s documented shape', () => {

@@ -109,6 +109,8 @@ pub struct RunStats {
 
 struct Ctx<'a> {
     env: &'a Env,
+    /// Whether plain `http://` metadata URLs are fetched (`METADATA_ALLOW_HTTP`, local development only).
+    allow_http: bool,
     config: Config,
     ipfs: IpfsConfig,
     rpc: Rpc,
@@ -140,7 +142,12 @@ impl<'a> Ctx<'a> {
         let config = Config::from_env(env)?;
         let rpc = config.rpc();
         let (profiles, assets) = search::index_names(env);
+        let allow_http = env
+            .var("METADATA_ALLOW_HTTP")
+            .map(|v| v.to_string() == "true")
+            .unwrap_or(false);
         Ok(Self {
+            allow_http,
             env,
             ipfs: IpfsConfig::from_env(env)?,
             config,
@@ -247,6 +254,15 @@ async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
                 .map_err(|e| e.code),
             Err(e) => Err(e.code().to_owned()),
         }
+    } else if uri.url.starts_with("data:") {
+        // RFC 2397, by the data-url crate: base64 and percent-encoded payloads
+        data_url::DataUrl::process(&uri.url)
+            .ok()
+            .and_then(|d| d.decode_to_vec().ok())
+            .map(|(bytes, _)| bytes)
+            .ok_or_else(|| "INVALID_DATA_URL".to_owned())
+    } else if uri.url.starts_with("https://") || (uri.url.starts_with("http://") && ctx.allow_http) {
+        fetch_http(&uri.url, ctx.ipfs.max_bytes, ctx.ipfs.timeout_ms).await
     } else {
         Err("UNSUPPORTED_URL_SCHEME".to_owned())
     };
@@ -278,6 +294,32 @@ async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
         json,
         error: None,
     }
+}
+
+/// Metadata behind an `https://` URL: size-limited, with a timeout.
+async fn fetch_http(url: &str, max_bytes: usize, timeout_ms: u64) -> Result<Vec<u8>, String> {
+    use futures_util::future::{Either, select};
+    let controller = worker::AbortController::default();
+    let signal = controller.signal();
+    let request = worker::Request::new(url, worker::Method::Get).map_err(|_| "INVALID_URL".to_owned())?;
+    let fetch = Box::pin(async move { worker::Fetch::Request(request).send_with_signal(&signal).await });
+    let timeout = Box::pin(worker::Delay::from(core::time::Duration::from_millis(timeout_ms)));
+    let mut response = match select(fetch, timeout).await {
+        Either::Left((Ok(r), _)) => r,
+        Either::Left((Err(_), _)) => return Err("FETCH_FAILED".to_owned()),
+        Either::Right(_) => {
+            controller.abort();
+            return Err("FETCH_TIMEOUT".to_owned());
+        }
+    };
+    if response.status_code() != 200 {
+        return Err(format!("HTTP_{}", response.status_code()));
+    }
+    let bytes = response.bytes().await.map_err(|_| "FETCH_FAILED".to_owned())?;
+    if bytes.len() > max_bytes {
+        return Err("TOO_LARGE".to_owned());
+    }
+    Ok(bytes)
 }
 
 fn first_image_url(images: Option<&Value>) -> Option<String> {
