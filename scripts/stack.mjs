@@ -1,6 +1,7 @@
 // The local stack: anvil with the LUKSO contracts + the Worker in workerd (`wrangler dev`), with a fresh funded
 // relayer key, an admin token and a development API key. Used by scripts/dev.mjs and the end-to-end tests.
 import { spawn } from 'node:child_process';
+import { createServer as createNetServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,7 +14,15 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const testsRequire = createRequire(join(root, 'tests/package.json'));
 const { privateKeyToAccount } = await import(testsRequire.resolve('viem/accounts'));
 
-const freePort = () => 20000 + Math.floor(Math.random() * 30000);
+// a port the OS reports free right now (bind to port 0, read it, release it)
+const freePort = () => new Promise((resolve, reject) => {
+  const probe = createNetServer();
+  probe.once('error', reject);
+  probe.listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
 
 async function waitFor(url, timeoutMs, child) {
   const end = Date.now() + timeoutMs;
@@ -49,11 +58,12 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
   const envFile = join(dir, 'worker.env');
   const extra = Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join('');
   writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n${extra}`, { mode: 0o600 });
-  const port = workerPort || freePort();
+  const port = workerPort || (await freePort());
+  const inspectorPort = await freePort();
   const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars };
   const args = [
     join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
-    '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(freePort()),
+    '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
     '--env-file', envFile, '--persist-to', stateDir ?? join(dir, 'state'),
     '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : 'warn',
     ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
