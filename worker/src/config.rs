@@ -31,14 +31,16 @@ pub struct Config {
     pub default_rate_limit: u32,
 }
 
-fn var(env: &Env, name: &str) -> Option<String> {
+/// A var's value, `None` when unset or blank.
+pub fn var(env: &Env, name: &str) -> Option<String> {
     env.var(name)
         .ok()
         .map(|v| v.to_string())
         .filter(|v| !v.trim().is_empty())
 }
 
-fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiResult<T> {
+/// A numeric var, `default` when unset; `CONFIGURATION_ERROR` when it is not a number.
+pub fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiResult<T> {
     match var(env, name) {
         None => Ok(default),
         Some(v) => v

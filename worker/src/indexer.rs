@@ -21,7 +21,7 @@ use wasm_bindgen::JsValue;
 use worker::{Date, Env};
 
 use crate::{
-    config::Config,
+    config::{Config, number},
     error::{ApiError, ApiResult},
     ipfs::{IpfsConfig, fetch_content},
     rpc::Rpc,
@@ -116,21 +116,6 @@ struct Ctx<'a> {
     rpc: Rpc,
     profiles: String,
     assets: String,
-}
-
-fn var_u64(env: &Env, name: &str, default: u64) -> ApiResult<u64> {
-    match env
-        .var(name)
-        .ok()
-        .map(|v| v.to_string())
-        .filter(|v| !v.trim().is_empty())
-    {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| ApiError::config(format!("{name} must be a number"))),
-    }
 }
 
 fn now() -> u64 {
@@ -298,19 +283,12 @@ async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
 
 /// Metadata behind an `https://` URL: size-limited, with a timeout.
 async fn fetch_http(url: &str, max_bytes: usize, timeout_ms: u64) -> Result<Vec<u8>, String> {
-    use futures_util::future::{Either, select};
-    let controller = worker::AbortController::default();
-    let signal = controller.signal();
+    use crate::rpc::{TimedFetchError, fetch_with_timeout};
     let request = worker::Request::new(url, worker::Method::Get).map_err(|_| "INVALID_URL".to_owned())?;
-    let fetch = Box::pin(async move { worker::Fetch::Request(request).send_with_signal(&signal).await });
-    let timeout = Box::pin(worker::Delay::from(core::time::Duration::from_millis(timeout_ms)));
-    let mut response = match select(fetch, timeout).await {
-        Either::Left((Ok(r), _)) => r,
-        Either::Left((Err(_), _)) => return Err("FETCH_FAILED".to_owned()),
-        Either::Right(_) => {
-            controller.abort();
-            return Err("FETCH_TIMEOUT".to_owned());
-        }
+    let mut response = match fetch_with_timeout(request, timeout_ms).await {
+        Ok(r) => r,
+        Err(TimedFetchError::Failed(_)) => return Err("FETCH_FAILED".to_owned()),
+        Err(TimedFetchError::TimedOut) => return Err("FETCH_TIMEOUT".to_owned()),
     };
     if response.status_code() != 200 {
         return Err(format!("HTTP_{}", response.status_code()));
@@ -344,7 +322,7 @@ async fn retry_later(
     reason: &str,
 ) -> ApiResult<()> {
     // exponential backoff: base, 2×base, 4×base … capped at 2^11 × base
-    let base = var_u64(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
+    let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
     let db = search::db(ctx.env).await?;
     db.prepare(
         "INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
@@ -553,15 +531,15 @@ async fn index_token(ctx: &Ctx<'_>, address: Address, token_id: B256, block: u64
 /// Reads the address from chain and indexes it now (the lookup route's read-through).
 pub async fn index_now(env: &Env, address: Address) -> ApiResult<Option<Kind>> {
     let ctx = Ctx::new(env)?;
-    let head = ctx.rpc.call::<U256>("eth_blockNumber", json!([])).await?;
-    index_address(&ctx, address, u64::try_from(head).unwrap_or(0)).await
+    let head = ctx.rpc.block_number().await?;
+    index_address(&ctx, address, head).await
 }
 
 /// Indexes one token now (read-through of the token route).
 pub async fn index_token_now(env: &Env, address: Address, token_id: B256) -> ApiResult<()> {
     let ctx = Ctx::new(env)?;
-    let head = ctx.rpc.call::<U256>("eth_blockNumber", json!([])).await?;
-    index_token(&ctx, address, token_id, u64::try_from(head).unwrap_or(0)).await
+    let head = ctx.rpc.block_number().await?;
+    index_token(&ctx, address, token_id, head).await
 }
 
 #[derive(Deserialize)]
@@ -591,10 +569,10 @@ struct RetryRow {
 pub async fn run(env: &Env) -> ApiResult<RunStats> {
     let ctx = Ctx::new(env)?;
     let chain_id = ctx.config.chain_id;
-    let head = u64::try_from(ctx.rpc.call::<U256>("eth_blockNumber", json!([])).await?).unwrap_or(0);
-    let confirmations = var_u64(env, "INDEXER_CONFIRMATIONS", 0)?;
-    let max_range = var_u64(env, "INDEXER_MAX_BLOCKS", 500)?.max(1);
-    let start = var_u64(env, "INDEXER_START_BLOCK", 0)?;
+    let head = ctx.rpc.block_number().await?;
+    let confirmations = number::<u64>(env, "INDEXER_CONFIRMATIONS", 0)?;
+    let max_range = number::<u64>(env, "INDEXER_MAX_BLOCKS", 500)?.max(1);
+    let start = number::<u64>(env, "INDEXER_START_BLOCK", 0)?;
     let mut stats = RunStats {
         head_block: head,
         ..RunStats::default()

@@ -10,7 +10,10 @@ use futures_util::future::{Either, select, select_ok};
 use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
 use worker::{AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response};
 
-use crate::error::{ApiError, ApiResult};
+use crate::{
+    config::{number, var},
+    error::{ApiError, ApiResult},
+};
 
 const MAX_GATEWAYS: usize = 6;
 
@@ -30,20 +33,8 @@ pub struct IpfsConfig {
 impl IpfsConfig {
     /// Reads the configuration.
     pub fn from_env(env: &Env) -> ApiResult<Self> {
-        let var = |name: &str| {
-            env.var(name)
-                .ok()
-                .map(|v| v.to_string())
-                .filter(|v| !v.trim().is_empty())
-        };
-        let num = |name: &str, default: u64| -> ApiResult<u64> {
-            var(name).map_or(Ok(default), |v| {
-                v.trim()
-                    .parse()
-                    .map_err(|_| ApiError::config(format!("{name} must be a number")))
-            })
-        };
-        let gateways: Vec<String> = var("IPFS_GATEWAYS")
+        let num = |name: &str, default: u64| number(env, name, default);
+        let gateways: Vec<String> = var(env, "IPFS_GATEWAYS")
             .unwrap_or_default()
             .split([',', ' ', '\n'])
             .map(|g| g.trim().trim_end_matches('/').to_owned())
@@ -280,13 +271,11 @@ pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
     }
     if let Some(range) = req.headers().get("range")? {
         let unsatisfiable = || {
-            let mut e = ApiError::new(
+            ApiError::new(
                 416,
                 "RANGE_NOT_SATISFIABLE",
                 format!("the content has {total} bytes"),
-            );
-            e.retry_after = None;
-            e
+            )
         };
         let ranges = http_range_header::parse_range_header(&range)
             .and_then(|r| r.validate(total))

@@ -2,7 +2,7 @@
 //! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
 //! read from chain and indexed on demand. Address answers go through the Cache API with `ETag`.
 
-use alloy_primitives::{B256, U256, keccak256};
+use alloy_primitives::{B256, keccak256};
 use profile_relayer::{
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
@@ -29,10 +29,8 @@ fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
 }
 
 fn cache_seconds(env: &Env) -> u64 {
-    env.var("LOOKUP_CACHE_SECONDS")
-        .ok()
-        .and_then(|v| v.to_string().trim().parse().ok())
-        .unwrap_or(60)
+    // unlike the other vars, a malformed value falls back to the default instead of failing lookups
+    crate::config::number(env, "LOOKUP_CACHE_SECONDS", 60).unwrap_or(60)
 }
 
 async fn cached(
@@ -187,12 +185,7 @@ pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
     let counts = search::counts(env).await?;
     let (profiles, assets) = search::index_names(env);
     let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
-    let head = config
-        .rpc()
-        .call::<U256>("eth_blockNumber", json!([]))
-        .await
-        .ok()
-        .and_then(|h| u64::try_from(h).ok());
+    let head = config.rpc().block_number().await.ok();
     let next = indexer::checkpoint(env, config.chain_id).await?;
     let last = next.map(|n| n.saturating_sub(1));
     Ok(Response::from_json(&json!({

@@ -114,39 +114,8 @@ impl DurableObject for Relayer {
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let path = req.path();
-        let result = match path.as_str() {
-            "/deploy" => match req.json::<DeployJob>().await {
-                Ok(job) => self
-                    .deploy(job)
-                    .await
-                    .and_then(|o| Response::from_json(&o).map_err(Into::into)),
-                Err(e) => Err(ApiError::internal(e)),
-            },
-            "/register" => match req.json::<RegisterJob>().await {
-                Ok(job) => self
-                    .register(job.address)
-                    .await
-                    .and_then(|o| Response::from_json(&o).map_err(Into::into)),
-                Err(e) => Err(ApiError::internal(e)),
-            },
-            "/pending" => match req.json::<RegisterJob>().await {
-                Ok(job) => match self.load_pending().await {
-                    Ok(all) => {
-                        let hash = all
-                            .iter()
-                            .find(|p| p.universal_profile == job.address)
-                            .and_then(|p| p.hashes.last());
-                        Response::from_json(&hash).map_err(Into::into)
-                    }
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(ApiError::internal(e)),
-            },
-            _ => Err(ApiError::not_found("no such relayer operation")),
-        };
-        Ok(result.unwrap_or_else(ApiError::into_response))
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        Ok(self.handle(req).await.unwrap_or_else(ApiError::into_response))
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -161,6 +130,29 @@ impl DurableObject for Relayer {
 }
 
 impl Relayer {
+    async fn handle(&self, mut req: Request) -> ApiResult<Response> {
+        match req.path().as_str() {
+            "/deploy" => {
+                let job: DeployJob = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&self.deploy(job).await?)?)
+            }
+            "/register" => {
+                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&self.register(job.address).await?)?)
+            }
+            "/pending" => {
+                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
+                let all = self.load_pending().await?;
+                let hash = all
+                    .iter()
+                    .find(|p| p.universal_profile == job.address)
+                    .and_then(|p| p.hashes.last());
+                Ok(Response::from_json(&hash)?)
+            }
+            _ => Err(ApiError::not_found("no such relayer operation")),
+        }
+    }
+
     fn config(&self) -> ApiResult<(Config, Rpc, Signer)> {
         let config = Config::from_env(&self.env)?;
         let rpc = config.rpc();

@@ -397,21 +397,27 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     };
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
-    kv.put(&format!("key:{hash}"), &record)
-        .map_err(ApiError::internal)?
-        .execute()
-        .await
-        .map_err(ApiError::internal)?;
-    kv.put(&format!("id:{id}"), &hash)
-        .map_err(ApiError::internal)?
-        .metadata(&record)
-        .map_err(ApiError::internal)?
-        .execute()
-        .await
-        .map_err(ApiError::internal)?;
+    store_key(&kv, &hash, &record).await?;
     let mut body = serde_json::to_value(&record).map_err(ApiError::internal)?;
     body["apiKey"] = Value::String(secret);
     json_response(201, &body)
+}
+
+/// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
+/// (for listing and revoking).
+async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
+    kv.put(&format!("key:{hash}"), record)
+        .map_err(ApiError::internal)?
+        .execute()
+        .await
+        .map_err(ApiError::internal)?;
+    kv.put(&format!("id:{}", record.id), hash)
+        .map_err(ApiError::internal)?
+        .metadata(record)
+        .map_err(ApiError::internal)?
+        .execute()
+        .await
+        .map_err(ApiError::internal)
 }
 
 async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
@@ -455,18 +461,7 @@ async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
         .ok_or_else(not_found)?;
     if record.revoked_at.is_none() {
         record.revoked_at = Some(now());
-        kv.put(&format!("key:{hash}"), &record)
-            .map_err(ApiError::internal)?
-            .execute()
-            .await
-            .map_err(ApiError::internal)?;
-        kv.put(&format!("id:{id}"), &hash)
-            .map_err(ApiError::internal)?
-            .metadata(&record)
-            .map_err(ApiError::internal)?
-            .execute()
-            .await
-            .map_err(ApiError::internal)?;
+        store_key(&kv, &hash, &record).await?;
     }
     json_response(200, &record)
 }

@@ -40,6 +40,33 @@ impl RpcError {
     }
 }
 
+/// Why [`fetch_with_timeout`] gave no response.
+#[derive(Debug)]
+pub enum TimedFetchError {
+    /// The fetch itself failed.
+    Failed(worker::Error),
+    /// No response within the timeout (the request was aborted).
+    TimedOut,
+}
+
+/// Sends `request`, aborting it when no response arrives within `timeout_ms`.
+pub async fn fetch_with_timeout(
+    request: Request,
+    timeout_ms: u64,
+) -> Result<worker::Response, TimedFetchError> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let fetch = Box::pin(async move { Fetch::Request(request).send_with_signal(&signal).await });
+    let timeout = Box::pin(Delay::from(core::time::Duration::from_millis(timeout_ms)));
+    match select(fetch, timeout).await {
+        Either::Left((res, _)) => res.map_err(TimedFetchError::Failed),
+        Either::Right(((), _)) => {
+            controller.abort();
+            Err(TimedFetchError::TimedOut)
+        }
+    }
+}
+
 /// A JSON-RPC client for one node.
 #[derive(Debug, Clone)]
 pub struct Rpc {
@@ -95,19 +122,15 @@ impl Rpc {
         headers
             .set("content-type", "application/json")
             .map_err(unavailable)?;
-        let controller = AbortController::default();
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_headers(headers)
             .with_body(Some(body.into()));
         let request = Request::new_with_init(&self.url, &init).map_err(unavailable)?;
-        let signal = controller.signal();
-        let fetch = Box::pin(async move { Fetch::Request(request).send_with_signal(&signal).await });
-        let timeout = Box::pin(Delay::from(core::time::Duration::from_millis(self.timeout_ms)));
-        let mut response = match select(fetch, timeout).await {
-            Either::Left((res, _)) => res.map_err(unavailable)?,
-            Either::Right(((), _)) => {
-                controller.abort();
+        let mut response = match fetch_with_timeout(request, self.timeout_ms).await {
+            Ok(r) => r,
+            Err(TimedFetchError::Failed(e)) => return Err(unavailable(e)),
+            Err(TimedFetchError::TimedOut) => {
                 return Err(RpcError::Unavailable(format!(
                     "{method}: timed out after {} ms",
                     self.timeout_ms
@@ -137,6 +160,12 @@ impl Rpc {
     pub async fn chain_id(&self) -> Result<u64, RpcError> {
         let id: U256 = self.call("eth_chainId", json!([])).await?;
         u64::try_from(id).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// `eth_blockNumber`.
+    pub async fn block_number(&self) -> Result<u64, RpcError> {
+        let n: U256 = self.call("eth_blockNumber", json!([])).await?;
+        u64::try_from(n).map_err(|e| RpcError::Decode(e.to_string()))
     }
 
     /// `eth_getCode` at the latest block.

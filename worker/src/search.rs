@@ -7,9 +7,12 @@ use std::cell::Cell;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
-use worker::{D1Database, Env, Fetch, Headers, Method, Request, RequestInit};
+use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Request, RequestInit};
 
-use crate::error::{ApiError, ApiResult};
+use crate::{
+    config::var,
+    error::{ApiError, ApiResult},
+};
 
 thread_local! {
     static SCHEMA_READY: Cell<bool> = const { Cell::new(false) };
@@ -127,24 +130,38 @@ pub async fn get(env: &Env, index: &str, object_id: &str) -> ApiResult<Option<Va
         .first(None)
         .await
         .map_err(ApiError::internal)?;
-    row.map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
-        .transpose()
+    row.map(|r| parse(&r)).transpose()
 }
 
-/// Token records of an LSP8 contract.
-pub async fn tokens_of(env: &Env, index: &str, address: &str, limit: u32) -> ApiResult<Vec<Value>> {
-    let db = db(env).await?;
-    let rows: Vec<Row> = db
-        .prepare("SELECT record FROM records WHERE index_name = ?1 AND address = ?2 AND token_id IS NOT NULL ORDER BY object_id LIMIT ?3")
-        .bind(&[index.into(), address.to_lowercase().into(), JsValue::from_f64(f64::from(limit))])?
+fn parse(row: &Row) -> ApiResult<Value> {
+    serde_json::from_str(&row.record).map_err(ApiError::internal)
+}
+
+/// Runs a statement selecting a `record` column and parses every row.
+async fn records(statement: D1PreparedStatement) -> ApiResult<Vec<Value>> {
+    let rows: Vec<Row> = statement
         .all()
         .await
         .map_err(ApiError::internal)?
         .results()
         .map_err(ApiError::internal)?;
-    rows.iter()
-        .map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
-        .collect()
+    rows.iter().map(parse).collect()
+}
+
+/// Runs a statement selecting `COUNT(*) AS n`.
+async fn count(statement: D1PreparedStatement) -> ApiResult<u64> {
+    let row: Option<Count> = statement.first(None).await.map_err(ApiError::internal)?;
+    Ok(row.map_or(0, |c| c.n as u64))
+}
+
+/// Token records of an LSP8 contract.
+pub async fn tokens_of(env: &Env, index: &str, address: &str, limit: u32) -> ApiResult<Vec<Value>> {
+    let db = db(env).await?;
+    records(
+        db.prepare("SELECT record FROM records WHERE index_name = ?1 AND address = ?2 AND token_id IS NOT NULL ORDER BY object_id LIMIT ?3")
+            .bind(&[index.into(), address.to_lowercase().into(), JsValue::from_f64(f64::from(limit))])?,
+    )
+    .await
 }
 
 /// Turns free text into an FTS5 query: every word must match as a prefix (no FTS syntax reaches SQLite).
@@ -192,53 +209,26 @@ pub async fn search(
     let hits_per_page = hits_per_page.clamp(1, 100);
     let offset = JsValue::from_f64((page * hits_per_page) as f64);
     let limit = JsValue::from_f64(hits_per_page as f64);
-    let (rows, total): (Vec<Row>, f64) = match fts_query(query) {
-        Some(q) => {
-            let rows = db
-                .prepare(
-                    "SELECT r.record AS record FROM records_fts f JOIN records r \
-                     ON r.index_name = f.index_name AND r.object_id = f.object_id \
-                     WHERE records_fts MATCH ?1 AND f.index_name = ?2 ORDER BY rank LIMIT ?3 OFFSET ?4",
-                )
-                .bind(&[q.as_str().into(), index.into(), limit, offset])?
-                .all()
-                .await
-                .map_err(ApiError::internal)?
-                .results()
-                .map_err(ApiError::internal)?;
-            let count: Option<Count> = db
-                .prepare(
-                    "SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2",
-                )
-                .bind(&[q.as_str().into(), index.into()])?
-                .first(None)
-                .await
-                .map_err(ApiError::internal)?;
-            (rows, count.map_or(0.0, |c| c.n))
-        }
-        None => {
-            let rows = db
-                .prepare("SELECT record FROM records WHERE index_name = ?1 ORDER BY updated_at DESC LIMIT ?2 OFFSET ?3")
-                .bind(&[index.into(), limit, offset])?
-                .all()
-                .await
-                .map_err(ApiError::internal)?
-                .results()
-                .map_err(ApiError::internal)?;
-            let count: Option<Count> = db
-                .prepare("SELECT COUNT(*) AS n FROM records WHERE index_name = ?1")
-                .bind(&[index.into()])?
-                .first(None)
-                .await
-                .map_err(ApiError::internal)?;
-            (rows, count.map_or(0.0, |c| c.n))
-        }
+    // with words: full-text match, best first; without: the most recently updated records
+    let (select, count_all) = match fts_query(query) {
+        Some(q) => (
+            db.prepare(
+                "SELECT r.record AS record FROM records_fts f JOIN records r \
+                 ON r.index_name = f.index_name AND r.object_id = f.object_id \
+                 WHERE records_fts MATCH ?1 AND f.index_name = ?2 ORDER BY rank LIMIT ?3 OFFSET ?4",
+            )
+            .bind(&[q.as_str().into(), index.into(), limit, offset])?,
+            db.prepare("SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2")
+                .bind(&[q.as_str().into(), index.into()])?,
+        ),
+        None => (
+            db.prepare("SELECT record FROM records WHERE index_name = ?1 ORDER BY updated_at DESC LIMIT ?2 OFFSET ?3")
+                .bind(&[index.into(), limit, offset])?,
+            db.prepare("SELECT COUNT(*) AS n FROM records WHERE index_name = ?1").bind(&[index.into()])?,
+        ),
     };
-    let hits = rows
-        .iter()
-        .map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
-        .collect::<ApiResult<_>>()?;
-    let nb_hits = total as u64;
+    let hits = records(select).await?;
+    let nb_hits = count(count_all).await?;
     Ok(SearchResult {
         hits,
         nb_hits,
@@ -285,20 +275,14 @@ impl Algolia {
     /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
     /// `https://<app id>.algolia.net` (tests point it at a local server).
     pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
-        let var = |n: &str| {
-            env.var(n)
-                .ok()
-                .map(|v| v.to_string())
-                .filter(|v| !v.trim().is_empty())
-        };
-        let Some(app_id) = var("ALGOLIA_APP_ID") else {
+        let Some(app_id) = var(env, "ALGOLIA_APP_ID") else {
             return Ok(None);
         };
         let admin_key = env
             .secret("ALGOLIA_ADMIN_KEY")
             .map(|s| s.to_string())
             .map_err(|_| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
-        let host = var("ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
+        let host = var(env, "ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
         Ok(Some(Self {
             host,
             app_id,
