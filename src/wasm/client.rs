@@ -18,7 +18,6 @@ use crate::{
     ipfs::{CidPath, RAW, raw_cid, verify_block},
     lsp2::{self, Content},
     lsp23,
-    networks::Lsp23Constants,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -161,8 +160,18 @@ pub struct RelayerClient {
     api_key: String,
 }
 
-fn json_arg(value: JsValue, what: &str) -> Result<Value, Error> {
-    from_js(value, what)
+/// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
+fn search_options(options: Option<&js_sys::Object>) -> Vec<(&'static str, u64)> {
+    let Some(o) = options else { return Vec::new() };
+    ["page", "hitsPerPage"]
+        .into_iter()
+        .filter_map(|key| {
+            Reflect::get(o, &key.into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .map(|n| (key, n as u64))
+        })
+        .collect()
 }
 
 #[wasm_bindgen]
@@ -192,7 +201,7 @@ impl RelayerClient {
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            let body = json_arg(request, "request")?;
+            let body: Value = from_js(request, "request")?;
             DeployRequest::from_value(&body)?;
             send_json(this.post("/api/universal-profile"), Some(&body)).await
         })
@@ -231,9 +240,7 @@ impl RelayerClient {
         let this = self.clone();
         future_to_promise(async move {
             let metadata = Reflect::get(&input, &"metadata".into()).unwrap_or(JsValue::UNDEFINED);
-            let network = Reflect::get(&input, &"network".into())
-                .ok()
-                .filter(|n| !n.is_undefined() && !n.is_null());
+            let network = Reflect::get(&input, &"network".into()).ok();
             let controllers: Vec<String> = from_js(
                 Reflect::get(&input, &"controllers".into()).unwrap_or(JsValue::UNDEFINED),
                 "controllers",
@@ -262,10 +269,7 @@ impl RelayerClient {
                 .iter()
                 .map(|c| crate::hex::parse_address("controllers", c))
                 .collect::<Result<Vec<_>, _>>()?;
-            let constants = match network {
-                Some(n) => from_js::<super::types::NetworkInput>(n, "network")?.constants()?,
-                None => Lsp23Constants::V0_14_0,
-            };
+            let constants = super::network_constants(network)?;
             let data = lsp23::profile_data_from_controllers(&controllers, Some(&lsp3), &constants)?;
             let calldata = data.to_post_deployment_calldata()?;
             let salt = lsp23::generate_salt()?;
@@ -396,12 +400,8 @@ impl LookupClient {
             "/v1/{chain_id}/search?q={}",
             String::from(js_sys::encode_uri_component(&query))
         );
-        if let Some(o) = options {
-            for key in ["page", "hitsPerPage"] {
-                if let Some(n) = Reflect::get(&o, &key.into()).ok().and_then(|v| v.as_f64()) {
-                    path.push_str(&format!("&{key}={}", n as u64));
-                }
-            }
+        for (key, n) in search_options(options.as_ref()) {
+            path.push_str(&format!("&{key}={n}"));
         }
         self.get(&path)
     }
@@ -416,12 +416,8 @@ impl LookupClient {
         #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
         let mut body = serde_json::json!({ "query": query });
-        if let Some(o) = options {
-            for key in ["page", "hitsPerPage"] {
-                if let Some(n) = Reflect::get(&o, &key.into()).ok().and_then(|v| v.as_f64()) {
-                    body[key] = (n as u64).into();
-                }
-            }
+        for (key, n) in search_options(options.as_ref()) {
+            body[key] = n.into();
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);

@@ -243,17 +243,8 @@ pub fn profile_data_from_controllers(
         .map(|c| parse_address("controllers", c))
         .collect::<Result<Vec<_>, _>>()?;
     let lsp3 = lsp3_profile.map(|v| parse_hex("lsp3Profile", &v)).transpose()?;
-    let network: NetworkInput = match network {
-        Some(n) if !n.is_undefined() && !n.is_null() => {
-            let n: JsValue = n.into();
-            if n.is_object() {
-                reject_unknown_keys(&n, CUSTOM_NETWORK_KEYS, "network")?;
-            }
-            from_js(n, "network")?
-        }
-        _ => NetworkInput::default(),
-    };
-    let data = lsp23::profile_data_from_controllers(&controllers, lsp3.as_deref(), &network.constants()?)?;
+    let constants = network_constants(network.map(Into::into))?;
+    let data = lsp23::profile_data_from_controllers(&controllers, lsp3.as_deref(), &constants)?;
     to_js(&ProfileData::new(&data)?)
 }
 
@@ -264,6 +255,24 @@ const CUSTOM_NETWORK_KEYS: &[&str] = &[
     "postDeploymentModule",
     "universalReceiverDelegate",
 ];
+
+/// The LSP23 constants of an optional `NetworkInput` argument (mainnet when absent).
+pub(crate) fn network_constants(network: Option<JsValue>) -> JsResult<crate::networks::Lsp23Constants> {
+    match network {
+        Some(n) if !n.is_undefined() && !n.is_null() => {
+            check_network_keys(&n)?;
+            from_js::<NetworkInput>(n, "network")?.constants()
+        }
+        _ => NetworkInput::default().constants(),
+    }
+}
+
+fn check_network_keys(network: &JsValue) -> JsResult<()> {
+    if network.is_object() {
+        reject_unknown_keys(network, CUSTOM_NETWORK_KEYS, "network")?;
+    }
+    Ok(())
+}
 
 // serde-wasm-bindgen only reads the fields it knows, so a typo would be silently ignored without this check
 fn reject_unknown_keys(obj: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
@@ -291,10 +300,7 @@ fn deployment_args(input: JsValue) -> JsResult<(B256, Vec<u8>, crate::networks::
         &["salt", "postDeploymentCallData", "network", "implementations"],
         "input",
     )?;
-    let network = Reflect::get(&input, &JsValue::from_str("network")).unwrap_or(JsValue::UNDEFINED);
-    if network.is_object() {
-        reject_unknown_keys(&network, CUSTOM_NETWORK_KEYS, "network")?;
-    }
+    check_network_keys(&Reflect::get(&input, &JsValue::from_str("network")).unwrap_or(JsValue::UNDEFINED))?;
     let input: DeploymentInput = from_js(input, "input")?;
     let salt = parse_fixed::<32>("salt", &input.salt)?;
     let calldata = parse_hex("postDeploymentCallData", &input.post_deployment_call_data)?;
