@@ -10,6 +10,13 @@ use crate::{Error, Result};
 /// [`Error::InvalidHex`] when the prefix is missing, the number of digits is odd or a character is not hex.
 pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
     let digits = strip_prefix(field, s)?;
+    // `hex::decode` would strip a second `0x` itself: only hex digits may follow the one prefix
+    if let Some(bad) = digits.chars().find(|c| !c.is_ascii_hexdigit()) {
+        return Err(Error::InvalidHex {
+            field: field.to_owned(),
+            reason: format!("invalid character {bad:?}"),
+        });
+    }
     hex::decode(digits).map_err(|e| Error::InvalidHex {
         field: field.to_owned(),
         reason: e.to_string(),
@@ -22,14 +29,14 @@ pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
 /// [`Error::InvalidHex`] or [`Error::InvalidLength`].
 pub fn parse_fixed<const N: usize>(field: &str, s: &str) -> Result<FixedBytes<N>> {
     let bytes = parse_hex(field, s)?;
-    if bytes.len() != N {
-        return Err(Error::InvalidLength {
+    let got = bytes.len();
+    <[u8; N]>::try_from(bytes)
+        .map(FixedBytes::from)
+        .map_err(|_| Error::InvalidLength {
             field: field.to_owned(),
             expected: N,
-            got: bytes.len(),
-        });
-    }
-    Ok(FixedBytes::from_slice(&bytes))
+            got,
+        })
 }
 
 /// Parses an address. All-lower-case and all-upper-case hex are accepted as is; mixed case must be a valid
@@ -47,11 +54,14 @@ pub fn parse_address(field: &str, s: &str) -> Result<Address> {
     if digits.len() != 40 {
         return Err(invalid(&format!("expected 40 hex digits, got {}", digits.len())));
     }
-    let bytes = hex::decode(digits).map_err(|_| invalid("not hex"))?;
-    let address = Address::from_slice(&bytes);
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid("not hex"));
+    }
+    let bytes: [u8; 20] = hex::decode_to_array(digits).map_err(|_| invalid("not hex"))?;
+    let address = Address::from(bytes);
     let has_upper = digits.bytes().any(|b| b.is_ascii_uppercase());
     let has_lower = digits.bytes().any(|b| b.is_ascii_lowercase());
-    if has_upper && has_lower && address.to_checksum(None)[2..] != *digits {
+    if has_upper && has_lower && address.to_checksum(None).get(2..) != Some(digits) {
         return Err(invalid("wrong EIP-55 checksum"));
     }
     Ok(address)
@@ -61,6 +71,24 @@ pub fn parse_address(field: &str, s: &str) -> Result<Address> {
 #[must_use]
 pub fn to_hex(bytes: impl AsRef<[u8]>) -> String {
     hex::encode_prefixed(bytes)
+}
+
+/// Writes `src` from the start of `dst`, as far as both go.
+pub(crate) fn write_left(dst: &mut [u8], src: impl IntoIterator<Item = u8>) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d = s);
+}
+
+/// Writes the last bytes of `src` (an exact-size iterator) right-aligned into `dst`: the right-most bytes are
+/// kept when `src` is longer.
+pub(crate) fn write_right<I>(dst: &mut [u8], src: I)
+where
+    I: IntoIterator<Item = u8>,
+    I::IntoIter: DoubleEndedIterator,
+{
+    dst.iter_mut()
+        .rev()
+        .zip(src.into_iter().rev())
+        .for_each(|(d, s)| *d = s);
 }
 
 fn strip_prefix<'a>(field: &str, s: &'a str) -> Result<&'a str> {
@@ -99,5 +127,14 @@ mod tests {
         assert_eq!(bad.code(), "INVALID_ADDRESS");
         assert!(parse_address("a", "0xcacacacacacacacacacacacacacacacacacaca").is_err());
         assert!(parse_address("a", "0xcafecafecafecafecafecafecafecafecafecafg").is_err());
+        // a doubled prefix is not hex (decoders that strip `0x` themselves once read it as 19 bytes)
+        let doubled = format!("0x0x{}", "ab".repeat(19));
+        assert_eq!(
+            parse_address("a", &doubled).unwrap_err().code(),
+            "INVALID_ADDRESS"
+        );
+        assert_eq!(parse_hex("x", "0x0xab").unwrap_err().code(), "INVALID_HEX");
+        let word = format!("0x0x{}", "ab".repeat(31));
+        assert_eq!(parse_fixed::<32>("x", &word).unwrap_err().code(), "INVALID_HEX");
     }
 }

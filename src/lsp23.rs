@@ -178,7 +178,7 @@ pub fn profile_data_from_controllers(
                 "the universal receiver delegate cannot be a controller".into(),
             ));
         }
-        if controllers[..i].contains(c) {
+        if controllers.iter().take(i).any(|earlier| earlier == c) {
             return Err(Error::InvalidControllers(format!("duplicate controller {c}")));
         }
     }
@@ -379,7 +379,7 @@ mod tests {
             calldata_: Bytes::copy_from_slice(calldata),
         }
         .abi_encode();
-        let gs = keccak256(&call[4..]);
+        let gs = keccak256(call.get(4..).unwrap_or_default());
         let up = c
             .factory
             .create2_from_code(gs, eip1167_init_code(c.universal_profile_init));

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Error, Result,
-    hex::{parse_address, parse_hex, to_hex},
+    hex::{parse_address, parse_hex, to_hex, write_left, write_right},
     lsp4::uint256_value,
 };
 
@@ -143,11 +143,11 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
             if value.len() > 32 {
                 return Err(bad(format!("{} UTF-8 bytes, at most 32", value.len())));
             }
-            out[..value.len()].copy_from_slice(value.as_bytes());
+            write_left(&mut out, value.bytes());
         }
         TokenIdFormat::Address => {
             let a = parse_address("tokenId", value).map_err(|e| bad(e.to_string()))?;
-            out[12..].copy_from_slice(a.as_slice());
+            write_right(&mut out, a.into_array());
         }
         TokenIdFormat::UniqueId | TokenIdFormat::Hash => {
             let bytes = parse_hex("tokenId", value).map_err(|e| bad(e.to_string()))?;
@@ -159,9 +159,10 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
                     if exact { "need" } else { "at most" }
                 )));
             }
-            out[..bytes.len()].copy_from_slice(&bytes);
+            write_left(&mut out, bytes);
         }
-        _ => unreachable!("base() only returns the five plain formats"),
+        // base() only returns the five plain formats
+        _ => return Err(bad("not a plain token id format".into())),
     }
     Ok(B256::from(out))
 }
@@ -182,15 +183,16 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
         TokenIdFormat::Number => Ok(U256::from_be_bytes(token_id.0).to_string()),
         TokenIdFormat::String => {
             let end = token_id.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
-            core::str::from_utf8(&token_id[..end])
+            core::str::from_utf8(token_id.get(..end).unwrap_or_default())
                 .map(str::to_owned)
                 .map_err(|_| bad("not UTF-8"))
         }
         TokenIdFormat::Address => {
-            if token_id[..12].iter().any(|b| *b != 0) {
+            let (padding, address) = token_id.split_at(12);
+            if padding.iter().any(|b| *b != 0) {
                 return Err(bad("the 12 padding bytes are not zero"));
             }
-            Ok(to_hex(&token_id[12..]))
+            Ok(to_hex(address))
         }
         _ => Ok(token_id.to_string()),
     }

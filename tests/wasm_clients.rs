@@ -1,7 +1,13 @@
 //! The typed clients compiled to wasm, in headless Chromium, against the real Worker and chain started by
 //! `scripts/with-stack.mjs` (their coordinates arrive at build time in `PROFILE_RELAYER_E2E`).
 #![cfg(all(target_arch = "wasm32", feature = "wasm"))]
-#![allow(clippy::unwrap_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
 
 use js_sys::{Promise, Reflect, Uint8Array};
 use profile_relayer::wasm::{LookupClient, RelayerClient, decode_verifiable_uri, predict_profile_address};

@@ -15,7 +15,10 @@
 
 use alloy_primitives::{B256, U256, keccak256};
 
-use crate::{Error, Result, hex::parse_address, hex::parse_hex};
+use crate::{
+    Error, Result,
+    hex::{parse_address, parse_hex, write_left, write_right},
+};
 
 /// Encodes an LSP2 key name, filling its `<type>` parts from `dynamic_parts` in order.
 ///
@@ -53,7 +56,7 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             got: dynamic_parts.len(),
         });
     }
-    if is_dynamic(words[0]) {
+    if words.first().is_some_and(|w| is_dynamic(w)) {
         return Err(invalid("the first word cannot be a dynamic part"));
     }
     let mut parts = dynamic_parts.iter().map(AsRef::as_ref);
@@ -63,7 +66,7 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             let value = parts.next().ok_or_else(|| invalid("missing dynamic part"))?;
             encode_dynamic_part(word, value, size)
         } else {
-            Ok(keccak256(word.as_bytes())[..size].to_vec())
+            Ok(keccak256(word.as_bytes()).iter().take(size).copied().collect())
         }
     };
     let mut key = [0u8; 32];
@@ -74,16 +77,17 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
                     "'<' and '>' are only allowed around dynamic parts after ':'",
                 ));
             }
-            key.copy_from_slice(keccak256(name.as_bytes()).as_slice());
+            key = keccak256(name.as_bytes()).0;
         }
         [first, second] => {
-            key[..10].copy_from_slice(&keccak256(first.as_bytes())[..10]);
-            key[12..].copy_from_slice(&slot(second, 20)?);
+            let hash = keccak256(first.as_bytes());
+            let parts = hash.iter().take(10).chain(&[0, 0]).copied();
+            write_left(&mut key, parts.chain(slot(second, 20)?));
         }
         [first, second, third] => {
-            key[..6].copy_from_slice(&keccak256(first.as_bytes())[..6]);
-            key[6..10].copy_from_slice(&slot(second, 4)?);
-            key[12..].copy_from_slice(&slot(third, 20)?);
+            let hash = keccak256(first.as_bytes());
+            let parts = hash.iter().take(6).copied().chain(slot(second, 4)?);
+            write_left(&mut key, parts.chain([0, 0]).chain(slot(third, 20)?));
         }
         _ => return Err(invalid("more than three ':'-separated words")),
     }
@@ -114,8 +118,10 @@ pub fn encode_array_element_key(name: &str, index: u128) -> Result<B256> {
 #[must_use]
 pub fn array_element_key(length_key: B256, index: u128) -> B256 {
     let mut key = [0u8; 32];
-    key[..16].copy_from_slice(&length_key[..16]);
-    key[16..].copy_from_slice(&index.to_be_bytes());
+    write_left(
+        &mut key,
+        length_key.iter().take(16).copied().chain(index.to_be_bytes()),
+    );
     B256::from(key)
 }
 
@@ -134,7 +140,10 @@ fn is_dynamic(word: &str) -> bool {
 }
 
 fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> {
-    let kind = &word[1..word.len() - 1];
+    let kind = word
+        .strip_prefix('<')
+        .and_then(|w| w.strip_suffix('>'))
+        .ok_or_else(|| unknown_type(word))?;
     let bad = |reason: String| Error::InvalidDynamicKeyPart {
         kind: word.to_owned(),
         value: value.to_owned(),
@@ -144,36 +153,33 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
     match kind {
         "address" => {
             let address = parse_address("dynamicKeyPart", value).map_err(|e| bad(e.to_string()))?;
-            slot.copy_from_slice(&address[..size]);
+            write_left(&mut slot, address.iter().copied());
         }
-        "string" => slot.copy_from_slice(&keccak256(value.as_bytes())[..size]),
+        "string" => write_left(&mut slot, keccak256(value.as_bytes()).iter().copied()),
         "bool" => match value {
-            "true" => slot[size - 1] = 1,
+            "true" => write_right(&mut slot, [1]),
             "false" => {}
             _ => return Err(bad("expected \"true\" or \"false\"".to_owned())),
         },
-        _ if kind.starts_with("bytes") => {
-            let n = type_width(&kind[5..], 1, 32, 1).ok_or_else(|| unknown_type(word))?;
+        _ if let Some(width) = kind.strip_prefix("bytes") => {
+            let n = type_width(width, 1, 32, 1).ok_or_else(|| unknown_type(word))?;
             let bytes = parse_hex("dynamicKeyPart", value).map_err(|e| bad(e.to_string()))?;
             if bytes.len() > n {
                 return Err(bad(format!("{} bytes do not fit bytes{n}", bytes.len())));
             }
             // right-padded to N, then right-padded / right-cut to the slot
-            let take = bytes.len().min(size);
-            slot[..take].copy_from_slice(&bytes[..take]);
+            write_left(&mut slot, bytes);
         }
-        _ if kind.starts_with("uint") => {
-            let bits = type_width(&kind[4..], 8, 256, 8).ok_or_else(|| unknown_type(word))?;
+        _ if let Some(width) = kind.strip_prefix("uint") => {
+            let bits = type_width(width, 8, 256, 8).ok_or_else(|| unknown_type(word))?;
             let n = parse_uint(value)
                 .ok_or_else(|| bad("expected a decimal or 0x-hex unsigned integer".into()))?;
             if n.bit_len() > bits {
                 return Err(bad(format!("does not fit uint{bits}")));
             }
-            let word32 = n.to_be_bytes::<32>();
             // the value as uint<bits> (bits/8 bytes), left-padded / left-cut to the slot
-            let width = bits / 8;
-            let take = width.min(size);
-            slot[size - take..].copy_from_slice(&word32[32 - take..]);
+            let word32 = n.to_be_bytes::<32>();
+            write_right(&mut slot, word32.into_iter().skip(32 - bits / 8));
         }
         _ => return Err(unknown_type(word)),
     }

@@ -285,23 +285,24 @@ impl RelayerClient {
             let pending = response.status() == 202;
             let answer: Value = response.json().await.map_err(|e| network_error(&e))?;
             let expected = predicted.universal_profile.to_checksum(None);
-            if answer["universalProfileAddress"].as_str() != Some(expected.as_str()) {
+            let answered = answer.get("universalProfileAddress").cloned().unwrap_or_default();
+            if answered.as_str() != Some(expected.as_str()) {
                 return Err(client_error(
                     None,
                     "PREDICTION_MISMATCH",
-                    &format!(
-                        "the relayer answered {} but {expected} was predicted",
-                        answer["universalProfileAddress"]
-                    ),
+                    &format!("the relayer answered {answered} but {expected} was predicted"),
                     None,
                 ));
             }
-            let mut result = answer;
-            result["salt"] = salt.to_string().into();
-            result["lsp3Profile"] = to_hex(&lsp3).into();
-            result["metadataCid"] = uploaded.0.into();
-            result["postDeploymentCallData"] = to_hex(&calldata).into();
-            result["pending"] = pending.into();
+            let mut result = match answer {
+                Value::Object(fields) => fields,
+                _ => serde_json::Map::new(),
+            };
+            result.insert("salt".into(), salt.to_string().into());
+            result.insert("lsp3Profile".into(), to_hex(&lsp3).into());
+            result.insert("metadataCid".into(), uploaded.0.into());
+            result.insert("postDeploymentCallData".into(), to_hex(&calldata).into());
+            result.insert("pending".into(), pending.into());
             to_js(&result).map_err(Into::into)
         })
     }
@@ -334,7 +335,11 @@ async fn upload_bytes(
         .map_err(|e| network_error(&e))?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
     let answer: Value = response.json().await.map_err(|e| network_error(&e))?;
-    let cid = answer["Hash"].as_str().unwrap_or_default().to_owned();
+    let cid = answer
+        .get("Hash")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     // the service must have stored exactly these bytes
     if cid != raw_cid(&bytes).to_string() {
         return Err(client_error(
@@ -415,13 +420,14 @@ impl LookupClient {
         query: String,
         #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
-        let mut body = serde_json::json!({ "query": query });
+        let mut body = serde_json::Map::new();
+        body.insert("query".into(), query.into());
         for (key, n) in search_options(options.as_ref()) {
-            body[key] = n.into();
+            body.insert(key.into(), n.into());
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
-        future_to_promise(async move { send_json(Request::post(&url), Some(&body)).await })
+        future_to_promise(async move { send_json(Request::post(&url), Some(&Value::Object(body))).await })
     }
 
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
