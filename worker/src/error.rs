@@ -57,10 +57,14 @@ impl ApiError {
     /// The JSON response.
     pub fn into_response(self) -> Response {
         let body = ErrorBody::new(self.code, self.message);
-        // serialising two strings cannot fail; building a Response only fails if the runtime is broken
-        let mut res = Response::from_json(&body)
-            .expect("a JSON error response")
-            .with_status(self.status);
+        // serialising two strings cannot fail; the builder's `fixed` cannot fail either
+        let json = serde_json::to_vec(&body).unwrap_or_default();
+        let headers = worker::Headers::new();
+        let _ = headers.set("content-type", "application/json");
+        let mut res = worker::ResponseBuilder::new()
+            .with_status(self.status)
+            .with_headers(headers)
+            .fixed(json);
         if let Some(secs) = self.retry_after {
             let _ = res.headers_mut().set("retry-after", &secs.to_string());
         }

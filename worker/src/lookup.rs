@@ -50,7 +50,11 @@ async fn cached(
         return not_modified(req, fresh);
     }
     let body = serde_json::to_string(&build.await?).map_err(ApiError::internal)?;
-    let etag = format!("\"{}\"", &keccak256(body.as_bytes()).to_string()[2..18]);
+    let hash = keccak256(body.as_bytes());
+    let etag = format!(
+        "\"{}\"",
+        alloy_primitives::hex::encode(hash.get(..8).unwrap_or_default())
+    );
     let mut response = Response::ok(body)?;
     let headers = response.headers_mut();
     headers.set("content-type", "application/json")?;
@@ -104,15 +108,21 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
 }
 
 async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Value> {
-    if record["kind"] == "LSP8IdentifiableDigitalAsset" {
-        let address = record["address"].as_str().unwrap_or_default().to_owned();
+    let field = |v: &Value, k: &str| v.get(k).cloned().unwrap_or_default();
+    if let Some(fields) = record.as_object_mut()
+        && fields.get("kind").and_then(Value::as_str) == Some("LSP8IdentifiableDigitalAsset")
+    {
+        let address = fields
+            .get("address")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let tokens = search::tokens_of(env, assets, &address, 100).await?;
-        record["tokens"] = json!(
-            tokens
-                .iter()
-                .map(|t| json!({ "tokenId": t["tokenId"], "name": t["name"], "imageUrl": t["imageUrl"] }))
-                .collect::<Vec<_>>()
-        );
+        let tokens: Vec<Value> = tokens
+            .iter()
+            .map(|t| json!({ "tokenId": field(t, "tokenId"), "name": field(t, "name"), "imageUrl": field(t, "imageUrl") }))
+            .collect();
+        fields.insert("tokens".into(), Value::Array(tokens));
     }
     Ok(record)
 }
@@ -146,15 +156,17 @@ pub async fn token(
                 }
             },
         };
-        if collection["kind"] != "LSP8IdentifiableDigitalAsset" {
+        if collection.get("kind").and_then(Value::as_str) != Some("LSP8IdentifiableDigitalAsset") {
             return Err(ApiError::new(
                 404,
                 "NOT_FOUND",
                 format!("{address} is not an LSP8 collection"),
             ));
         }
-        let format: TokenIdFormat =
-            serde_json::from_value(collection["tokenIdFormat"].clone()).unwrap_or(TokenIdFormat::Number);
+        let format: TokenIdFormat = collection
+            .get("tokenIdFormat")
+            .and_then(|f| serde_json::from_value(f.clone()).ok())
+            .unwrap_or(TokenIdFormat::Number);
         let token_id: B256 = if token.len() == 66 && token.starts_with("0x") {
             profile_relayer::hex::parse_fixed::<32>("tokenId", &token)?
         } else {
@@ -220,6 +232,7 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
 
 /// `POST /1/indexes/:indexName/query` (Algolia-compatible).
 pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
+    let max = Config::from_env(env)?.max_body_bytes;
     let (profiles, assets) = search::index_names(env);
     if index != profiles && index != assets {
         return Err(ApiError::new(
@@ -228,17 +241,28 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
             format!("no index {index:?} (this deployment has {profiles}, {assets})"),
         ));
     }
-    let text = req.text().await?;
-    let body: Value = if text.trim().is_empty() {
+    // Algolia's browser clients send JSON as `text/plain` (no preflight): the content type is not checked
+    let bytes = crate::body::request_bytes(&mut req, max).await?;
+    let body: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        serde_json::from_str(&text).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
+        serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
     };
+    if !body.is_object() {
+        return Err(ApiError::bad_request(
+            "INVALID_JSON",
+            "the body must be a JSON object",
+        ));
+    }
+    let get = |k: &str| body.get(k);
     // Algolia clients may send the parameters as one url-encoded `params` string
-    let mut query = body["query"].as_str().unwrap_or_default().to_owned();
-    let mut page = body["page"].as_u64().unwrap_or(0);
-    let mut per = body["hitsPerPage"].as_u64().unwrap_or(20);
-    if let Some(params) = body["params"].as_str() {
+    let mut query = get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut page = get("page").and_then(Value::as_u64).unwrap_or(0);
+    let mut per = get("hitsPerPage").and_then(Value::as_u64).unwrap_or(20);
+    if let Some(params) = get("params").and_then(Value::as_str) {
         let parsed = url::form_urlencoded::parse(params.as_bytes());
         for (k, v) in parsed {
             match k.as_ref() {

@@ -59,7 +59,7 @@ pub struct Record(pub Value);
 
 impl Record {
     fn text(&self, field: &str) -> String {
-        match &self.0[field] {
+        match self.0.get(field).unwrap_or(&Value::Null) {
             Value::String(s) => s.clone(),
             Value::Array(items) => items
                 .iter()
@@ -77,7 +77,11 @@ pub async fn upsert(env: &Env, index: &str, record: &Record) -> ApiResult<()> {
     let object_id = record.text("objectID");
     let args = |values: &[&str]| values.iter().map(|v| JsValue::from_str(v)).collect::<Vec<_>>();
     let json = serde_json::to_string(&record.0).map_err(ApiError::internal)?;
-    let block = record.0["indexedBlock"].as_f64().unwrap_or(0.0);
+    let block = record
+        .0
+        .get("indexedBlock")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
     db.batch(vec![
         db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind(&args(&[index, &object_id]))?,
         db.prepare(
@@ -207,7 +211,7 @@ pub async fn search(
     let started = worker::Date::now().as_millis();
     let db = db(env).await?;
     let hits_per_page = hits_per_page.clamp(1, 100);
-    let offset = JsValue::from_f64((page * hits_per_page) as f64);
+    let offset = JsValue::from_f64(page.saturating_mul(hits_per_page) as f64);
     let limit = JsValue::from_f64(hits_per_page as f64);
     // with words: full-text match, best first; without: the most recently updated records
     let (select, count_all) = match fts_query(query) {
