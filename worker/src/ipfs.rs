@@ -11,6 +11,7 @@ use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
 use worker::{AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response};
 
 use crate::{
+    body::ReadError,
     config::{number, var},
     error::{ApiError, ApiResult},
 };
@@ -28,6 +29,8 @@ pub struct IpfsConfig {
     pub max_bytes: usize,
     /// Largest upload.
     pub upload_max_bytes: usize,
+    /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
+    pub cache_max_bytes: u64,
 }
 
 impl IpfsConfig {
@@ -54,6 +57,7 @@ impl IpfsConfig {
             max_bytes: usize::try_from(num("IPFS_MAX_BYTES", 10 * 1024 * 1024)?).unwrap_or(usize::MAX),
             upload_max_bytes: usize::try_from(num("UPLOAD_MAX_BYTES", 5 * 1024 * 1024)?)
                 .unwrap_or(usize::MAX),
+            cache_max_bytes: num("IPFS_CACHE_MAX_BYTES", 1024 * 1024 * 1024)?,
         })
     }
 }
@@ -70,10 +74,7 @@ pub struct Content {
 }
 
 fn sniff(bytes: &[u8]) -> &'static str {
-    let trimmed = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map_or(&[][..], |i| &bytes[i..]);
+    let trimmed = bytes.trim_ascii_start();
     if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
         "application/json"
     } else if bytes.starts_with(&[0x89, b'P', b'N', b'G']) {
@@ -82,7 +83,7 @@ fn sniff(bytes: &[u8]) -> &'static str {
         "image/jpeg"
     } else if bytes.starts_with(b"GIF8") {
         "image/gif"
-    } else if bytes.len() > 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+    } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP".as_slice()) {
         "image/webp"
     } else if trimmed.starts_with(b"<svg")
         || (trimmed.starts_with(b"<?xml") && bytes.windows(4).any(|w| w == b"<svg"))
@@ -141,14 +142,102 @@ pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> 
     }
     let content = race_gateways(config, target, raw_block).await?;
     if raw_block {
-        // verified bytes are immutable: keep them
-        let _ = env
-            .bucket("IPFS")?
-            .put(target.cid.to_string(), content.bytes.clone())
-            .execute()
-            .await;
+        // verified bytes are immutable: keep them, within the relay cache's bound
+        if let Err(e) = cache_block(env, config, &target.cid, &content).await {
+            worker::console_warn!("ipfs cache {}: {} {}", target.cid, e.code, e.message);
+        }
     }
     Ok(content)
+}
+
+fn origin(kind: &str) -> std::collections::HashMap<String, String> {
+    std::collections::HashMap::from([("origin".to_owned(), kind.to_owned())])
+}
+
+thread_local! {
+    static CACHE_TABLE_READY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Keeps a verified block fetched for anyone in R2. Anonymous traffic decides what is fetched, so the relay's
+/// share of the bucket is bounded by `IPFS_CACHE_MAX_BYTES`: a ledger in D1 (`relay_cache`) records what the
+/// relay stored, and the oldest entries are evicted to make room. Uploads (API key holders) are never evicted.
+/// Concurrent requests may pass the bound by at most one block each.
+async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Content) -> ApiResult<()> {
+    let size = content.bytes.len() as u64;
+    if size > config.cache_max_bytes {
+        return Ok(());
+    }
+    let db = env.d1("DB")?;
+    if !CACHE_TABLE_READY.with(core::cell::Cell::get) {
+        db.prepare(
+            "CREATE TABLE IF NOT EXISTS relay_cache (cid TEXT PRIMARY KEY, size INTEGER NOT NULL, \
+             stored_at INTEGER NOT NULL)",
+        )
+        .run()
+        .await
+        .map_err(ApiError::internal)?;
+        CACHE_TABLE_READY.with(|c| c.set(true));
+    }
+    #[derive(serde::Deserialize)]
+    struct Total {
+        total: f64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        cid: String,
+        size: f64,
+    }
+    let total = db
+        .prepare("SELECT COALESCE(SUM(size), 0) AS total FROM relay_cache")
+        .first::<Total>(None)
+        .await
+        .map_err(ApiError::internal)?
+        .map_or(0, |t| t.total as u64);
+    let mut excess = (total + size).saturating_sub(config.cache_max_bytes);
+    if excess > 0 {
+        let oldest: Vec<Entry> = db
+            .prepare("SELECT cid, size FROM relay_cache ORDER BY stored_at LIMIT 100")
+            .all()
+            .await
+            .map_err(ApiError::internal)?
+            .results()
+            .map_err(ApiError::internal)?;
+        let bucket = env.bucket("IPFS")?;
+        for entry in oldest {
+            if excess == 0 {
+                break;
+            }
+            bucket.delete(&entry.cid).await?;
+            db.prepare("DELETE FROM relay_cache WHERE cid = ?1")
+                .bind(&[entry.cid.as_str().into()])?
+                .run()
+                .await
+                .map_err(ApiError::internal)?;
+            excess = excess.saturating_sub(entry.size as u64);
+        }
+        if excess > 0 {
+            return Ok(());
+        }
+    }
+    env.bucket("IPFS")?
+        .put(cid.to_string(), content.bytes.clone())
+        .http_metadata(worker::HttpMetadata {
+            content_type: Some(content.content_type.clone()),
+            ..Default::default()
+        })
+        .custom_metadata(origin("relay"))
+        .execute()
+        .await?;
+    db.prepare("INSERT OR REPLACE INTO relay_cache (cid, size, stored_at) VALUES (?1, ?2, ?3)")
+        .bind(&[
+            cid.to_string().into(),
+            wasm_bindgen::JsValue::from_f64(size as f64),
+            wasm_bindgen::JsValue::from_f64(worker::Date::now().as_millis() as f64),
+        ])?
+        .run()
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(())
 }
 
 async fn fetch_one(
@@ -176,20 +265,13 @@ async fn fetch_one(
     if response.status_code() != 200 {
         return Err(format!("{gateway}: HTTP {}", response.status_code()));
     }
-    if let Some(len) = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|l| l.parse::<usize>().ok())
-        && len > max_bytes
-    {
-        return Err(format!("{gateway}: {len} bytes is over the limit"));
-    }
-    let bytes = response.bytes().await.map_err(|e| format!("{gateway}: {e}"))?;
-    if bytes.len() > max_bytes {
-        return Err(format!("{gateway}: over the size limit"));
-    }
+    // counted while it streams: a gateway cannot make the Worker buffer more than the limit
+    let bytes = crate::body::response_bytes(&mut response, max_bytes)
+        .await
+        .map_err(|e| match e {
+            ReadError::TooLarge => format!("{gateway}: over the size limit of {max_bytes} bytes"),
+            ReadError::Failed(detail) => format!("{gateway}: {detail}"),
+        })?;
     if raw_block && !verify_block(&cid, &bytes).unwrap_or(false) {
         return Err(format!("{gateway}: the bytes do not match the CID"));
     }
@@ -243,6 +325,30 @@ async fn race_gateways(config: &IpfsConfig, target: &CidPath, raw_block: bool) -
     }
 }
 
+/// The CSP of every relayed answer: a sandboxed document with no scripts and no fetches.
+pub const SANDBOX_CSP: &str = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+
+/// Whether a media type is displayed inline (images, JSON, plain text); everything else is a download.
+pub fn is_passive(content_type: &str) -> bool {
+    content_type.starts_with("image/") || content_type == "application/json" || content_type == "text/plain"
+}
+
+/// The first range of a `Range` header as inclusive byte offsets into content of `total` bytes; `None` when
+/// the header is malformed or cannot be satisfied (an empty body has no bytes to serve). Several ranges are
+/// answered with the first (multipart/byteranges is not produced).
+pub fn byte_range(header: &str, total: u64) -> Option<(u64, u64)> {
+    if total == 0 {
+        return None;
+    }
+    let ranges = http_range_header::parse_range_header(header)
+        .ok()?
+        .validate(total)
+        .ok()?;
+    let first = ranges.first()?;
+    let (start, end) = (*first.start(), *first.end());
+    (start <= end && end < total).then_some((start, end))
+}
+
 /// `GET /ipfs/:cid*`.
 pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> {
     let config = IpfsConfig::from_env(env)?;
@@ -260,30 +366,25 @@ pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
         "x-content-verified",
         if content.verified { "true" } else { "false" },
     )?;
-    let active = content.content_type.contains("html")
-        || content.content_type.contains("svg")
-        || content.content_type.contains("xml");
-    if active {
-        headers.set(
-            "content-security-policy",
-            "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'",
-        )?;
+    // the API's origin serves this content: whatever it is, it cannot run scripts or load anything there
+    headers.set("content-security-policy", SANDBOX_CSP)?;
+    if !is_passive(&content.content_type) {
+        headers.set("content-disposition", "attachment")?;
     }
     if let Some(range) = req.headers().get("range")? {
-        let unsatisfiable = || {
-            ApiError::new(
+        let Some((start, end)) = byte_range(&range, total) else {
+            return Err(ApiError::new(
                 416,
                 "RANGE_NOT_SATISFIABLE",
                 format!("the content has {total} bytes"),
-            )
+            ));
         };
-        let ranges = http_range_header::parse_range_header(&range)
-            .and_then(|r| r.validate(total))
-            .map_err(|_| unsatisfiable())?;
-        // one range is served; several are answered with the first (multipart/byteranges is not produced)
-        let first = ranges.first().ok_or_else(unsatisfiable)?;
-        let (start, end) = (*first.start(), *first.end());
-        let slice = content.bytes[start as usize..=end as usize].to_vec();
+        let slice = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| content.bytes.get(s..=e))
+            .unwrap_or_default()
+            .to_vec();
         headers.set("content-range", &format!("bytes {start}-{end}/{total}"))?;
         return Ok(Response::from_bytes(slice)?
             .with_status(206)
@@ -296,20 +397,6 @@ pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
 /// Answers like Kubo: `{"Name","Hash","Size"}`.
 pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
     let config = IpfsConfig::from_env(env)?;
-    let too_large = || {
-        ApiError::bad_request(
-            "BODY_TOO_LARGE",
-            format!("uploads are limited to {} bytes", config.upload_max_bytes),
-        )
-    };
-    if let Some(len) = req.headers().get("content-length")?
-        && len
-            .trim()
-            .parse::<usize>()
-            .map_or(true, |n| n > config.upload_max_bytes + 16 * 1024)
-    {
-        return Err(too_large());
-    }
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type
         .to_ascii_lowercase()
@@ -320,21 +407,23 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
             "upload with multipart/form-data and a `file` field (like `ipfs add`)",
         ));
     }
-    let form = req
+    // the whole multipart body, bounded while it is read (the file plus room for the multipart framing)
+    let body =
+        crate::body::request_bytes(&mut req, config.upload_max_bytes.saturating_add(16 * 1024)).await?;
+    let headers = Headers::new();
+    headers.set("content-type", &content_type)?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    let form = Request::new_with_init("https://upload.invalid/", &init)?
         .form_data()
         .await
         .map_err(|_| ApiError::bad_request("INVALID_MULTIPART", "malformed multipart body"))?;
-    let file = match form.get("file") {
-        Some(worker::FormEntry::File(f)) => f,
+    let (name, bytes, media) = match form.get("file") {
+        Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?, f.type_()),
         Some(worker::FormEntry::Field(text)) => {
-            return upload_bytes(
-                env,
-                &config,
-                "file".to_owned(),
-                text.into_bytes(),
-                "text/plain".to_owned(),
-            )
-            .await;
+            ("file".to_owned(), text.into_bytes(), "text/plain".to_owned())
         }
         None => {
             return Err(ApiError::bad_request(
@@ -343,13 +432,11 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
             ));
         }
     };
-    if file.size() > config.upload_max_bytes {
-        return Err(too_large());
-    }
-    let bytes = file.bytes().await?;
-    upload_bytes(env, &config, file.name(), bytes, file.type_()).await
+    upload_bytes(env, &config, name, bytes, media).await
 }
 
+/// Stores an upload under its CID. Content is addressed by its bytes: when the CID is stored already, the stored
+/// object (and the `Content-Type` others are served) stays as it is.
 async fn upload_bytes(
     env: &Env,
     config: &IpfsConfig,
@@ -358,22 +445,23 @@ async fn upload_bytes(
     media: String,
 ) -> ApiResult<Response> {
     if bytes.len() > config.upload_max_bytes {
-        return Err(ApiError::bad_request(
-            "BODY_TOO_LARGE",
-            format!("uploads are limited to {} bytes", config.upload_max_bytes),
-        ));
+        return Err(crate::body::too_large(config.upload_max_bytes));
     }
     let cid = raw_cid(&bytes);
     let size = bytes.len();
     let content_type = content_type_of(Some(media), &bytes);
-    env.bucket("IPFS")?
-        .put(cid.to_string(), bytes)
-        .http_metadata(worker::HttpMetadata {
-            content_type: Some(content_type),
-            ..Default::default()
-        })
-        .execute()
-        .await?;
+    let bucket = env.bucket("IPFS")?;
+    if bucket.head(cid.to_string()).await?.is_none() {
+        bucket
+            .put(cid.to_string(), bytes)
+            .http_metadata(worker::HttpMetadata {
+                content_type: Some(content_type),
+                ..Default::default()
+            })
+            .custom_metadata(origin("upload"))
+            .execute()
+            .await?;
+    }
     Ok(Response::from_json(
         &serde_json::json!({ "Name": name, "Hash": cid.to_string(), "Size": size.to_string() }),
     )?)
@@ -382,6 +470,31 @@ async fn upload_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(byte_range("bytes=0-", 0), None);
+        assert_eq!(byte_range("bytes=-5", 0), None);
+        assert_eq!(byte_range("bytes=0-", 3), Some((0, 2)));
+        assert_eq!(byte_range("bytes=1-1", 3), Some((1, 1)));
+        assert_eq!(byte_range("bytes=-2", 3), Some((1, 2)));
+        assert_eq!(byte_range("bytes=0-99", 3), Some((0, 2)));
+        assert_eq!(byte_range("bytes=3-", 3), None);
+        assert_eq!(byte_range("bytes=2-1", 3), None);
+        assert_eq!(byte_range("items=0-1", 3), None);
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #[test]
+        fn any_range_header_is_inside_the_content(header in "\\PC{0,40}", tail in "[0-9,= -]{0,30}", total in 0u64..2000) {
+            for h in [header.clone(), format!("bytes={tail}")] {
+                if let Some((start, end)) = byte_range(&h, total) {
+                    proptest::prop_assert!(start <= end && end < total);
+                }
+            }
+        }
+    }
 
     #[test]
     fn sniffing() {
