@@ -6,9 +6,12 @@
 use alloy_primitives::hex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use worker::{Env, Request};
+use worker::{Date, Env, Request};
 
-use crate::error::{ApiError, ApiResult};
+use crate::{
+    error::{ApiError, ApiResult},
+    ratelimit::{Hit, Verdict},
+};
 
 /// What a key may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,8 +19,15 @@ use crate::error::{ApiError, ApiResult};
 pub enum Scope {
     /// `POST /api/universal-profile`.
     Deploy,
-    /// `POST /api/universal-profile/register`, `GET /api/universal-profile/:address`.
+    /// `POST /api/universal-profile/register`, `POST /api/users`, `GET /api/universal-profile/:address`.
     Register,
+    /// `POST /api/v0/add`.
+    Upload,
+}
+
+impl Scope {
+    /// Every scope: what a key gets when it is created without a list.
+    pub const ALL: [Self; 3] = [Self::Deploy, Self::Register, Self::Upload];
 }
 
 /// A key as stored (never the key itself).
@@ -81,11 +91,12 @@ pub fn well_formed(key: &str) -> bool {
         .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Authenticates the request's API key and checks `scope` (any valid key when `None`).
+/// Authenticates the request's API key, checks `scope` and takes one request from the key's rate limit. The
+/// key's `RateLimiter` object is asked on every request, so a revocation counts from the next request on.
 ///
 /// # Errors
-/// 401 `MISSING_API_KEY` / `INVALID_API_KEY`, 403 `API_KEY_REVOKED` / `INSUFFICIENT_SCOPE`.
-pub async fn authenticate(req: &Request, env: &Env, scope: Option<Scope>) -> ApiResult<ApiKeyRecord> {
+/// 401 `MISSING_API_KEY` / `INVALID_API_KEY`, 403 `API_KEY_REVOKED` / `INSUFFICIENT_SCOPE`, 429 `RATE_LIMITED`.
+pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<ApiKeyRecord> {
     let key = bearer(req)?.ok_or_else(|| {
         ApiError::new(
             401,
@@ -103,10 +114,11 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Option<Scope>) -> Api
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(401, "INVALID_API_KEY", "unknown API key"))?;
+    let revoked = || ApiError::new(403, "API_KEY_REVOKED", "this API key was revoked");
     if record.revoked_at.is_some() {
-        return Err(ApiError::new(403, "API_KEY_REVOKED", "this API key was revoked"));
+        return Err(revoked());
     }
-    if let Some(scope) = scope.filter(|s| !record.scopes.contains(s)) {
+    if !record.scopes.contains(&scope) {
         let name = serde_json::to_string(&scope).unwrap_or_default();
         return Err(ApiError::new(
             403,
@@ -114,29 +126,98 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Option<Scope>) -> Api
             format!("this API key lacks the {name} scope"),
         ));
     }
+    let verdict = hit(env, &record.id, record.rate_limit_per_minute, 1).await?;
+    if verdict.revoked {
+        return Err(revoked());
+    }
+    if !verdict.allowed {
+        let mut err = ApiError::new(
+            429,
+            "RATE_LIMITED",
+            format!(
+                "this API key allows {} requests per minute",
+                record.rate_limit_per_minute
+            ),
+        );
+        err.retry_after = Some(verdict.retry_after);
+        return Err(err);
+    }
     Ok(record)
 }
 
-/// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests.
+/// Takes `cost` tokens from the bucket named `name` (0: only asks).
+async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict> {
+    let stub = env
+        .durable_object("RATE_LIMITER")?
+        .id_from_name(name)?
+        .get_stub()?;
+    let hit = Hit {
+        limit,
+        now_ms: Date::now().as_millis() as f64,
+        cost,
+    };
+    crate::routes::call_do(&stub, "/hit", &hit).await
+}
+
+/// Makes the revocation of key `id` effective on its next request.
+pub async fn revoke(env: &Env, id: &str) -> ApiResult<()> {
+    let stub = env.durable_object("RATE_LIMITER")?.id_from_name(id)?.get_stub()?;
+    let _: bool = crate::routes::call_do(&stub, "/revoke", &()).await?;
+    Ok(())
+}
+
+/// The client's IP as Cloudflare reports it (`unknown` when absent, e.g. behind no proxy).
+pub fn client_ip(req: &Request) -> String {
+    req.headers()
+        .get("cf-connecting-ip")
+        .ok()
+        .flatten()
+        .filter(|ip| ip.len() <= 64)
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Wrong admin tokens allowed per client IP and minute (`ADMIN_FAILURES_PER_MINUTE`).
+const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
+
+/// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests. Guesses are limited per client IP:
+/// after `ADMIN_FAILURES_PER_MINUTE` wrong tokens, every admin request from that IP answers 429 (the right token
+/// included, so a guess cannot be confirmed) until the bucket refills.
 ///
 /// # Errors
-/// 401 `INVALID_ADMIN_TOKEN`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
-pub fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
+/// 401 `INVALID_ADMIN_TOKEN`, 429 `RATE_LIMITED`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
+pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
     let expected = env
         .secret("ADMIN_TOKEN")
         .map(|s| s.to_string())
         .ok()
         .filter(|s| s.len() >= 16)
         .ok_or_else(|| ApiError::config("the ADMIN_TOKEN secret is not set (16 characters or more)"))?;
-    let given = bearer(req)
-        .map_err(|_| invalid_admin())?
-        .ok_or_else(invalid_admin)?;
+    let limit = crate::config::number(env, "ADMIN_FAILURES_PER_MINUTE", ADMIN_FAILURES_PER_MINUTE)?;
+    let bucket = format!("admin:{}", client_ip(req));
+    let verdict = hit(env, &bucket, limit, 0).await?;
+    if !verdict.allowed {
+        let mut err = ApiError::new(
+            429,
+            "RATE_LIMITED",
+            "too many wrong admin tokens from this address; retry later",
+        );
+        err.retry_after = Some(verdict.retry_after);
+        return Err(err);
+    }
+    let given = match bearer(req) {
+        Ok(Some(token)) => token,
+        _ => {
+            hit(env, &bucket, limit, 1).await?;
+            return Err(invalid_admin());
+        }
+    };
     // digests of equal length: the comparison time does not depend on how much of the token matched
     let (a, b) = (
         Sha256::digest(given.as_bytes()),
         Sha256::digest(expected.as_bytes()),
     );
     if a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0 {
+        hit(env, &bucket, limit, 1).await?;
         return Err(invalid_admin());
     }
     Ok(())

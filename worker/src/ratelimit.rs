@@ -1,10 +1,15 @@
-//! Per-key rate limits: one `RateLimiter` Durable Object per API key, a token bucket refilled continuously
-//! (`limit` requests per minute, bursts up to `limit`). Approximate across restarts, exact within one instance.
+//! Per-key rate limits: one `RateLimiter` Durable Object per API key (and per client IP for the admin token
+//! and anonymous routes), a token bucket refilled continuously (`limit` requests per minute, bursts up to
+//! `limit`). Approximate across restarts, exact within one instance.
+//!
+//! The key's object is also where its revocation takes effect at once: every authenticated request passes
+//! through it, and `/revoke` stores the flag in the object's transactional storage (KV, where the key record
+//! lives, may serve a cached record for a while).
 
 // the durable_object macro generates undocumented glue items
 #![allow(missing_docs)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use serde::{Deserialize, Serialize};
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
@@ -16,6 +21,13 @@ pub struct Hit {
     pub limit: u32,
     /// Current time, milliseconds.
     pub now_ms: f64,
+    /// Tokens taken: 1 for a request; 0 only asks whether one would be allowed.
+    #[serde(default = "one")]
+    pub cost: u32,
+}
+
+const fn one() -> u32 {
+    1
 }
 
 /// Answer of the limiter.
@@ -26,6 +38,9 @@ pub struct Verdict {
     pub allowed: bool,
     /// Seconds until a request would be allowed.
     pub retry_after: u64,
+    /// The API key of this object was revoked.
+    #[serde(default)]
+    pub revoked: bool,
 }
 
 /// Token bucket state.
@@ -37,7 +52,7 @@ pub struct Bucket {
 
 impl Bucket {
     /// Takes one token if available.
-    pub fn take(state: Option<Self>, limit: u32, now_ms: f64) -> (Self, Verdict) {
+    pub fn take(state: Option<Self>, limit: u32, now_ms: f64, cost: u32) -> (Self, Verdict) {
         let capacity = f64::from(limit.max(1));
         let rate_per_ms = capacity / 60_000.0;
         let mut b = state.unwrap_or(Self {
@@ -47,12 +62,13 @@ impl Bucket {
         b.tokens = (b.tokens + (now_ms - b.updated_ms).max(0.0) * rate_per_ms).min(capacity);
         b.updated_ms = now_ms;
         if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
+            b.tokens = (b.tokens - f64::from(cost)).max(0.0);
             (
                 b,
                 Verdict {
                     allowed: true,
                     retry_after: 0,
+                    revoked: false,
                 },
             )
         } else {
@@ -62,6 +78,7 @@ impl Bucket {
                 Verdict {
                     allowed: false,
                     retry_after: (wait_ms / 1000.0).ceil().max(1.0) as u64,
+                    revoked: false,
                 },
             )
         }
@@ -72,20 +89,46 @@ impl Bucket {
 #[allow(missing_debug_implementations, missing_docs)]
 #[durable_object]
 pub struct RateLimiter {
+    state: State,
     bucket: RefCell<Option<Bucket>>,
+    revoked: Cell<Option<bool>>,
 }
 
+const REVOKED: &str = "revoked";
+
 impl DurableObject for RateLimiter {
-    fn new(_state: State, _env: Env) -> Self {
+    fn new(state: State, _env: Env) -> Self {
         Self {
+            state,
             bucket: RefCell::new(None),
+            revoked: Cell::new(None),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
+        if req.path() == "/revoke" {
+            self.state.storage().put(REVOKED, true).await?;
+            self.revoked.set(Some(true));
+            return Response::from_json(&true);
+        }
+        let revoked = match self.revoked.get() {
+            Some(r) => r,
+            None => {
+                let r = self.state.storage().get::<bool>(REVOKED).await?.unwrap_or(false);
+                self.revoked.set(Some(r));
+                r
+            }
+        };
+        if revoked {
+            return Response::from_json(&Verdict {
+                allowed: false,
+                retry_after: 0,
+                revoked: true,
+            });
+        }
         let hit: Hit = req.json().await?;
         let current = *self.bucket.borrow();
-        let (bucket, verdict) = Bucket::take(current, hit.limit, hit.now_ms);
+        let (bucket, verdict) = Bucket::take(current, hit.limit, hit.now_ms, hit.cost);
         *self.bucket.borrow_mut() = Some(bucket);
         Response::from_json(&verdict)
     }
@@ -100,14 +143,19 @@ mod tests {
     fn bucket_allows_limit_then_refills() {
         let mut state = None;
         for i in 0..3 {
-            let (b, v) = Bucket::take(state, 3, 1000.0);
+            let (b, v) = Bucket::take(state, 3, 1000.0, 1);
             assert!(v.allowed, "request {i}");
             state = Some(b);
         }
-        let (b, v) = Bucket::take(state, 3, 1000.0);
+        let (b, v) = Bucket::take(state, 3, 1000.0, 1);
         assert!(!v.allowed);
         assert_eq!(v.retry_after, 20);
-        let (_, v) = Bucket::take(Some(b), 3, 21_000.0);
+        // asking costs nothing
+        let (b, v) = Bucket::take(Some(b), 3, 1000.0, 0);
+        assert!(!v.allowed);
+        let (b, v) = Bucket::take(Some(b), 3, 21_000.0, 0);
+        assert!(v.allowed);
+        let (_, v) = Bucket::take(Some(b), 3, 21_000.0, 1);
         assert!(v.allowed);
     }
 }
