@@ -3,11 +3,13 @@
 //! checks and does I/O (JSON-RPC, KV, Durable Objects).
 
 mod auth;
+mod body;
 mod config;
 mod error;
 mod indexer;
 mod ipfs;
 mod lookup;
+mod panic_guard;
 mod ratelimit;
 mod relayer;
 mod routes;
@@ -25,6 +27,12 @@ use worker::{Context, Env, Request, Response, Result, ScheduleContext, Scheduled
 /// API key travels in `Authorization`).
 #[event(fetch)]
 pub async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    panic_guard::install();
+    let id = panic_guard::request_id(&req);
+    panic_guard::Tracked::new(id, serve(req, env)).await
+}
+
+async fn serve(req: Request, env: Env) -> Result<Response> {
     if req.method() == worker::Method::Options {
         let mut res = Response::empty()?.with_status(204);
         cors(&mut res);

@@ -1,6 +1,6 @@
 //! HTTP routes. Handlers only convert, check and do I/O: parsing and encodings live in the core crate.
 
-use alloy_primitives::{Address, B256};
+use alloy_primitives::{Address, B256, U256};
 use profile_relayer::{
     api::{DeployRequest, DeployResponse, RegisterRequest, RegisterResponse},
     hex::parse_address,
@@ -14,7 +14,6 @@ use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
     error::{ApiError, ApiResult},
-    ratelimit::{Hit, Verdict},
     relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
     store,
 };
@@ -72,13 +71,18 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             let index = (*index).to_owned();
             crate::lookup::algolia_query(req, env, &index).await
         }
+        (Method::Post, ["admin", "panic"])
+            if crate::config::var(env, "PANIC_TEST_ROUTE").as_deref() == Some("true") =>
+        {
+            auth::authenticate_admin(&req, env).await?;
+            deliberate_panic()
+        }
         (Method::Post, ["admin", "indexer", "run"]) => {
-            auth::authenticate_admin(&req, env)?;
+            auth::authenticate_admin(&req, env).await?;
             json_response(200, &crate::indexer::run(env).await?)
         }
         (Method::Post, ["api", "v0", "add"]) => {
-            let key = auth::authenticate(&req, env, None).await?;
-            rate_limit(env, &key).await?;
+            auth::authenticate(&req, env, Scope::Upload).await?;
             crate::ipfs::add(req, env).await
         }
         _ => {
@@ -94,6 +98,13 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             }
         }
     }
+}
+
+/// The end-to-end test of the panic guard (`worker/src/panic_guard.rs`) needs a panic: only with the var
+/// `PANIC_TEST_ROUTE=true` (never set in the deployments) and the admin token.
+#[allow(clippy::panic)]
+fn deliberate_panic() -> ApiResult<Response> {
+    panic!("deliberate panic (PANIC_TEST_ROUTE)")
 }
 
 fn matches(pattern: &str, segments: &[&str]) -> bool {
@@ -128,7 +139,7 @@ async fn health(env: &Env) -> ApiResult<Response> {
     json_response(200, &json!({ "status": "ok", "chainId": config.chain_id }))
 }
 
-/// Reads a JSON body: `application/json`, at most `max` bytes, UTF-8.
+/// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.
 async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type.to_ascii_lowercase().starts_with("application/json") {
@@ -137,47 +148,16 @@ async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
             "the body must be JSON with `Content-Type: application/json`",
         ));
     }
-    let too_large =
-        || ApiError::bad_request("BODY_TOO_LARGE", format!("the body is larger than {max} bytes"));
-    if let Some(len) = req.headers().get("content-length")?
-        && len.trim().parse::<usize>().map_or(true, |n| n > max)
-    {
-        return Err(too_large());
-    }
-    let bytes = req.bytes().await?;
-    if bytes.len() > max {
-        return Err(too_large());
-    }
+    let bytes = crate::body::request_bytes(&mut req, max).await?;
     String::from_utf8(bytes).map_err(|_| ApiError::bad_request("INVALID_JSON", "the body is not UTF-8"))
 }
 
-async fn rate_limit(env: &Env, key: &ApiKeyRecord) -> ApiResult<()> {
-    let stub = env
-        .durable_object("RATE_LIMITER")?
-        .id_from_name(&key.id)?
-        .get_stub()?;
-    let hit = Hit {
-        limit: key.rate_limit_per_minute,
-        now_ms: Date::now().as_millis() as f64,
-    };
-    let verdict: Verdict = call_do(&stub, "/hit", &hit).await?;
-    if verdict.allowed {
-        return Ok(());
-    }
-    let mut err = ApiError::new(
-        429,
-        "RATE_LIMITED",
-        format!(
-            "this API key allows {} requests per minute",
-            key.rate_limit_per_minute
-        ),
-    );
-    err.retry_after = Some(verdict.retry_after);
-    Err(err)
-}
-
 /// POSTs `body` to a Durable Object and decodes its answer, passing its error bodies through.
-async fn call_do<B: Serialize, T: DeserializeOwned>(stub: &Stub, path: &str, body: &B) -> ApiResult<T> {
+pub(crate) async fn call_do<B: Serialize, T: DeserializeOwned>(
+    stub: &Stub,
+    path: &str,
+    body: &B,
+) -> ApiResult<T> {
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(json_headers()?)
@@ -209,8 +189,7 @@ fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
 
 async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    let key = auth::authenticate(&req, env, Some(Scope::Deploy)).await?;
-    rate_limit(env, &key).await?;
+    auth::authenticate(&req, env, Scope::Deploy).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let (salt, calldata) = match DeployRequest::from_json(&body)? {
         DeployRequest::Controllers {
@@ -266,7 +245,7 @@ async fn is_universal_profile(config: &Config, address: Address) -> ApiResult<bo
     data.extend_from_slice(&LSP0);
     data.extend_from_slice(&[0u8; 28]);
     match config.rpc().eth_call(address, &data).await {
-        Ok(out) => Ok(out.len() == 32 && out[31] == 1 && out[..31].iter().all(|b| *b == 0)),
+        Ok(out) => Ok(out.len() == 32 && U256::try_from_be_slice(&out) == Some(U256::from(1))),
         // a revert: the contract has no ERC165
         Err(crate::rpc::RpcError::Node { .. }) => Ok(false),
         Err(e) => Err(e.into()),
@@ -275,8 +254,7 @@ async fn is_universal_profile(config: &Config, address: Address) -> ApiResult<bo
 
 async fn register(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    let key = auth::authenticate(&req, env, Some(Scope::Register)).await?;
-    rate_limit(env, &key).await?;
+    auth::authenticate(&req, env, Scope::Register).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     if config.rpc().code(address).await?.is_empty() {
@@ -306,8 +284,7 @@ async fn register(req: Request, env: &Env) -> ApiResult<Response> {
 
 async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    let key = auth::authenticate(req, env, None).await?;
-    rate_limit(env, &key).await?;
+    auth::authenticate(req, env, Scope::Register).await?;
     let address = parse_address("address", address)?;
     let deployed = !config.rpc().code(address).await?.is_empty();
     let kv = env.kv("PROFILES")?;
@@ -361,7 +338,7 @@ fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
 }
 
 async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(&req, env)?;
+    auth::authenticate_admin(&req, env).await?;
     let config = Config::from_env(env)?;
     let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
     let field_type =
@@ -372,11 +349,16 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
         None => return Err(ApiError::bad_request("MISSING_FIELD", "missing field \"name\"")),
     };
     let scopes: Vec<Scope> = match obj.get("scopes") {
-        None => vec![Scope::Deploy, Scope::Register],
+        None => Scope::ALL.to_vec(),
         Some(v) => serde_json::from_value(v.clone())
             .ok()
             .filter(|s: &Vec<Scope>| !s.is_empty())
-            .ok_or_else(|| field_type("scopes", "a non-empty array of \"deploy\" / \"register\""))?,
+            .ok_or_else(|| {
+                field_type(
+                    "scopes",
+                    "a non-empty array of \"deploy\" / \"register\" / \"upload\"",
+                )
+            })?,
     };
     let rate_limit_per_minute = match obj.get("rateLimitPerMinute") {
         None => config.default_rate_limit,
@@ -398,8 +380,11 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
     store_key(&kv, &hash, &record).await?;
-    let mut body = serde_json::to_value(&record).map_err(ApiError::internal)?;
-    body["apiKey"] = Value::String(secret);
+    let mut body = match serde_json::to_value(&record).map_err(ApiError::internal)? {
+        Value::Object(fields) => fields,
+        _ => return Err(ApiError::internal("a key record is a JSON object")),
+    };
+    body.insert("apiKey".into(), Value::String(secret));
     json_response(201, &body)
 }
 
@@ -421,7 +406,7 @@ async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) 
 }
 
 async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env)?;
+    auth::authenticate_admin(req, env).await?;
     let kv = env.kv("API_KEYS")?;
     let mut keys = Vec::new();
     let mut cursor = None;
@@ -441,7 +426,7 @@ async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
 }
 
 async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env)?;
+    auth::authenticate_admin(req, env).await?;
     let kv = env.kv("API_KEYS")?;
     let not_found = || ApiError::new(404, "API_KEY_NOT_FOUND", format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -463,6 +448,8 @@ async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
         record.revoked_at = Some(now());
         store_key(&kv, &hash, &record).await?;
     }
+    // effective on the key's next request, whatever KV still caches
+    auth::revoke(env, id).await?;
     json_response(200, &record)
 }
 
