@@ -116,7 +116,7 @@ test('bad CIDs, path traversal, oversize and unauthenticated uploads are 4xx JSO
   const big = new FormData();
   big.append('file', new Blob([new Uint8Array(200_000)]), 'big.bin');
   const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: big });
-  assert.equal(res.status, 400);
+  assert.equal(res.status, 413);
   assert.equal((await res.json()).error.code, 'BODY_TOO_LARGE');
   const anon = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', body: new FormData() });
   assert.equal(anon.status, 401);

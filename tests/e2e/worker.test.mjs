@@ -147,7 +147,7 @@ test('every error status, with a JSON body and a specific code', async () => {
   ];
   for (const [body, code] of cases) await assertError(await api('/api/universal-profile', { body }), 400, code);
   await assertError(await api('/api/universal-profile', { body: JSON.stringify(good), headers: { 'content-type': 'text/plain' } }), 400, 'UNSUPPORTED_CONTENT_TYPE');
-  await assertError(await api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller], lsp3Profile: '0x' + '00'.repeat(70_000) } }), 400, 'BODY_TOO_LARGE');
+  await assertError(await api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller], lsp3Profile: '0x' + '00'.repeat(70_000) } }), 413, 'BODY_TOO_LARGE');
   await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x12' } }), 400, 'INVALID_ADDRESS');
   // 404 / 405
   await assertError(await api('/nope', { method: 'GET' }), 404, 'NOT_FOUND');
