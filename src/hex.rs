@@ -138,3 +138,39 @@ mod tests {
         assert_eq!(parse_fixed::<32>("x", &word).unwrap_err().code(), "INVALID_HEX");
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        // arbitrary text, and text shaped like hex with stray prefixes, never panics and never yields a value of
+        // the wrong size
+        #[test]
+        fn parsers_never_panic(s in ".{0,90}", digits in "(0[xX])?(0x)?[0-9a-fA-FxX]{0,70}") {
+            for input in [s.as_str(), digits.as_str()] {
+                if let Ok(bytes) = parse_hex("x", input) {
+                    prop_assert_eq!(bytes.len() * 2 + 2, input.len());
+                }
+                let _ = parse_address("a", input);
+                let _ = parse_fixed::<32>("w", input);
+            }
+        }
+
+        #[test]
+        fn addresses_roundtrip(bytes in any::<[u8; 20]>()) {
+            let address = Address::from(bytes);
+            prop_assert_eq!(parse_address("a", &address.to_checksum(None)).unwrap(), address);
+            prop_assert_eq!(parse_address("a", &to_hex(bytes)).unwrap(), address);
+            let doubled = format!("0x0x{}", to_hex(bytes).get(4..).unwrap_or_default());
+            prop_assert!(parse_address("a", &doubled).is_err());
+        }
+
+        #[test]
+        fn hex_roundtrips(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            prop_assert_eq!(parse_hex("x", &to_hex(&bytes)).unwrap(), bytes);
+        }
+    }
+}

@@ -265,6 +265,17 @@ mod tests {
         }
 
         #[test]
+        fn encode_never_panics(value in ".{0,80}", hexish in "(0x){0,2}[0-9a-fA-F]{0,70}", f in 0u64..5) {
+            let format = TokenIdFormat::from_u64(f).unwrap();
+            for v in [value.as_str(), hexish.as_str()] {
+                if let Ok(id) = encode_token_id(format, v) {
+                    // whatever was accepted decodes again
+                    let _ = decode_token_id(format, id);
+                }
+            }
+        }
+
+        #[test]
         fn decode_never_panics(bytes in any::<[u8; 32]>(), f in 0u64..5) {
             let _ = decode_token_id(TokenIdFormat::from_u64(f).unwrap(), B256::from(bytes));
         }

@@ -69,3 +69,58 @@ fn unknown_fields_survive() {
         "INVALID_METADATA"
     );
 }
+
+mod properties {
+    use profile_relayer::{lsp3::Lsp3ProfileJson, lsp4::Lsp4MetadataJson};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// Arbitrary JSON, biased towards the keys LSP3/LSP4 readers look at.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let key = prop_oneof![
+            Just("name".to_owned()),
+            Just("description".to_owned()),
+            Just("links".to_owned()),
+            Just("tags".to_owned()),
+            Just("profileImage".to_owned()),
+            Just("images".to_owned()),
+            Just("icon".to_owned()),
+            Just("url".to_owned()),
+            Just("verification".to_owned()),
+            Just("attributes".to_owned()),
+            "[a-z]{1,8}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            ".{0,20}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(key.clone(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        // hostile metadata never panics the parsers; what they accept serializes again
+        #[test]
+        fn metadata_parsers_never_panic(inner in json_value(), raw in ".{0,60}") {
+            for doc in [json!({ "LSP3Profile": inner.clone() }), json!({ "LSP4Metadata": inner.clone() }), inner] {
+                let bytes = serde_json::to_vec(&doc).unwrap();
+                if let Ok(p) = Lsp3ProfileJson::from_slice(&bytes) {
+                    serde_json::to_vec(&p).unwrap();
+                }
+                if let Ok(m) = Lsp4MetadataJson::from_slice(&bytes) {
+                    serde_json::to_vec(&m).unwrap();
+                }
+            }
+            let _ = Lsp3ProfileJson::from_slice(raw.as_bytes());
+            let _ = Lsp4MetadataJson::from_slice(raw.as_bytes());
+        }
+    }
+}

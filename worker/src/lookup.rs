@@ -254,8 +254,16 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
             "the body must be a JSON object",
         ));
     }
+    let (query, page, per) = algolia_params(&body);
+    let result = search::search(env, index, &query, page, per).await?;
+    Ok(Response::from_json(&result)?)
+}
+
+/// The search parameters of an Algolia query body: `query`, `page` and `hitsPerPage`, as JSON fields or inside
+/// the url-encoded `params` string Algolia's clients send (which wins). Missing or malformed values take the
+/// defaults (empty query, page 0, 20 hits).
+pub fn algolia_params(body: &Value) -> (String, u64, u64) {
     let get = |k: &str| body.get(k);
-    // Algolia clients may send the parameters as one url-encoded `params` string
     let mut query = get("query")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -263,8 +271,7 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
     let mut page = get("page").and_then(Value::as_u64).unwrap_or(0);
     let mut per = get("hitsPerPage").and_then(Value::as_u64).unwrap_or(20);
     if let Some(params) = get("params").and_then(Value::as_str) {
-        let parsed = url::form_urlencoded::parse(params.as_bytes());
-        for (k, v) in parsed {
+        for (k, v) in url::form_urlencoded::parse(params.as_bytes()) {
             match k.as_ref() {
                 "query" => query = v.into_owned(),
                 "page" => page = v.parse().unwrap_or(page),
@@ -273,6 +280,26 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
             }
         }
     }
-    let result = search::search(env, index, &query, page, per).await?;
-    Ok(Response::from_json(&result)?)
+    (query, page, per)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn algolia_parameters() {
+        let body = json!({ "query": "a", "page": 2, "params": "query=b%20c&hitsPerPage=5&page=x" });
+        assert_eq!(algolia_params(&body), ("b c".to_owned(), 2, 5));
+        assert_eq!(algolia_params(&json!([1])), (String::new(), 0, 20));
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #[test]
+        fn algolia_params_never_panic(params in "\\PC{0,80}", query in "\\PC{0,20}", page in proptest::num::i64::ANY) {
+            let body = json!({ "query": query, "page": page, "hitsPerPage": page, "params": params });
+            let _ = algolia_params(&body);
+        }
+    }
 }
