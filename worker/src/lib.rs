@@ -9,6 +9,7 @@ mod error;
 mod indexer;
 mod ipfs;
 mod lookup;
+mod meter;
 mod panic_guard;
 mod ratelimit;
 mod relayer;
@@ -18,6 +19,7 @@ mod search;
 mod signer;
 mod store;
 
+pub use meter::Meter;
 pub use ratelimit::RateLimiter;
 pub use relayer::Relayer;
 use worker::{Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent, event};
