@@ -47,6 +47,9 @@ pub struct ApiKeyRecord {
     /// Unix seconds, once revoked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<u64>,
+    /// Gas this key's deploys may spend per calendar month (`DEFAULT_KEY_GAS_BUDGET_PER_MONTH` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gas_budget_per_month: Option<u64>,
 }
 
 /// Key prefix: `prk_` + 64 hex characters.

@@ -29,6 +29,22 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Requests per minute for keys created without their own limit.
     pub default_rate_limit: u32,
+    /// Largest Form 1 `lsp3Profile` / Form 2 `postDeploymentCallData`, in bytes (`MAX_DEPLOY_DATA_BYTES`).
+    pub max_deploy_data_bytes: usize,
+    /// Largest gas limit of any transaction the relayer sends (`MAX_TRANSACTION_GAS`).
+    pub max_transaction_gas: u64,
+    /// Relayer-wide gas per UTC day; past it every send pauses with 503 (`MAX_GAS_PER_DAY`).
+    pub max_gas_per_day: u64,
+    /// Monthly deploy gas of keys created without their own budget (`DEFAULT_KEY_GAS_BUDGET_PER_MONTH`).
+    pub default_key_gas_budget: u64,
+    /// Gas per registered profile and calendar month for relayed transactions (`MONTHLY_GAS_QUOTA`).
+    pub monthly_gas_quota: u64,
+    /// Largest LSP25 payload relayed by `/api/execute` (`MAX_EXECUTE_PAYLOAD_BYTES`).
+    pub max_execute_payload_bytes: usize,
+    /// How old an LSP15 quota signature's timestamp may be (`QUOTA_SIGNATURE_WINDOW_SECONDS`).
+    pub quota_signature_window: u64,
+    /// Seconds added to the clock for metering and signature windows (`CLOCK_OFFSET_SECONDS`, tests only).
+    pub clock_offset: i64,
 }
 
 /// A var's value, `None` when unset or blank.
@@ -98,7 +114,21 @@ impl Config {
             rpc_timeout_ms: number(env, "RPC_TIMEOUT_SECONDS", 10u64)? * 1000,
             max_body_bytes: number(env, "MAX_BODY_BYTES", 64 * 1024usize)?,
             default_rate_limit: number(env, "DEFAULT_RATE_LIMIT_PER_MINUTE", 60u32)?,
+            max_deploy_data_bytes: number(env, "MAX_DEPLOY_DATA_BYTES", 16 * 1024usize)?,
+            max_transaction_gas: number(env, "MAX_TRANSACTION_GAS", 10_000_000u64)?,
+            max_gas_per_day: number(env, "MAX_GAS_PER_DAY", 500_000_000u64)?,
+            default_key_gas_budget: number(env, "DEFAULT_KEY_GAS_BUDGET_PER_MONTH", 100_000_000u64)?,
+            monthly_gas_quota: number(env, "MONTHLY_GAS_QUOTA", profile_relayer::api::MONTHLY_GAS_QUOTA)?,
+            max_execute_payload_bytes: number(env, "MAX_EXECUTE_PAYLOAD_BYTES", 16 * 1024usize)?,
+            quota_signature_window: number(env, "QUOTA_SIGNATURE_WINDOW_SECONDS", 300u64)?,
+            clock_offset: number(env, "CLOCK_OFFSET_SECONDS", 0i64)?,
         })
+    }
+
+    /// Unix seconds now, as metering sees it (`CLOCK_OFFSET_SECONDS` lets tests move into the next month).
+    pub fn now(&self) -> u64 {
+        let real = worker::Date::now().as_millis() / 1000;
+        real.saturating_add_signed(self.clock_offset)
     }
 
     /// The RPC client.

@@ -14,6 +14,7 @@ use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
     error::{ApiError, ApiResult},
+    meter::{MeterClient, MeterOp, Period},
     relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
     store,
 };
@@ -205,6 +206,16 @@ async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
             post_deployment_calldata,
         } => (salt, post_deployment_calldata),
     };
+    if calldata.len() > config.max_deploy_data_bytes {
+        return Err(ApiError::bad_request(
+            "DEPLOY_DATA_TOO_LARGE",
+            format!(
+                "the profile data is {} bytes; this relayer deploys at most {} (MAX_DEPLOY_DATA_BYTES)",
+                calldata.len(),
+                config.max_deploy_data_bytes
+            ),
+        ));
+    }
     let prediction = predict_addresses(salt, &calldata, &config.constants)?;
     let stub = relayer(env, &config)?;
     let outcome: DeployOutcome = call_do(
@@ -327,7 +338,7 @@ fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     };
     if let Some(k) = obj
         .keys()
-        .find(|k| !["name", "scopes", "rateLimitPerMinute"].contains(&k.as_str()))
+        .find(|k| !["name", "scopes", "rateLimitPerMinute", "gasBudgetPerMonth"].contains(&k.as_str()))
     {
         return Err(ApiError::bad_request(
             "UNKNOWN_FIELD",
@@ -368,6 +379,13 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
             .map(|n| n as u32)
             .ok_or_else(|| field_type("rateLimitPerMinute", "an integer from 1 to 1000000"))?,
     };
+    let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?,
+        ),
+    };
     let (secret, id) = auth::generate_key()?;
     let record = ApiKeyRecord {
         id: id.clone(),
@@ -376,6 +394,7 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
         rate_limit_per_minute,
         created_at: now(),
         revoked_at: None,
+        gas_budget_per_month,
     };
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
@@ -422,7 +441,37 @@ async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
             _ => break,
         }
     }
-    json_response(200, &json!({ "apiKeys": keys }))
+    // each key's deploy gas this month, from its meter (the authoritative counter)
+    let config = Config::from_env(env)?;
+    let now = config.now();
+    let mut listed = Vec::with_capacity(keys.len());
+    for mut key in keys {
+        let budget = key
+            .get("gasBudgetPerMonth")
+            .and_then(Value::as_u64)
+            .unwrap_or(config.default_key_gas_budget);
+        let id = key
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let usage = MeterClient::new(env, &format!("key:{id}"))?
+            .send(&MeterOp::Usage {
+                period: Period::Month,
+                limit: budget,
+                now,
+            })
+            .await?
+            .usage;
+        if let (Some(fields), Some(u)) = (key.as_object_mut(), usage) {
+            fields.insert("gasBudgetPerMonth".into(), budget.into());
+            fields.insert("gasUsedThisMonth".into(), u.used.into());
+            fields.insert("gasReservedThisMonth".into(), u.reserved.into());
+            fields.insert("gasRemainingThisMonth".into(), u.remaining.into());
+        }
+        listed.push(key);
+    }
+    json_response(200, &json!({ "apiKeys": listed }))
 }
 
 async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
