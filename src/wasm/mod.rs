@@ -2,9 +2,11 @@
 //! back. Errors become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
 
 mod client;
+mod relay;
 mod types;
 
 pub use self::client::{LookupClient, RelayerClient};
+pub use self::relay::{DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput};
 
 use alloy_primitives::{B256, Bytes};
 use js_sys::{Reflect, Uint8Array};
