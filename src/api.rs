@@ -2,7 +2,7 @@
 //!
 //! Requests are parsed by hand from JSON so that every problem gets its own error code (unknown field, missing
 //! field, mixed forms, bad hex, wrong length, bad checksum). Responses are plain serde structs in camelCase.
-//! The LSP15 relay routes (`/api/execute`, `/api/quota`) are in [`relay`], re-exported here.
+//! The LSP15 relay routes (`/api/execute`, `/api/quota`) are defined in the `relay` submodule and re-exported here.
 
 mod relay;
 
