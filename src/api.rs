@@ -2,6 +2,14 @@
 //!
 //! Requests are parsed by hand from JSON so that every problem gets its own error code (unknown field, missing
 //! field, mixed forms, bad hex, wrong length, bad checksum). Responses are plain serde structs in camelCase.
+//! The LSP15 relay routes (`/api/execute`, `/api/quota`) are defined in the `relay` submodule and re-exported here.
+
+mod relay;
+
+pub use self::relay::{
+    DEFAULT_MAX_PAYLOAD_BYTES, ExecuteRequest, ExecuteResponse, QUOTA_TIMESTAMP_WINDOW_SECS, QuotaRequest,
+    QuotaResponse, QuotaUnit, TransactionKind, TransactionState, TransactionStatus,
+};
 
 use alloy_primitives::{Address, B256};
 use serde::{Deserialize, Serialize};

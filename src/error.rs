@@ -180,6 +180,84 @@ pub enum Error {
     /// An argument passed from JavaScript has the wrong shape or type.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A secp256k1 signature is malformed: not 65 bytes, `v` not 0/1/27/28, a malleable high `s`, or not a point.
+    #[error("{field}: invalid signature: {reason}")]
+    InvalidSignature {
+        /// Which input was malformed.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A number is not a valid unsigned integer of its type (JSON number, decimal string or `0x` hex).
+    #[error("{field}: invalid number {value:?}: {reason}")]
+    InvalidNumber {
+        /// Which input was malformed.
+        field: String,
+        /// The value as given (shortened).
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A payload is larger than the service accepts.
+    #[error("{field} is {got} bytes, more than the {max} accepted")]
+    PayloadTooLarge {
+        /// Which input is too large.
+        field: String,
+        /// The limit in bytes.
+        max: usize,
+        /// The size that was given.
+        got: usize,
+    },
+    /// A signed timestamp (LSP15 quota request) is too far from the service's clock.
+    #[error("timestamp {timestamp} is more than {window} s away from the current time {now}")]
+    TimestampOutOfWindow {
+        /// The signed timestamp.
+        timestamp: u64,
+        /// The service's time, unix seconds.
+        now: u64,
+        /// The accepted distance in seconds.
+        window: u64,
+    },
+    /// An LSP25 relay call is signed to be valid only from a later time (`RelayCallBeforeStartTime`).
+    #[error("the relay call is valid from {start}, it is now {now}")]
+    RelayCallNotYetValid {
+        /// The start of the validity window, unix seconds.
+        start: u128,
+        /// The current time, unix seconds.
+        now: u64,
+    },
+    /// An LSP25 relay call's validity window has ended (`RelayCallExpired`).
+    #[error("the relay call expired at {end}, it is now {now}")]
+    RelayCallExpired {
+        /// The end of the validity window, unix seconds.
+        end: u128,
+        /// The current time, unix seconds.
+        now: u64,
+    },
+    /// The KeyManager rejects the relay call's nonce for the recovered signer (`InvalidRelayNonce`): the nonce is
+    /// used or from another channel, or the signature was made for another KeyManager, chain id or payload, so it
+    /// recovers to a different address.
+    #[error("invalid relay nonce {nonce} for the recovered signer {signer}")]
+    InvalidRelayNonce {
+        /// The address the KeyManager recovered (EIP-55).
+        signer: String,
+        /// The nonce that was given.
+        nonce: String,
+    },
+    /// The signer lacks a permission on the profile (`NotAuthorised`, `NoPermissionsSet`, `NotAllowedCall`, …).
+    #[error("not authorised: {0}")]
+    NotAuthorised(String),
+    /// The relay call reverts for another reason (decoded custom error, `Error(string)` or panic).
+    #[error("the relay call reverts: {0}")]
+    RelayCallReverted(String),
+    /// The profile's gas quota does not cover the transaction.
+    #[error("quota exceeded: {required} gas needed, {remaining} left this month")]
+    QuotaExceeded {
+        /// Gas the transaction needs (estimate).
+        required: u64,
+        /// Gas left in the quota.
+        remaining: u64,
+    },
     /// The operating system's random source failed.
     #[error("random number generator failed: {0}")]
     Random(String),
@@ -219,6 +297,16 @@ impl Error {
             Self::UnknownEnumValue { .. } => "UNKNOWN_ENUM_VALUE",
             Self::InvalidCid(_) => "INVALID_CID",
             Self::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Self::InvalidSignature { .. } => "INVALID_SIGNATURE",
+            Self::InvalidNumber { .. } => "INVALID_NUMBER",
+            Self::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Self::TimestampOutOfWindow { .. } => "TIMESTAMP_OUT_OF_WINDOW",
+            Self::RelayCallNotYetValid { .. } => "RELAY_CALL_NOT_YET_VALID",
+            Self::RelayCallExpired { .. } => "RELAY_CALL_EXPIRED",
+            Self::InvalidRelayNonce { .. } => "INVALID_RELAY_NONCE",
+            Self::NotAuthorised(_) => "NOT_AUTHORISED",
+            Self::RelayCallReverted(_) => "RELAY_CALL_REVERTED",
+            Self::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
             Self::Random(_) => "RANDOM_FAILURE",
         }
     }
@@ -254,14 +342,29 @@ impl Error {
         "UNKNOWN_ENUM_VALUE",
         "INVALID_CID",
         "INVALID_ARGUMENT",
+        "INVALID_SIGNATURE",
+        "INVALID_NUMBER",
+        "PAYLOAD_TOO_LARGE",
+        "TIMESTAMP_OUT_OF_WINDOW",
+        "RELAY_CALL_NOT_YET_VALID",
+        "RELAY_CALL_EXPIRED",
+        "INVALID_RELAY_NONCE",
+        "NOT_AUTHORISED",
+        "RELAY_CALL_REVERTED",
+        "QUOTA_EXCEEDED",
         "RANDOM_FAILURE",
     ];
 
-    /// The HTTP status a service should answer with for this error (every variant is a client error except a
-    /// failing random source).
+    /// The HTTP status a service should answer with for this error: 400 for bad input, 401 for a stale signed
+    /// timestamp, 403 for missing permissions, 413 for an oversized payload, 429 for an exhausted quota, 500 for a
+    /// failing random source.
     #[must_use]
     pub const fn http_status(&self) -> u16 {
         match self {
+            Self::TimestampOutOfWindow { .. } => 401,
+            Self::NotAuthorised(_) => 403,
+            Self::PayloadTooLarge { .. } => 413,
+            Self::QuotaExceeded { .. } => 429,
             Self::Random(_) => 500,
             _ => 400,
         }

@@ -1,6 +1,7 @@
-//! Strict parsing of `0x`-prefixed hex strings and addresses (decoding is done by `alloy_primitives::hex`).
+//! Strict parsing of `0x`-prefixed hex strings, addresses and uint256 numbers (decoding is done by
+//! `alloy_primitives::hex` and `ruint`).
 
-use alloy_primitives::{Address, FixedBytes, hex};
+use alloy_primitives::{Address, FixedBytes, U256, hex};
 
 use crate::{Error, Result};
 
@@ -67,6 +68,35 @@ pub fn parse_address(field: &str, s: &str) -> Result<Address> {
     Ok(address)
 }
 
+/// Parses a uint256 given as a decimal string (`"42"`) or as `0x` hex of any number of digits (`"0x0"`,
+/// `"0x2a"`). No sign, no whitespace, no `_` separators; leading zeros are allowed.
+///
+/// # Errors
+/// [`Error::InvalidNumber`] when the text is empty, has other characters or is above 2^256 - 1.
+pub fn parse_uint256(field: &str, s: &str) -> Result<U256> {
+    let invalid = |reason: &str| Error::InvalidNumber {
+        field: field.to_owned(),
+        value: s.chars().take(80).collect(),
+        reason: reason.to_owned(),
+    };
+    let (digits, radix, valid): (&str, u64, fn(&u8) -> bool) =
+        match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(hex) => (hex, 16, u8::is_ascii_hexdigit),
+            None => (s, 10, u8::is_ascii_digit),
+        };
+    if digits.is_empty() {
+        return Err(invalid("no digits"));
+    }
+    if !digits.as_bytes().iter().all(valid) {
+        return Err(invalid(if radix == 16 {
+            "expected hex digits after 0x"
+        } else {
+            "expected a decimal integer or 0x hex"
+        }));
+    }
+    U256::from_str_radix(digits, radix).map_err(|_| invalid("larger than 2^256 - 1"))
+}
+
 /// Lower-case `0x` hex of `bytes`.
 #[must_use]
 pub fn to_hex(bytes: impl AsRef<[u8]>) -> String {
@@ -114,6 +144,34 @@ mod tests {
         assert_eq!(
             parse_fixed::<2>("x", "0xaabbcc").unwrap_err().code(),
             "INVALID_LENGTH"
+        );
+    }
+
+    #[test]
+    fn uint256_rules() {
+        assert_eq!(parse_uint256("n", "0").unwrap(), U256::ZERO);
+        assert_eq!(parse_uint256("n", "0x0").unwrap(), U256::ZERO);
+        assert_eq!(parse_uint256("n", "0x2A").unwrap(), U256::from(42));
+        assert_eq!(parse_uint256("n", "0042").unwrap(), U256::from(42));
+        assert_eq!(
+            parse_uint256("n", &format!("0x{}", "f".repeat(64))).unwrap(),
+            U256::MAX
+        );
+        assert_eq!(parse_uint256("n", &U256::MAX.to_string()).unwrap(), U256::MAX);
+        for bad in ["", "0x", "-1", "+1", " 1", "1_000", "0x1_0", "1.5", "1e3", "0xg"] {
+            assert_eq!(
+                parse_uint256("n", bad).unwrap_err().code(),
+                "INVALID_NUMBER",
+                "{bad}"
+            );
+        }
+        assert!(parse_uint256("n", &format!("0x1{}", "0".repeat(64))).is_err());
+        assert!(
+            parse_uint256(
+                "n",
+                "115792089237316195423570985008687907853269984665640564039457584007913129639936"
+            )
+            .is_err()
         );
     }
 

@@ -5,8 +5,10 @@ pub mod api;
 mod error;
 pub mod hex;
 pub mod ipfs;
+pub mod lsp15;
 pub mod lsp2;
 pub mod lsp23;
+pub mod lsp25;
 pub mod lsp3;
 pub mod lsp4;
 pub mod lsp6;
@@ -17,3 +19,7 @@ pub mod networks;
 pub mod wasm;
 
 pub use error::{Error, Result};
+
+// only here to select getrandom 0.2's JS backend for k256's rand_core on wasm32-unknown-unknown (see Cargo.toml)
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+use getrandom_02 as _;

@@ -2,9 +2,11 @@
 //! back. Errors become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
 
 mod client;
+mod relay;
 mod types;
 
 pub use self::client::{LookupClient, RelayerClient};
+pub use self::relay::{DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput};
 
 use alloy_primitives::{B256, Bytes};
 use js_sys::{Reflect, Uint8Array};
@@ -49,7 +51,9 @@ export type ProfileRelayerErrorCode =
   | "INVALID_ARRAY_INDEX" | "KEYS_VALUES_MISMATCH" | "INVALID_ABI" | "UNKNOWN_NETWORK" | "UNKNOWN_PERMISSION"
   | "INVALID_CONTROLLERS" | "INVALID_JSON" | "UNKNOWN_FIELD" | "MISSING_FIELD" | "INVALID_FIELD_TYPE"
   | "INVALID_DEPLOY_FORM" | "INVALID_METADATA" | "INVALID_TOKEN_ID" | "UNKNOWN_ENUM_VALUE" | "INVALID_CID"
-  | "INVALID_ARGUMENT"
+  | "INVALID_ARGUMENT" | "INVALID_SIGNATURE" | "INVALID_NUMBER" | "PAYLOAD_TOO_LARGE" | "TIMESTAMP_OUT_OF_WINDOW"
+  | "RELAY_CALL_NOT_YET_VALID" | "RELAY_CALL_EXPIRED" | "INVALID_RELAY_NONCE" | "NOT_AUTHORISED"
+  | "RELAY_CALL_REVERTED" | "QUOTA_EXCEEDED"
   | "RANDOM_FAILURE";
 /** The error every function of this package throws. */
 export interface ProfileRelayerError extends Error {

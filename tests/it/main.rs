@@ -9,4 +9,5 @@
 )]
 
 mod metadata;
+mod relay;
 mod vectors;

@@ -10,6 +10,8 @@ import {
   type ServiceErrorCode,
   type CreateProfileResult,
   type IndexRecord,
+  type QuotaMessage,
+  type RelayCallInput,
   LookupClient,
   RelayerClient,
   decodePostDeploymentCallData,
@@ -25,6 +27,12 @@ import {
   predictProfileAddress,
   profileDataFromControllers,
   verifyVerifiableUri,
+  relayCallDigest,
+  encodeExecuteRelayCall,
+  recoverRelayCallSigner,
+  quotaMessage,
+  recoverQuotaSigner,
+  decodeRelayCallRevert,
 } from 'profile-relayer';
 import initWeb, { encodeKeyName as webEncodeKeyName } from 'profile-relayer/web';
 
@@ -65,6 +73,17 @@ try {
     console.log(code, known.length);
   }
 }
+
+const call: RelayCallInput = { keyManager: controller, chainId: 42, nonce: 5n << 128n, payload: '0x7f23690c' };
+const digest: Hex = relayCallDigest({ ...call, validityTimestamps: '0x0', value: 0 });
+const relayCalldata: Hex = encodeExecuteRelayCall({ signature: digest, nonce: '7', payload: call.payload });
+const relaySigner: Address = recoverRelayCallSigner(call, digest);
+const quota: QuotaMessage = quotaMessage(controller, 1_700_000_000);
+const quotaSigner: Address = recoverQuotaSigner(controller, 1_700_000_000n, quota.hash, 'text');
+const revertName: string = decodeRelayCallRevert('0x').name;
+console.log(relayCalldata, relaySigner, quotaSigner, revertName);
+// @ts-expect-error: the quota scheme is "packed" or "text"
+quotaMessage(controller, 1, 'utf8');
 
 // @ts-expect-error: the network must be one of the declared names / chain ids / constants
 predictProfileAddress({ salt, postDeploymentCallData: calldata, network: 'goerli' });

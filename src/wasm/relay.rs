@@ -1,0 +1,351 @@
+//! Bindings for gasless transactions: LSP25 relay-call digests and calldata, LSP15 quota messages, signer
+//! recovery and revert decoding. Arguments are read field by field so that every malformed value becomes a
+//! `ProfileRelayerError` with its own code.
+
+use alloy_primitives::{Address, Bytes, U256};
+use js_sys::Reflect;
+use serde::Serialize;
+use tsify::Tsify;
+use wasm_bindgen::{JsCast, prelude::*};
+
+use super::{JsResult, reject_unknown_keys, types::to_js};
+use crate::{
+    Error,
+    hex::{parse_address, parse_hex, parse_uint256, to_hex},
+    lsp15::{self, QuotaScheme},
+    lsp25::{self, RelayCall, Revert, ValidityTimestamps},
+};
+
+/// What the controller signs for an LSP25 relay call.
+#[derive(Debug, Clone, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayCallInput {
+    /// The profile's KeyManager (`UP.owner()`).
+    #[tsify(type = "Address")]
+    pub key_manager: String,
+    /// The chain id (42 mainnet, 4201 testnet).
+    #[tsify(type = "number | bigint")]
+    pub chain_id: u64,
+    /// `getNonce(controller, channel)`: `(channel << 128) | id`.
+    #[tsify(type = "number | bigint | string")]
+    pub nonce: String,
+    /// `(start << 128) | end`, unix seconds; default 0 (always valid).
+    #[tsify(optional, type = "number | bigint | string")]
+    pub validity_timestamps: Option<String>,
+    /// `msg.value` in wei; default 0 (what a relayer sends).
+    #[tsify(optional, type = "number | bigint | string")]
+    pub value: Option<String>,
+    /// The call on the profile, e.g. `setData(…)` or `execute(…)`.
+    #[tsify(type = "Hex")]
+    pub payload: String,
+}
+
+/// The arguments of `executeRelayCall`.
+#[derive(Debug, Clone, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteRelayCallInput {
+    /// The 65-byte LSP25 signature.
+    #[tsify(type = "Hex")]
+    pub signature: String,
+    /// The signed nonce.
+    #[tsify(type = "number | bigint | string")]
+    pub nonce: String,
+    /// The signed validity timestamps; default 0.
+    #[tsify(optional, type = "number | bigint | string")]
+    pub validity_timestamps: Option<String>,
+    /// The signed payload.
+    #[tsify(type = "Hex")]
+    pub payload: String,
+}
+
+/// An LSP15 quota message: sign `message` with `personal_sign` (viem `signMessage({ message: { raw } })` for
+/// `packed`, `signMessage({ message })` for `text`).
+#[derive(Debug, Clone, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaMessage {
+    /// Which scheme.
+    #[tsify(type = "QuotaScheme")]
+    pub scheme: String,
+    /// `packed`: the 32 bytes `keccak256(abi.encodePacked(address, uint256 timestamp))`, hex;
+    /// `text`: the string `"<address>:<timestamp>"`.
+    pub message: String,
+    /// The EIP-191 hash the wallet signs.
+    #[tsify(type = "Hex")]
+    pub hash: String,
+}
+
+/// Decoded revert data of a relay call.
+#[derive(Debug, Clone, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct DecodedRevert {
+    /// The custom error's name (`NotAuthorised`, `InvalidRelayNonce`, …), `"Error"`, `"Panic"`, `""` (no data)
+    /// or `"unknown"`.
+    pub name: String,
+    /// A one-line description with the arguments.
+    pub reason: String,
+    /// The error code a relayer answers for it (`NOT_AUTHORISED`, `INVALID_RELAY_NONCE`, …).
+    #[tsify(type = "ProfileRelayerErrorCode")]
+    pub code: String,
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_RELAY: &'static str = r#"
+/** How an LSP15 quota request is signed: `packed` (LSP15 spec, primary) or `text` (`"<address>:<timestamp>"`). */
+export type QuotaScheme = "packed" | "text";
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `QuotaScheme` on the JS side.
+    #[wasm_bindgen(typescript_type = "QuotaScheme")]
+    pub type QuotaSchemeJs;
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn is_absent(v: &JsValue) -> bool {
+    v.is_undefined() || v.is_null()
+}
+
+fn string_field(obj: &JsValue, key: &str) -> JsResult<String> {
+    let v = get(obj, key);
+    if is_absent(&v) {
+        return Err(Error::MissingField(key.to_owned()));
+    }
+    v.as_string()
+        .ok_or_else(|| Error::InvalidArgument(format!("{key}: expected a string")))
+}
+
+/// A uint256 from a JS number (a safe non-negative integer), a bigint, or a decimal / `0x` string.
+fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
+    let invalid = |value: String, reason: &str| Error::InvalidNumber {
+        field: field.to_owned(),
+        value,
+        reason: reason.to_owned(),
+    };
+    if let Some(f) = v.as_f64() {
+        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+        if f.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&f) {
+            // exact: an integer within 2^53
+            return Ok(U256::from(f as u64));
+        }
+        return Err(invalid(
+            f.to_string(),
+            "a number must be an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint or a string beyond)",
+        ));
+    }
+    if v.is_bigint() {
+        let text: String = js_sys::BigInt::unchecked_from_js_ref(v)
+            .to_string(10)
+            .map(String::from)
+            .unwrap_or_default();
+        return parse_uint256(field, &text);
+    }
+    if let Some(s) = v.as_string() {
+        return parse_uint256(field, &s);
+    }
+    Err(invalid(String::new(), "expected a number, a bigint or a string"))
+}
+
+fn optional_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
+    let v = get(obj, key);
+    if is_absent(&v) {
+        Ok(U256::ZERO)
+    } else {
+        uint256(&v, key)
+    }
+}
+
+fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
+    let v = get(obj, key);
+    if is_absent(&v) {
+        return Err(Error::MissingField(key.to_owned()));
+    }
+    uint256(&v, key)
+}
+
+fn object(input: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
+    if !input.is_object() {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: expected an object {{{}}}",
+            allowed.join(", ")
+        )));
+    }
+    reject_unknown_keys(input, allowed, what)
+}
+
+fn chain_id(v: &JsValue) -> JsResult<u64> {
+    let id = uint256(v, "chainId")?;
+    u64::try_from(id).map_err(|_| Error::InvalidNumber {
+        field: "chainId".into(),
+        value: id.to_string(),
+        reason: "a chain id fits in 64 bits".into(),
+    })
+}
+
+fn payload(obj: &JsValue) -> JsResult<Bytes> {
+    Ok(parse_hex("payload", &string_field(obj, "payload")?)?.into())
+}
+
+fn relay_call_args(input: &JsValue) -> JsResult<(Address, u64, RelayCall)> {
+    object(
+        input,
+        &[
+            "keyManager",
+            "chainId",
+            "nonce",
+            "validityTimestamps",
+            "value",
+            "payload",
+        ],
+        "input",
+    )?;
+    let key_manager = parse_address("keyManager", &string_field(input, "keyManager")?)?;
+    let chain = get(input, "chainId");
+    if is_absent(&chain) {
+        return Err(Error::MissingField("chainId".into()));
+    }
+    let call = RelayCall {
+        nonce: required_uint256(input, "nonce")?,
+        validity_timestamps: ValidityTimestamps(optional_uint256(input, "validityTimestamps")?),
+        value: optional_uint256(input, "value")?,
+        payload: payload(input)?,
+    };
+    Ok((key_manager, chain_id(&chain)?, call))
+}
+
+fn parse_sig(hex: &str, field: &str) -> JsResult<alloy_primitives::Signature> {
+    lsp25::parse_signature(field, &parse_hex(field, hex)?)
+}
+
+/// The LSP25 digest a controller signs for a relay call: `keccak256(0x19 ‖ 0x00 ‖ keyManager ‖
+/// abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload))`. Sign it raw (viem
+/// `account.sign({ hash })`), not with `signMessage`.
+#[wasm_bindgen(js_name = relayCallDigest, unchecked_return_type = "Hex")]
+pub fn relay_call_digest(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
+) -> JsResult<String> {
+    let (km, chain, call) = relay_call_args(&input)?;
+    Ok(call.digest(km, chain).to_string())
+}
+
+/// The LSP25 encoded message `abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload)` (what
+/// `@lukso/eip191-signer.js` `signDataWithIntendedValidator(keyManager, message, key)` takes).
+#[wasm_bindgen(js_name = encodeRelayCallMessage, unchecked_return_type = "Hex")]
+pub fn encode_relay_call_message(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
+) -> JsResult<String> {
+    let (_, chain, call) = relay_call_args(&input)?;
+    Ok(to_hex(call.encoded_message(chain)))
+}
+
+/// The controller that signed a relay call (EIP-55). A signature for another KeyManager, chain or payload
+/// recovers to some other address.
+#[wasm_bindgen(js_name = recoverRelayCallSigner, unchecked_return_type = "Address")]
+pub fn recover_relay_call_signer(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &str,
+) -> JsResult<String> {
+    let (km, chain, call) = relay_call_args(&input)?;
+    let sig = parse_sig(signature, "signature")?;
+    Ok(call.recover_signer(km, chain, &sig)?.to_checksum(None))
+}
+
+/// `executeRelayCall(signature, nonce, validityTimestamps, payload)` calldata for the KeyManager (`v` written
+/// as 27/28; a high-`s` signature is refused).
+#[wasm_bindgen(js_name = encodeExecuteRelayCall, unchecked_return_type = "Hex")]
+pub fn encode_execute_relay_call(
+    #[wasm_bindgen(unchecked_param_type = "ExecuteRelayCallInput")] input: JsValue,
+) -> JsResult<String> {
+    object(
+        &input,
+        &["signature", "nonce", "validityTimestamps", "payload"],
+        "input",
+    )?;
+    let sig = parse_sig(&string_field(&input, "signature")?, "signature")?;
+    let call = RelayCall {
+        nonce: required_uint256(&input, "nonce")?,
+        validity_timestamps: ValidityTimestamps(optional_uint256(&input, "validityTimestamps")?),
+        value: U256::ZERO,
+        payload: payload(&input)?,
+    };
+    Ok(to_hex(call.execute_relay_call_calldata(&sig)))
+}
+
+fn quota_args(
+    address: &str,
+    timestamp: &JsValue,
+    scheme: Option<QuotaSchemeJs>,
+) -> JsResult<(Address, u64, QuotaScheme)> {
+    let up = parse_address("address", address)?;
+    let ts = uint256(timestamp, "timestamp")?;
+    let ts = u64::try_from(ts).map_err(|_| Error::InvalidNumber {
+        field: "timestamp".into(),
+        value: ts.to_string(),
+        reason: "expected unix seconds".into(),
+    })?;
+    let scheme = match scheme.map(JsValue::from) {
+        None => QuotaScheme::Packed,
+        Some(v) if is_absent(&v) => QuotaScheme::Packed,
+        Some(v) => v
+            .as_string()
+            .as_deref()
+            .and_then(QuotaScheme::parse)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "scheme: expected \"packed\" or \"text\", got {}",
+                    v.as_string().unwrap_or_else(|| "a non-string".into())
+                ))
+            })?,
+    };
+    Ok((up, ts, scheme))
+}
+
+/// The LSP15 quota message for `address` (the profile) at `timestamp` (unix seconds) under `scheme` (default
+/// `"packed"`). For `"text"` the address is used exactly as given.
+#[wasm_bindgen(js_name = quotaMessage, unchecked_return_type = "QuotaMessage")]
+pub fn quota_message(
+    #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] timestamp: &JsValue,
+    scheme: Option<QuotaSchemeJs>,
+) -> JsResult<JsValue> {
+    let (up, ts, scheme) = quota_args(address, timestamp, scheme)?;
+    let message = match scheme {
+        QuotaScheme::Packed => lsp15::packed_quota_message(up, ts).to_string(),
+        QuotaScheme::Text => lsp15::text_quota_message(address, ts),
+    };
+    to_js(&QuotaMessage {
+        scheme: scheme.as_str().to_owned(),
+        message,
+        hash: lsp15::quota_signing_hash(scheme, up, address, ts).to_string(),
+    })
+}
+
+/// The address that signed an LSP15 quota request under `scheme` (default `"packed"`), EIP-55.
+#[wasm_bindgen(js_name = recoverQuotaSigner, unchecked_return_type = "Address")]
+pub fn recover_quota_signer(
+    #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] timestamp: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &str,
+    scheme: Option<QuotaSchemeJs>,
+) -> JsResult<String> {
+    let (up, ts, scheme) = quota_args(address, timestamp, scheme)?;
+    let sig = parse_sig(signature, "signature")?;
+    Ok(lsp15::recover_quota_signer(scheme, up, address, ts, &sig)?.to_checksum(None))
+}
+
+/// Decodes the revert data of a relay call (LSP6 / LSP20 / LSP25 / profile custom errors, `Error(string)`,
+/// `Panic(uint256)`); never throws for well-formed hex.
+#[wasm_bindgen(js_name = decodeRelayCallRevert, unchecked_return_type = "DecodedRevert")]
+pub fn decode_relay_call_revert(
+    #[wasm_bindgen(unchecked_param_type = "Hex")] data: &str,
+) -> JsResult<JsValue> {
+    let revert = Revert::decode(&parse_hex("data", data)?);
+    to_js(&DecodedRevert {
+        name: revert.name().to_owned(),
+        reason: revert.describe(),
+        code: revert.to_error(0, &RelayCall::default()).code().to_owned(),
+    })
+}
