@@ -2,6 +2,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod api;
+pub mod erc165;
 mod error;
 pub mod hex;
 pub mod ipfs;
