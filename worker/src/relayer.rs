@@ -190,10 +190,10 @@ fn plan_gaps(stored: &[u64], latest: u64, pending: u64) -> GapPlan {
     }
 }
 
-/// `MAX_FEE_PER_GAS` when unset: 100 gwei. LUKSO's base fee sits far below 1 gwei and the suggested tip is about
-/// 1 gwei, so this is ~100 times the usual price; a deployment (~0.5 M gas) then costs at most ~0.05 LYX. A network
-/// asking more is congested or under attack, and deploys answer `503 FEE_TOO_HIGH` until it calms down instead of
-/// draining the relayer.
+/// `MAX_FEE_PER_GAS` when unset: 100 gwei, about a hundred times what LUKSO usually asks (around 1 gwei). A
+/// deployment uses ~0.5–0.6 M gas, so one costs at most ~0.06 LYX. A network asking more is congested or under
+/// attack: deploys answer `503 FEE_TOO_HIGH` until it calms down instead of draining the relayer, and pending
+/// transactions wait at the cap instead of being bumped further.
 const DEFAULT_MAX_FEE_PER_GAS: u128 = 100_000_000_000;
 /// How long a `FEE_TOO_HIGH` client should wait.
 const FEE_RETRY_AFTER_SECONDS: u64 = 60;
@@ -589,10 +589,14 @@ impl Relayer {
             return Err(err);
         }
         for attempt in 0..3 {
-            let nonce = match self.next_nonce.get() {
+            let mut nonce = match self.next_nonce.get() {
                 Some(n) => n,
                 None => self.resync_nonce(ctx).await?,
             };
+            if self.lane_get(nonce)?.is_some() {
+                // never overwrite a stored transaction: the cached nonce is behind the lane
+                nonce = self.resync_nonce(ctx).await?;
+            }
             let request = TxRequest {
                 chain_id: ctx.config.chain_id,
                 nonce,
@@ -869,7 +873,14 @@ impl Relayer {
         self.check_chain(&ctx).await?;
         {
             let _guard = self.send_lock.lock().await;
-            self.sync_lane(&ctx).await?;
+            // holes can also appear while running (the key used elsewhere, a node that lost part of its pool):
+            // every alarm reconciles, not only the first use
+            self.next_nonce.set(None);
+            if let Err(e) = self.sync_lane(&ctx).await {
+                // the rounds below still finish mined transactions; the next send reconciles again
+                self.note_error(&e);
+                worker::console_warn!("reconciling the nonce lane: {} {}", e.code, e.message);
+            }
         }
         for tx in self.lane()? {
             if let Err(e) = self.round(&ctx, &tx).await {
