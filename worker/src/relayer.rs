@@ -107,6 +107,15 @@ struct PendingTx {
     dropped: Vec<B256>,
 }
 
+impl PendingTx {
+    /// The latest hash, for logs.
+    fn latest_hash(&self) -> String {
+        self.hashes
+            .last()
+            .map_or_else(|| "-".to_owned(), ToString::to_string)
+    }
+}
+
 /// Chain facts about one lane transaction, read in this order: the receipts of its hashes, the account's latest
 /// nonce, whether the node knows any of its hashes (pool or chain). A transaction mined after its receipts were read
 /// is then still known, so it is never taken for dropped.
@@ -497,8 +506,8 @@ impl Relayer {
         match SendOutcome::of(&result) {
             SendOutcome::Accepted | SendOutcome::AlreadyKnown | SendOutcome::Unknown => {
                 worker::console_warn!(
-                    "nonce hole {nonce} filled with a self-transfer {:?}",
-                    tx.hashes.last()
+                    "nonce hole {nonce} filled with a self-transfer {}",
+                    tx.latest_hash()
                 );
                 Ok(())
             }
@@ -756,7 +765,7 @@ impl Relayer {
         let Some((max_fee, tip)) = bumped_fees_capped(previous, initial_fees(base, tip), ctx.max_fee_per_gas)
         else {
             worker::console_warn!(
-                "nonce {}: a replacement above max fee {} wei would exceed MAX_FEE_PER_GAS ({} wei); not sent, \
+                "nonce {}: a fee bump from max fee {} wei would exceed MAX_FEE_PER_GAS ({} wei); not sent, \
                  waiting at the current fees",
                 stored.nonce,
                 previous.0,
@@ -851,9 +860,9 @@ impl Relayer {
                 {
                     Ok(sent) => {
                         worker::console_warn!(
-                            "{universal_profile}: deployment sent again at nonce {} as {:?}",
+                            "{universal_profile}: deployment sent again at nonce {} as {}",
                             sent.nonce,
-                            sent.hashes.last()
+                            sent.latest_hash()
                         );
                         Ok(Round::Pending)
                     }
@@ -1033,9 +1042,9 @@ async fn any_known(rpc: &Rpc, hashes: &[B256]) -> ApiResult<bool> {
 fn log_rebroadcast(tx: &PendingTx, result: &core::result::Result<B256, RpcError>) {
     match SendOutcome::of(result) {
         SendOutcome::Accepted => worker::console_warn!(
-            "nonce {}: the node did not know {:?}; broadcast again from the stored copy",
+            "nonce {}: the node did not know {}; broadcast again from the stored copy",
             tx.nonce,
-            tx.hashes.last()
+            tx.latest_hash()
         ),
         SendOutcome::AlreadyKnown => {}
         outcome => worker::console_warn!(
