@@ -58,29 +58,37 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
   const envFile = join(dir, 'worker.env');
   const extra = Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join('');
   writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n${extra}`, { mode: 0o600 });
-  const port = workerPort || (await freePort());
-  const inspectorPort = await freePort();
-  const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars };
-  const args = [
-    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
-    '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
-    '--env-file', envFile, '--persist-to', stateDir ?? join(dir, 'state'),
-    '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : 'warn',
-    ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-  ];
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    detached: true, // own process group: stop() ends wrangler and its workerd children together
-    stdio: ['ignore', log ? 'inherit' : 'ignore', log ? 'inherit' : 'pipe'],
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
-  });
+  const state = stateDir ?? join(dir, 'state');
+  const stack = {};
+  let child;
+  let exited;
   let stderr = '';
-  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const workerUrl = `http://127.0.0.1:${port}`;
+  // wrangler dev on the chain with the persisted state (KV, D1, Durable Objects): started here and by restartWorker
+  const launch = async (port, extraVars = {}) => {
+    const inspectorPort = await freePort();
+    const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars, ...extraVars };
+    const args = [
+      join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
+      '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
+      '--env-file', envFile, '--persist-to', state,
+      '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : 'warn',
+      ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ];
+    child = spawn(process.execPath, args, {
+      cwd: root,
+      detached: true, // own process group: stop() ends wrangler and its workerd children together
+      stdio: ['ignore', log ? 'inherit' : 'ignore', log ? 'inherit' : 'pipe'],
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
+    });
+    stderr = '';
+    child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    exited = new Promise((resolve) => child.once('exit', resolve));
+    stack.workerUrl = `http://127.0.0.1:${port}`;
+    await waitFor(`${stack.workerUrl}/health`, 180_000, child);
+  };
 
   const stopWorker = async () => {
-    if (child.exitCode === null) {
+    if (child && child.exitCode === null) {
       try {
         process.kill(-child.pid, 'SIGINT');
       } catch {
@@ -104,14 +112,28 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
   };
 
   try {
-    await waitFor(`${workerUrl}/health`, 180_000, child);
+    await launch(workerPort || (await freePort()));
   } catch (e) {
     await stop();
     throw new Error(`${e.message}\n${stderr}`);
   }
 
+  /**
+   * Stops the Worker and starts it again on the same chain and persisted state (a new workerd: Durable Objects are
+   * constructed anew), on a new port: read `stack.workerUrl` afterwards. `vars` override the Worker vars.
+   */
+  const restartWorker = async ({ vars: extraVars = {} } = {}) => {
+    await stopWorker();
+    try {
+      await launch(await freePort(), extraVars);
+    } catch (e) {
+      await stopWorker();
+      throw new Error(`${e.message}\n${stderr}`);
+    }
+  };
+
   const admin = (method, path, body) =>
-    fetch(`${workerUrl}${path}`, {
+    fetch(`${stack.workerUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: body && JSON.stringify(body),
@@ -131,8 +153,8 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
     await fund(chain, relayer.address);
   };
 
-  return {
-    chain, workerUrl, adminToken, apiKey: created.apiKey, apiKeyId: created.id,
-    relayerAddress: relayer.address, admin, stop, stopWorker, restartChain,
-  };
+  return Object.assign(stack, {
+    chain, adminToken, apiKey: created.apiKey, apiKeyId: created.id,
+    relayerAddress: relayer.address, admin, stop, stopWorker, restartWorker, restartChain,
+  });
 }

@@ -1,28 +1,38 @@
 //! The `Relayer` Durable Object, one per deployment (network). It is the only place that
-//! - assigns nonces and sends transactions for the relayer key (an async lock serializes nonce → sign → send;
-//!   waiting for receipts happens outside the lock, so concurrent deploys pipeline),
-//! - replaces transactions that are not mined in time (fees bumped by at least 10%),
+//! - assigns nonces and sends transactions for the relayer key (the nonce lane): an async lock serializes
+//!   nonce → sign → store → send, and every later change to a sent transaction (re-broadcast, fee bump, re-send);
+//!   waiting for receipts happens outside the lock, so concurrent deploys pipeline,
 //! - writes profile registrations and quota usage to KV (single writer: no lost updates).
 //!
-//! In-flight transactions are kept in DO storage under `pending`; an alarm keeps tracking them after the HTTP
-//! request that sent them has answered 202.
+//! The lane is a SQLite table of the DO, one row per nonce: what the transaction is for ([`Job`]), its latest signed
+//! bytes and every hash signed for that nonce. A transaction is stored before it is broadcast, so a crash between the
+//! two is recovered by broadcasting the stored bytes. Each round (the deploy request while it waits, and an alarm
+//! every 2 s while the lane is not empty) reads the chain and [`next_step`] decides: mined → finish the job; unknown to
+//! the node with its nonce unused → broadcast the stored bytes again; nonce used by another transaction → dropped,
+//! the job is sent again with a fresh nonce; not mined after `REPLACE_AFTER_SECONDS` → fees raised by at least 10%,
+//! never above `MAX_FEE_PER_GAS` ([`bumped_fees_capped`]). The first time the lane is used after the DO is constructed
+//! it is reconciled with the chain ([`plan_gaps`]): stored transactions the node lost are broadcast again and nonce
+//! holes with nothing stored are filled with 0-value self-transfers, so later nonces can be mined.
 
 // the durable_object macro generates undocumented glue items
 #![allow(missing_docs)]
 
-use std::cell::{Cell, RefCell};
+use std::{cell::Cell, collections::BTreeSet};
 
-use alloy_primitives::{Address, B256, Bytes};
+use alloy_primitives::{Address, B256, Bytes, U256};
 use futures_util::lock::Mutex;
 use profile_relayer::{api::Quota, lsp23::deploy_erc1167_proxies_calldata};
 use serde::{Deserialize, Serialize};
-use worker::{Date, Delay, DurableObject, Env, Request, Response, Result, State, durable_object};
+use worker::{
+    Date, Delay, DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State,
+    durable_object,
+};
 
 use crate::{
-    config::Config,
+    config::{self, Config},
     error::{ApiError, ApiResult},
-    rpc::Rpc,
-    signer::{Signer, TxRequest, bumped_fees, initial_fees},
+    rpc::{Rpc, RpcError, SendOutcome},
+    signer::{self, Signer, TxRequest, bumped_fees_capped, initial_fees, initial_fees_capped},
     store::{self, ProfileRecord},
 };
 
@@ -68,23 +78,137 @@ pub struct RegisterOutcome {
     pub quota: Quota,
 }
 
-/// A sent, not yet mined deployment transaction.
+/// What a lane transaction is for: decides how it is finished when mined and what happens when it is dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum Job {
+    /// An LSP23 deployment of this profile (the calldata is in the signed transaction).
+    #[serde(rename_all = "camelCase")]
+    Deploy { universal_profile: Address },
+    /// A 0-value transfer to the relayer itself that fills a nonce hole.
+    Filler,
+}
+
+/// A stored, not yet mined transaction of the lane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PendingTx {
-    universal_profile: Address,
+    job: Job,
     nonce: u64,
-    gas_limit: u64,
-    max_fee_per_gas: u128,
-    max_priority_fee_per_gas: u128,
-    input: Bytes,
-    /// Every hash sent for this nonce, oldest first.
+    /// The latest signed transaction for this nonce (EIP-2718 bytes): what is broadcast, and what a fee bump
+    /// re-signs with higher fees.
+    raw: Bytes,
+    /// Every hash signed for this nonce, oldest first; the last is `raw`'s.
     hashes: Vec<B256>,
-    last_sent_ms: u64,
+    /// When the fees were last set, or a bump last refused (ms since the epoch).
+    fees_checked_ms: u64,
+    /// Earlier transactions for this job, at other nonces, that were dropped (their nonce went to another one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dropped: Vec<B256>,
 }
 
-const PENDING: &str = "pending";
+impl PendingTx {
+    /// The latest hash, for logs.
+    fn latest_hash(&self) -> String {
+        self.hashes
+            .last()
+            .map_or_else(|| "-".to_owned(), ToString::to_string)
+    }
+}
+
+/// Chain facts about one lane transaction, read in this order: the receipts of its hashes, the account's latest
+/// nonce, whether the node knows any of its hashes (pool or chain). A transaction mined after its receipts were read
+/// is then still known, so it is never taken for dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Facts {
+    /// A hash of this nonce with a receipt.
+    mined: Option<B256>,
+    /// How many transactions of the relayer are mined (`eth_getTransactionCount(…, "latest")`).
+    latest_nonce: u64,
+    /// Whether `eth_getTransactionByHash` finds any of its hashes.
+    known: bool,
+}
+
+/// What to do with a lane transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Finish the job.
+    Mined(B256),
+    /// Nothing now.
+    Wait,
+    /// The node lost it and its nonce is unused: broadcast the stored bytes again.
+    Rebroadcast,
+    /// Not mined in time: replace it with higher fees.
+    BumpFees,
+    /// Its nonce went to another transaction and none of its hashes is known: send the job again, fresh nonce.
+    Dropped,
+}
+
+/// The decision of a round for the transaction at `nonce`; `bump_due`: `REPLACE_AFTER_SECONDS` have passed since
+/// its fees were last set.
+const fn next_step(nonce: u64, facts: Facts, bump_due: bool) -> Step {
+    if let Some(hash) = facts.mined {
+        return Step::Mined(hash);
+    }
+    if facts.latest_nonce > nonce {
+        // the nonce is used, and not by one of ours (no receipt). A hash the node still knows was mined after the
+        // receipts were read, or is about to be evicted: look again next round.
+        return if facts.known { Step::Wait } else { Step::Dropped };
+    }
+    if !facts.known {
+        Step::Rebroadcast
+    } else if bump_due {
+        Step::BumpFees
+    } else {
+        Step::Wait
+    }
+}
+
+/// At most this many holes are filled in one reconciliation (a stored nonce far above the chain's means the chain
+/// was reset or the key used elsewhere: not something to paper over with thousands of transfers).
+const MAX_HOLES: usize = 64;
+
+/// The result of reconciling the stored lane with the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GapPlan {
+    /// Nonces to fill with self-transfers, ascending.
+    holes: Vec<u64>,
+    /// The next nonce to assign once the holes are filled.
+    next_nonce: u64,
+}
+
+/// Nonce holes at start-up. `stored`: nonces of the stored transactions; `latest`: the relayer's mined transaction
+/// count; `pending`: the node's next nonce counting its pool (read after the stored transactions were re-broadcast,
+/// so nonces below it are occupied). A hole is a nonce between `max(latest, pending)` and the highest stored nonce
+/// with nothing stored: nothing will ever be mined at it, so every later nonce would wait forever.
+fn plan_gaps(stored: &[u64], latest: u64, pending: u64) -> GapPlan {
+    let live: BTreeSet<u64> = stored.iter().copied().filter(|n| *n >= latest).collect();
+    let floor = pending.max(latest);
+    match live.last().copied() {
+        None => GapPlan {
+            holes: Vec::new(),
+            next_nonce: floor,
+        },
+        Some(top) => GapPlan {
+            holes: (floor..top)
+                .filter(|n| !live.contains(n))
+                .take(MAX_HOLES)
+                .collect(),
+            next_nonce: floor.max(top.saturating_add(1)),
+        },
+    }
+}
+
+/// `MAX_FEE_PER_GAS` when unset: 100 gwei, about a hundred times what LUKSO usually asks (around 1 gwei). A
+/// deployment uses ~0.5–0.6 M gas, so one costs at most ~0.06 LYX. A network asking more is congested or under
+/// attack: deploys answer `503 FEE_TOO_HIGH` until it calms down instead of draining the relayer, and pending
+/// transactions wait at the cap instead of being bumped further.
+const DEFAULT_MAX_FEE_PER_GAS: u128 = 100_000_000_000;
+/// How long a `FEE_TOO_HIGH` client should wait.
+const FEE_RETRY_AFTER_SECONDS: u64 = 60;
 const ALARM_MS: i64 = 2_000;
+/// Gas of a plain transfer to an account without code.
+const TRANSFER_GAS: u64 = 21_000;
 
 /// The Durable Object.
 #[allow(missing_debug_implementations, missing_docs)]
@@ -93,13 +217,58 @@ pub struct Relayer {
     state: State,
     env: Env,
     send_lock: Mutex<()>,
+    /// The next nonce to assign; `None` until the lane is reconciled with the chain (after construction, and again
+    /// after the node was unreachable: it may come back as another node).
     next_nonce: Cell<Option<u64>>,
     chain_checked: Cell<bool>,
-    pending_cache: RefCell<Option<Vec<PendingTx>>>,
+    schema_ready: Cell<bool>,
+    started: Cell<bool>,
+}
+
+/// What one round did to a lane transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// Mined (and the job finished) with this hash.
+    Mined(B256),
+    /// Still pending (possibly re-broadcast, replaced or re-sent under another nonce).
+    Pending,
+    /// No longer in the lane, without a hash of its own being mined.
+    Gone,
+}
+
+/// Everything a round needs.
+struct Ctx {
+    config: Config,
+    rpc: Rpc,
+    signer: Signer,
+    max_fee_per_gas: u128,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    record: String,
 }
 
 fn now_ms() -> u64 {
     Date::now().as_millis()
+}
+
+fn nonce_value(nonce: u64) -> ApiResult<SqlStorageValue> {
+    let n = i64::try_from(nonce).map_err(ApiError::internal)?;
+    SqlStorageValue::try_from_i64(n).map_err(ApiError::internal)
+}
+
+fn fee_too_high(base: u128, tip: u128, cap: u128) -> ApiError {
+    let mut err = ApiError::new(
+        503,
+        "FEE_TOO_HIGH",
+        format!(
+            "the network asks {base} wei base fee + {tip} wei tip per gas, above the relayer's limit of {cap} wei; \
+             retry later"
+        ),
+    );
+    err.retry_after = Some(FEE_RETRY_AFTER_SECONDS);
+    err
 }
 
 impl DurableObject for Relayer {
@@ -110,19 +279,23 @@ impl DurableObject for Relayer {
             send_lock: Mutex::new(()),
             next_nonce: Cell::new(None),
             chain_checked: Cell::new(false),
-            pending_cache: RefCell::new(None),
+            schema_ready: Cell::new(false),
+            started: Cell::new(false),
         }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
+        self.first_use().await;
         Ok(self.handle(req).await.unwrap_or_else(ApiError::into_response))
     }
 
     async fn alarm(&self) -> Result<Response> {
+        self.started.set(true);
         if let Err(e) = self.track_all().await {
+            self.note_error(&e);
             worker::console_warn!("relayer alarm: {} {}", e.code, e.message);
         }
-        if !self.load_pending().await.unwrap_or_default().is_empty() {
+        if self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
             self.state.storage().set_alarm(ALARM_MS).await?;
         }
         Response::ok("")
@@ -142,164 +315,280 @@ impl Relayer {
             }
             "/pending" => {
                 let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
-                let all = self.load_pending().await?;
-                let hash = all
-                    .iter()
-                    .find(|p| p.universal_profile == job.address)
-                    .and_then(|p| p.hashes.last());
-                Ok(Response::from_json(&hash)?)
+                let pending = self.find_job(&Job::Deploy {
+                    universal_profile: job.address,
+                })?;
+                Ok(Response::from_json(
+                    &pending.and_then(|p| p.hashes.last().copied()),
+                )?)
             }
             _ => Err(ApiError::not_found("no such relayer operation")),
         }
     }
 
-    fn config(&self) -> ApiResult<(Config, Rpc, Signer)> {
+    /// The first request after construction: when transactions are stored, make sure an alarm comes soon; it
+    /// reconciles the lane with the chain (a deploy does it itself, under the lock).
+    async fn first_use(&self) {
+        if self.started.replace(true) {
+            return;
+        }
+        let result = match self.lane() {
+            Ok(lane) if !lane.is_empty() => self.ensure_alarm(1).await,
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            worker::console_warn!("relayer start-up: {} {}", e.code, e.message);
+        }
+    }
+
+    async fn ensure_alarm(&self, offset_ms: i64) -> ApiResult<()> {
+        if self.state.storage().get_alarm().await?.is_none() {
+            self.state.storage().set_alarm(offset_ms).await?;
+        }
+        Ok(())
+    }
+
+    fn ctx(&self) -> ApiResult<Ctx> {
         let config = Config::from_env(&self.env)?;
         let rpc = config.rpc();
         let signer = Config::signer(&self.env)?;
-        Ok((config, rpc, signer))
+        let max_fee_per_gas = config::number(&self.env, "MAX_FEE_PER_GAS", DEFAULT_MAX_FEE_PER_GAS)?;
+        Ok(Ctx {
+            config,
+            rpc,
+            signer,
+            max_fee_per_gas,
+        })
     }
 
-    async fn check_chain(&self, rpc: &Rpc, config: &Config) -> ApiResult<()> {
+    /// After the node was unreachable it may come back as another node (restart, failover): re-read the chain id
+    /// and reconcile the lane again.
+    fn note_error(&self, e: &ApiError) {
+        if e.code == "RPC_UNAVAILABLE" {
+            self.next_nonce.set(None);
+            self.chain_checked.set(false);
+        }
+    }
+
+    async fn check_chain(&self, ctx: &Ctx) -> ApiResult<()> {
         if self.chain_checked.get() {
             return Ok(());
         }
-        let chain_id = rpc.chain_id().await?;
-        if chain_id != config.chain_id {
+        let chain_id = ctx.rpc.chain_id().await?;
+        if chain_id != ctx.config.chain_id {
             return Err(ApiError::config(format!(
                 "CHAIN_ID is {} but the RPC node is on chain {chain_id}; refusing to sign",
-                config.chain_id
+                ctx.config.chain_id
             )));
         }
         self.chain_checked.set(true);
         Ok(())
     }
 
-    async fn load_pending(&self) -> ApiResult<Vec<PendingTx>> {
-        if let Some(p) = self.pending_cache.borrow().clone() {
-            return Ok(p);
+    // ---- the lane in DO storage -------------------------------------------------------------------------------
+
+    fn sql(&self) -> ApiResult<SqlStorage> {
+        let sql = self.state.storage().sql();
+        if !self.schema_ready.get() {
+            sql.exec(
+                "CREATE TABLE IF NOT EXISTS lane (nonce INTEGER PRIMARY KEY, record TEXT NOT NULL)",
+                Vec::new(),
+            )?;
+            self.schema_ready.set(true);
         }
-        let stored: Vec<PendingTx> = self.state.storage().get(PENDING).await?.unwrap_or_default();
-        *self.pending_cache.borrow_mut() = Some(stored.clone());
-        Ok(stored)
+        Ok(sql)
     }
 
-    async fn save_pending(&self, pending: Vec<PendingTx>) -> ApiResult<()> {
-        self.state.storage().put(PENDING, &pending).await?;
-        *self.pending_cache.borrow_mut() = Some(pending);
+    fn parse_rows(rows: &[Row]) -> ApiResult<Vec<PendingTx>> {
+        rows.iter()
+            .map(|r| serde_json::from_str(&r.record).map_err(ApiError::internal))
+            .collect()
+    }
+
+    /// Every stored transaction, by nonce.
+    fn lane(&self) -> ApiResult<Vec<PendingTx>> {
+        let rows: Vec<Row> = self
+            .sql()?
+            .exec("SELECT record FROM lane ORDER BY nonce", Vec::new())?
+            .to_array()?;
+        Self::parse_rows(&rows)
+    }
+
+    /// The stored transaction at `nonce`, read from storage (not from a caller's copy).
+    fn lane_get(&self, nonce: u64) -> ApiResult<Option<PendingTx>> {
+        let rows: Vec<Row> = self
+            .sql()?
+            .exec(
+                "SELECT record FROM lane WHERE nonce = ?",
+                vec![nonce_value(nonce)?],
+            )?
+            .to_array()?;
+        Ok(Self::parse_rows(&rows)?.into_iter().next())
+    }
+
+    /// Removes the row at `remove` and stores `put`, in one write (synchronous statements, no await between them).
+    fn lane_write(&self, remove: Option<u64>, put: Option<&PendingTx>) -> ApiResult<()> {
+        let sql = self.sql()?;
+        if let Some(nonce) = remove {
+            sql.exec("DELETE FROM lane WHERE nonce = ?", vec![nonce_value(nonce)?])?;
+        }
+        if let Some(tx) = put {
+            let record = serde_json::to_string(tx).map_err(ApiError::internal)?;
+            sql.exec(
+                "INSERT OR REPLACE INTO lane (nonce, record) VALUES (?, ?)",
+                vec![nonce_value(tx.nonce)?, record.into()],
+            )?;
+        }
         Ok(())
     }
 
-    async fn update_pending(&self, tx: &PendingTx) -> ApiResult<()> {
-        let mut all = self.load_pending().await?;
-        match all
-            .iter_mut()
-            .find(|p| p.universal_profile == tx.universal_profile)
-        {
-            Some(slot) => *slot = tx.clone(),
-            None => all.push(tx.clone()),
+    fn find_job(&self, job: &Job) -> ApiResult<Option<PendingTx>> {
+        Ok(self.lane()?.into_iter().find(|p| &p.job == job))
+    }
+
+    // ---- sending ----------------------------------------------------------------------------------------------
+
+    /// Reconciles the lane with the chain when the next nonce is not known (first use after construction, or the
+    /// node was unreachable): stored transactions the node does not know are broadcast again from their stored bytes,
+    /// holes are filled with self-transfers ([`plan_gaps`]), and the next nonce is set. Caller holds `send_lock`.
+    async fn sync_lane(&self, ctx: &Ctx) -> ApiResult<()> {
+        if self.next_nonce.get().is_some() {
+            return Ok(());
         }
-        self.save_pending(all).await
-    }
-
-    async fn remove_pending(&self, profile: Address) -> ApiResult<()> {
-        let mut all = self.load_pending().await?;
-        all.retain(|p| p.universal_profile != profile);
-        self.save_pending(all).await
-    }
-
-    async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
-        let result = self.deploy_inner(job).await;
-        if let Err(e) = &result
-            && e.code == "RPC_UNAVAILABLE"
-        {
-            // the node may come back as a different node (restart, failover): re-read nonce and chain id then
-            self.next_nonce.set(None);
-            self.chain_checked.set(false);
-        }
-        result
-    }
-
-    async fn deploy_inner(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
-        let (config, rpc, signer) = self.config()?;
-        self.check_chain(&rpc, &config).await?;
-        let input =
-            deploy_erc1167_proxies_calldata(job.salt, &job.post_deployment_call_data, &config.constants)?;
-
-        let sent = {
-            let _guard = self.send_lock.lock().await;
-            // under the lock: a concurrent request for the same profile waits for the first one's transaction
-            let existing = self
-                .load_pending()
-                .await?
-                .into_iter()
-                .find(|p| p.universal_profile == job.universal_profile);
-            match existing {
-                Some(p) => p,
-                None => {
-                    if !rpc.code(job.universal_profile).await?.is_empty() {
-                        return Ok(DeployOutcome {
-                            transaction_hash: None,
-                            deployed: true,
-                        });
-                    }
-                    let tx = self
-                        .send_new(&rpc, &signer, &config, job.universal_profile, input.into())
-                        .await?;
-                    self.update_pending(&tx).await?;
-                    if self.state.storage().get_alarm().await?.is_none() {
-                        self.state.storage().set_alarm(ALARM_MS).await?;
-                    }
-                    tx
+        let from = ctx.signer.address();
+        let latest = ctx.rpc.latest_nonce(from).await?;
+        let lane = self.lane()?;
+        for tx in lane.iter().filter(|t| t.nonce >= latest) {
+            if !any_known(&ctx.rpc, &tx.hashes).await? {
+                let result = ctx.rpc.send_raw(&tx.raw).await;
+                log_rebroadcast(tx, &result);
+                if let (SendOutcome::Unknown, Err(e)) = (SendOutcome::of(&result), result) {
+                    return Err(e.into());
                 }
             }
+        }
+        let pending = ctx.rpc.pending_nonce(from).await?;
+        let stored: Vec<u64> = lane.iter().map(|t| t.nonce).collect();
+        let plan = plan_gaps(&stored, latest, pending);
+        for &hole in &plan.holes {
+            self.fill_hole(ctx, hole).await?;
+        }
+        if !plan.holes.is_empty() || plan.next_nonce != pending {
+            worker::console_log!(
+                "nonce lane reconciled: chain at {latest} (pending {pending}), {} stored, holes filled {:?}, next {}",
+                lane.len(),
+                plan.holes,
+                plan.next_nonce
+            );
+        }
+        self.next_nonce.set(Some(plan.next_nonce));
+        Ok(())
+    }
+
+    /// Fills the hole at `nonce` with a 0-value transfer to the relayer itself. Caller holds `send_lock`.
+    async fn fill_hole(&self, ctx: &Ctx, nonce: u64) -> ApiResult<()> {
+        let (base, tip) = ctx.rpc.fees().await?;
+        let (max_fee, tip) = initial_fees_capped(base, tip, ctx.max_fee_per_gas)
+            .ok_or_else(|| fee_too_high(base, tip, ctx.max_fee_per_gas))?;
+        let request = TxRequest {
+            chain_id: ctx.config.chain_id,
+            nonce,
+            gas_limit: TRANSFER_GAS,
+            max_fee_per_gas: max_fee,
+            max_priority_fee_per_gas: tip,
+            to: ctx.signer.address(),
+            input: Bytes::new(),
         };
-
-        let deadline = now_ms() + config.deploy_wait_ms;
-        let mut tx = sent;
-        loop {
-            match self.advance(&rpc, &signer, &config, &mut tx).await? {
-                Some(mined) => {
-                    return Ok(DeployOutcome {
-                        transaction_hash: Some(mined),
-                        deployed: true,
-                    });
-                }
-                None if now_ms() >= deadline => {
-                    return Ok(DeployOutcome {
-                        transaction_hash: tx.hashes.last().copied(),
-                        deployed: false,
-                    });
-                }
-                None => Delay::from(core::time::Duration::from_millis(200)).await,
+        let (tx, result) = self
+            .store_and_send(ctx, Job::Filler, &request, Vec::new(), None)
+            .await?;
+        match SendOutcome::of(&result) {
+            SendOutcome::Accepted | SendOutcome::AlreadyKnown | SendOutcome::Unknown => {
+                worker::console_warn!(
+                    "nonce hole {nonce} filled with a self-transfer {}",
+                    tx.latest_hash()
+                );
+                Ok(())
             }
+            // something occupies the nonce after all: nothing to fill
+            SendOutcome::NonceTaken => Ok(()),
+            SendOutcome::Rejected => Err(result
+                .err()
+                .map_or_else(|| ApiError::internal("rejected without an error"), ApiError::from)),
         }
     }
 
-    /// Picks a nonce, estimates gas, prices, signs and sends. Caller holds `send_lock`.
+    /// Signs `request`, stores it (removing the row `replaces` in the same write) and then broadcasts it; when the
+    /// node definitively refuses it (nonce taken, rejected) the write is undone. An unanswered broadcast keeps the
+    /// row: the next round broadcasts it again if the node does not have it. Caller holds `send_lock`.
+    async fn store_and_send(
+        &self,
+        ctx: &Ctx,
+        job: Job,
+        request: &TxRequest,
+        dropped: Vec<B256>,
+        replaces: Option<u64>,
+    ) -> ApiResult<(PendingTx, core::result::Result<B256, RpcError>)> {
+        let (raw, hash) = ctx.signer.sign(request).map_err(ApiError::internal)?;
+        let tx = PendingTx {
+            job,
+            nonce: request.nonce,
+            raw: raw.into(),
+            hashes: vec![hash],
+            fees_checked_ms: now_ms(),
+            dropped,
+        };
+        let previous = match replaces {
+            Some(n) => self.lane_get(n)?,
+            None => None,
+        };
+        let overwritten = self.lane_get(tx.nonce)?;
+        // stored before it is broadcast: a crash in between is recovered from the stored bytes
+        self.lane_write(replaces, Some(&tx))?;
+        let result = ctx.rpc.send_raw(&tx.raw).await;
+        if matches!(
+            SendOutcome::of(&result),
+            SendOutcome::NonceTaken | SendOutcome::Rejected
+        ) {
+            self.lane_write(Some(tx.nonce), overwritten.as_ref())?;
+            if let Some(p) = &previous {
+                self.lane_write(None, Some(p))?;
+            }
+        }
+        Ok((tx, result))
+    }
+
+    /// Estimates gas, prices, signs, stores and sends a transaction for `job` at the next nonce. Caller holds
+    /// `send_lock` and has synced the lane.
     async fn send_new(
         &self,
-        rpc: &Rpc,
-        signer: &Signer,
-        config: &Config,
-        profile: Address,
+        ctx: &Ctx,
+        job: Job,
+        to: Address,
         input: Bytes,
+        dropped: Vec<B256>,
+        replaces: Option<u64>,
     ) -> ApiResult<PendingTx> {
-        let from = signer.address();
-        let to = config.constants.factory;
-        let gas = rpc.estimate_gas(from, to, &input).await.map_err(|e| match e {
-            crate::rpc::RpcError::Node { message, .. } => ApiError::new(
-                502,
-                "DEPLOYMENT_WOULD_REVERT",
-                format!("the factory call would revert: {message}"),
-            ),
-            other => other.into(),
-        })?;
+        let from = ctx.signer.address();
+        let gas = ctx
+            .rpc
+            .estimate_gas(from, to, &input)
+            .await
+            .map_err(|e| match e {
+                RpcError::Node { message, .. } => ApiError::new(
+                    502,
+                    "DEPLOYMENT_WOULD_REVERT",
+                    format!("the factory call would revert: {message}"),
+                ),
+                other => other.into(),
+            })?;
         let gas_limit = gas + gas / 5 + 20_000;
-        let (base, tip) = rpc.fees().await?;
-        let (max_fee, tip) = initial_fees(base, tip);
-        let balance = rpc.balance(from).await?;
-        if balance < alloy_primitives::U256::from(gas_limit) * alloy_primitives::U256::from(max_fee) {
+        let (base, tip) = ctx.rpc.fees().await?;
+        let (max_fee, tip) = initial_fees_capped(base, tip, ctx.max_fee_per_gas)
+            .ok_or_else(|| fee_too_high(base, tip, ctx.max_fee_per_gas))?;
+        let balance = ctx.rpc.balance(from).await?;
+        if balance < U256::from(gas_limit) * U256::from(max_fee) {
             let mut err = ApiError::new(
                 503,
                 "INSUFFICIENT_FUNDS",
@@ -309,12 +598,16 @@ impl Relayer {
             return Err(err);
         }
         for attempt in 0..3 {
-            let nonce = match self.next_nonce.get() {
+            let mut nonce = match self.next_nonce.get() {
                 Some(n) => n,
-                None => rpc.pending_nonce(from).await?,
+                None => self.resync_nonce(ctx).await?,
             };
+            if self.lane_get(nonce)?.is_some() {
+                // never overwrite a stored transaction: the cached nonce is behind the lane
+                nonce = self.resync_nonce(ctx).await?;
+            }
             let request = TxRequest {
-                chain_id: config.chain_id,
+                chain_id: ctx.config.chain_id,
                 nonce,
                 gas_limit,
                 max_fee_per_gas: max_fee,
@@ -322,117 +615,385 @@ impl Relayer {
                 to,
                 input: input.clone(),
             };
-            let (raw, hash) = signer.sign(&request).map_err(ApiError::internal)?;
-            match rpc.send_raw(&raw).await {
-                Ok(_) => {
+            let (tx, result) = self
+                .store_and_send(ctx, job.clone(), &request, dropped.clone(), replaces)
+                .await?;
+            match (SendOutcome::of(&result), result) {
+                (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
                     self.next_nonce.set(Some(nonce + 1));
-                    return Ok(PendingTx {
-                        universal_profile: profile,
-                        nonce,
-                        gas_limit,
-                        max_fee_per_gas: max_fee,
-                        max_priority_fee_per_gas: tip,
-                        input,
-                        hashes: vec![hash],
-                        last_sent_ms: now_ms(),
-                    });
+                    return Ok(tx);
                 }
-                Err(e) => {
-                    // the chain is the source of truth: forget the cached nonce and re-read it
+                (SendOutcome::Unknown, result) => {
+                    self.next_nonce.set(Some(nonce + 1));
+                    worker::console_warn!(
+                        "nonce {nonce}: no answer to the broadcast ({:?}); stored, broadcast again by the next round",
+                        result.err()
+                    );
+                    return Ok(tx);
+                }
+                (SendOutcome::NonceTaken, result) if attempt < 2 => {
+                    // the chain is the source of truth: re-read it
                     self.next_nonce.set(None);
-                    if !(e.is_nonce_error() && attempt < 2) {
-                        return Err(e.into());
-                    }
-                    worker::console_warn!("nonce {nonce} rejected ({e:?}); re-reading the chain");
+                    worker::console_warn!("nonce {nonce} taken ({:?}); re-reading the chain", result.err());
+                }
+                (_, result) => {
+                    return Err(result
+                        .err()
+                        .map_or_else(|| ApiError::internal("rejected without an error"), ApiError::from));
                 }
             }
         }
         Err(ApiError::internal("nonce retries exhausted"))
     }
 
-    /// Checks the receipts of `tx`; finalizes it when mined, replaces it when stuck. Returns the mined hash.
-    async fn advance(
-        &self,
-        rpc: &Rpc,
-        signer: &Signer,
-        config: &Config,
-        tx: &mut PendingTx,
-    ) -> ApiResult<Option<B256>> {
+    /// The next nonce after a nonce error: the node's pending nonce, above every stored one. Caller holds `send_lock`.
+    async fn resync_nonce(&self, ctx: &Ctx) -> ApiResult<u64> {
+        let pending = ctx.rpc.pending_nonce(ctx.signer.address()).await?;
+        let above_stored = self
+            .lane()?
+            .iter()
+            .map(|p| p.nonce.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        let next = pending.max(above_stored);
+        self.next_nonce.set(Some(next));
+        Ok(next)
+    }
+
+    // ---- rounds -----------------------------------------------------------------------------------------------
+
+    /// Reads the chain for `tx` (the caller's copy) and acts on [`next_step`]. Every change happens under
+    /// `send_lock` on the copy reloaded from storage, and only if that copy still is the one decided on.
+    async fn round(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let mut mined = None;
         for hash in tx.hashes.iter().rev() {
-            if let Some(receipt) = rpc.receipt(*hash).await? {
-                self.remove_pending(tx.universal_profile).await?;
-                if receipt.status.is_zero() {
+            if let Some(receipt) = ctx.rpc.receipt(*hash).await? {
+                mined = Some((*hash, receipt.status.is_zero()));
+                break;
+            }
+        }
+        let facts = match mined {
+            Some((hash, _)) => Facts {
+                mined: Some(hash),
+                latest_nonce: 0,
+                known: true,
+            },
+            None => {
+                let latest_nonce = ctx.rpc.latest_nonce(ctx.signer.address()).await?;
+                Facts {
+                    mined: None,
+                    latest_nonce,
+                    known: any_known(&ctx.rpc, &tx.hashes).await?,
+                }
+            }
+        };
+        let bump_due = now_ms().saturating_sub(tx.fees_checked_ms) >= ctx.config.replace_after_ms;
+        match next_step(tx.nonce, facts, bump_due) {
+            Step::Mined(hash) => {
+                let reverted = mined.is_some_and(|(_, reverted)| reverted);
+                self.finish(ctx, tx, hash, reverted).await?;
+                Ok(Round::Mined(hash))
+            }
+            Step::Wait => Ok(Round::Pending),
+            Step::Rebroadcast => self.rebroadcast(ctx, tx).await,
+            Step::BumpFees => self.bump_fees(ctx, tx).await,
+            Step::Dropped => self.dropped(ctx, tx).await,
+        }
+    }
+
+    /// Removes the mined transaction from the lane and finishes its job.
+    async fn finish(&self, ctx: &Ctx, tx: &PendingTx, hash: B256, reverted: bool) -> ApiResult<()> {
+        // its nonce is used: whatever version is stored is done
+        if self.lane_get(tx.nonce)?.is_some_and(|s| s.job == tx.job) {
+            self.lane_write(Some(tx.nonce), None)?;
+        }
+        match tx.job {
+            Job::Filler => Ok(()),
+            Job::Deploy { universal_profile } => {
+                if reverted {
                     return Err(ApiError::new(
                         502,
                         "DEPLOYMENT_REVERTED",
                         format!("transaction {hash} reverted"),
                     ));
                 }
-                if rpc.code(tx.universal_profile).await?.is_empty() {
+                if ctx.rpc.code(universal_profile).await?.is_empty() {
                     return Err(ApiError::new(
                         502,
                         "DEPLOYMENT_MISMATCH",
                         format!("transaction {hash} was mined but no contract is at the predicted address"),
                     ));
                 }
-                self.record(tx.universal_profile, Some(*hash)).await?;
-                return Ok(Some(*hash));
+                self.record(universal_profile, Some(hash)).await?;
+                Ok(())
             }
         }
-        if now_ms().saturating_sub(tx.last_sent_ms) >= config.replace_after_ms {
-            self.replace(rpc, signer, config, tx).await?;
-        }
-        Ok(None)
     }
 
-    async fn replace(
-        &self,
-        rpc: &Rpc,
-        signer: &Signer,
-        config: &Config,
-        tx: &mut PendingTx,
-    ) -> ApiResult<()> {
-        let (base, tip) = rpc.fees().await?;
-        let (max_fee, tip) = bumped_fees(
-            (tx.max_fee_per_gas, tx.max_priority_fee_per_gas),
-            initial_fees(base, tip),
-        );
-        let request = TxRequest {
-            chain_id: config.chain_id,
-            nonce: tx.nonce,
-            gas_limit: tx.gas_limit,
+    /// The node lost the transaction and its nonce is unused: broadcast the stored bytes again.
+    async fn rebroadcast(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let Some(stored) = self.lane_get(tx.nonce)? else {
+            return Ok(Round::Gone);
+        };
+        if stored.hashes != tx.hashes {
+            return Ok(Round::Pending);
+        }
+        let result = ctx.rpc.send_raw(&stored.raw).await;
+        log_rebroadcast(&stored, &result);
+        match (SendOutcome::of(&result), result) {
+            (SendOutcome::Unknown, Err(e)) => Err(e.into()),
+            _ => Ok(Round::Pending),
+        }
+    }
+
+    /// Replaces the transaction with higher fees, from the stored copy, under the cap.
+    async fn bump_fees(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let Some(stored) = self.lane_get(tx.nonce)? else {
+            return Ok(Round::Gone);
+        };
+        if stored.hashes != tx.hashes
+            || now_ms().saturating_sub(stored.fees_checked_ms) < ctx.config.replace_after_ms
+        {
+            // another round replaced it meanwhile
+            return Ok(Round::Pending);
+        }
+        let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+        let previous = (request.max_fee_per_gas, request.max_priority_fee_per_gas);
+        let (base, tip) = ctx.rpc.fees().await?;
+        let Some((max_fee, tip)) = bumped_fees_capped(previous, initial_fees(base, tip), ctx.max_fee_per_gas)
+        else {
+            worker::console_warn!(
+                "nonce {}: a fee bump from max fee {} wei would exceed MAX_FEE_PER_GAS ({} wei); not sent, \
+                 waiting at the current fees",
+                stored.nonce,
+                previous.0,
+                ctx.max_fee_per_gas
+            );
+            let waiting = PendingTx {
+                fees_checked_ms: now_ms(),
+                ..stored
+            };
+            self.lane_write(None, Some(&waiting))?;
+            return Ok(Round::Pending);
+        };
+        let replacement = TxRequest {
             max_fee_per_gas: max_fee,
             max_priority_fee_per_gas: tip,
-            to: config.constants.factory,
-            input: tx.input.clone(),
+            ..request
         };
-        let (raw, hash) = signer.sign(&request).map_err(ApiError::internal)?;
-        match rpc.send_raw(&raw).await {
-            Ok(_) => {
+        let (raw, hash) = ctx.signer.sign(&replacement).map_err(ApiError::internal)?;
+        let mut next = stored.clone();
+        next.raw = raw.into();
+        next.hashes.push(hash);
+        next.fees_checked_ms = now_ms();
+        // stored before it is broadcast
+        self.lane_write(None, Some(&next))?;
+        let result = ctx.rpc.send_raw(&next.raw).await;
+        match (SendOutcome::of(&result), result) {
+            (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
                 worker::console_log!(
                     "replaced nonce {} with {hash} (max fee {max_fee}, tip {tip})",
-                    tx.nonce
+                    next.nonce
                 );
-                tx.hashes.push(hash);
-                tx.max_fee_per_gas = max_fee;
-                tx.max_priority_fee_per_gas = tip;
-                tx.last_sent_ms = now_ms();
-                self.update_pending(tx).await
+                Ok(Round::Pending)
             }
-            // an earlier transaction with this nonce was mined meanwhile: its receipt shows up next round
-            Err(e) if e.is_nonce_error() => Ok(()),
-            Err(e) => Err(e.into()),
+            (SendOutcome::Unknown, result) => Err(result.err().map_or_else(
+                || ApiError::internal("no answer without an error"),
+                ApiError::from,
+            )),
+            (_, result) => {
+                // not taken (mined meanwhile, or outbid): back to the stored copy; the next round sees why
+                worker::console_warn!("replacement of nonce {} refused: {:?}", next.nonce, result.err());
+                let kept = PendingTx {
+                    fees_checked_ms: now_ms(),
+                    ..stored
+                };
+                self.lane_write(None, Some(&kept))?;
+                Ok(Round::Pending)
+            }
+        }
+    }
+
+    /// The nonce went to another transaction: the job is sent again with a fresh nonce (or is done).
+    async fn dropped(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let Some(stored) = self.lane_get(tx.nonce)? else {
+            return Ok(Round::Gone);
+        };
+        if stored.hashes != tx.hashes {
+            return Ok(Round::Pending);
+        }
+        worker::console_warn!(
+            "nonce {} was used by another transaction: {:?} dropped",
+            stored.nonce,
+            stored.hashes
+        );
+        match stored.job {
+            // the hole it was to fill is filled
+            Job::Filler => {
+                self.lane_write(Some(stored.nonce), None)?;
+                Ok(Round::Gone)
+            }
+            Job::Deploy { universal_profile } => {
+                if !ctx.rpc.code(universal_profile).await?.is_empty() {
+                    // deployed by another transaction with the same salt: nothing to send
+                    self.lane_write(Some(stored.nonce), None)?;
+                    self.record(universal_profile, None).await?;
+                    return Ok(Round::Gone);
+                }
+                self.sync_lane(ctx).await?;
+                let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+                let mut dropped = stored.dropped.clone();
+                dropped.extend(stored.hashes.iter().copied());
+                match self
+                    .send_new(
+                        ctx,
+                        stored.job.clone(),
+                        request.to,
+                        request.input,
+                        dropped,
+                        Some(stored.nonce),
+                    )
+                    .await
+                {
+                    Ok(sent) => {
+                        worker::console_warn!(
+                            "{universal_profile}: deployment sent again at nonce {} as {}",
+                            sent.nonce,
+                            sent.latest_hash()
+                        );
+                        Ok(Round::Pending)
+                    }
+                    Err(e) if e.code == "DEPLOYMENT_WOULD_REVERT" => {
+                        self.lane_write(Some(stored.nonce), None)?;
+                        Err(e)
+                    }
+                    // kept as it is: the next round tries again
+                    Err(e) => Err(e),
+                }
+            }
         }
     }
 
     async fn track_all(&self) -> ApiResult<()> {
-        let (config, rpc, signer) = self.config()?;
-        for mut tx in self.load_pending().await? {
-            if let Err(e) = self.advance(&rpc, &signer, &config, &mut tx).await {
-                worker::console_warn!("tracking {}: {} {}", tx.universal_profile, e.code, e.message);
+        let ctx = self.ctx()?;
+        self.check_chain(&ctx).await?;
+        {
+            let _guard = self.send_lock.lock().await;
+            // holes can also appear while running (the key used elsewhere, a node that lost part of its pool):
+            // every alarm reconciles, not only the first use
+            self.next_nonce.set(None);
+            if let Err(e) = self.sync_lane(&ctx).await {
+                // the rounds below still finish mined transactions; the next send reconciles again
+                self.note_error(&e);
+                worker::console_warn!("reconciling the nonce lane: {} {}", e.code, e.message);
+            }
+        }
+        for tx in self.lane()? {
+            if let Err(e) = self.round(&ctx, &tx).await {
+                self.note_error(&e);
+                worker::console_warn!(
+                    "tracking nonce {} ({:?}): {} {}",
+                    tx.nonce,
+                    tx.job,
+                    e.code,
+                    e.message
+                );
             }
         }
         Ok(())
+    }
+
+    // ---- deploy and register ----------------------------------------------------------------------------------
+
+    async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        let result = self.deploy_inner(job).await;
+        if let Err(e) = &result {
+            self.note_error(e);
+        }
+        result
+    }
+
+    async fn deploy_inner(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        let ctx = self.ctx()?;
+        self.check_chain(&ctx).await?;
+        let input =
+            deploy_erc1167_proxies_calldata(job.salt, &job.post_deployment_call_data, &ctx.config.constants)?;
+        let profile = job.universal_profile;
+        let wanted = Job::Deploy {
+            universal_profile: profile,
+        };
+
+        let mut tx = {
+            let _guard = self.send_lock.lock().await;
+            self.sync_lane(&ctx).await?;
+            // under the lock: a concurrent request for the same profile waits for the first one's transaction
+            match self.find_job(&wanted)? {
+                Some(p) => p,
+                None => {
+                    if !ctx.rpc.code(profile).await?.is_empty() {
+                        return Ok(DeployOutcome {
+                            transaction_hash: None,
+                            deployed: true,
+                        });
+                    }
+                    let tx = self
+                        .send_new(
+                            &ctx,
+                            wanted.clone(),
+                            ctx.config.constants.factory,
+                            input.into(),
+                            Vec::new(),
+                            None,
+                        )
+                        .await?;
+                    self.ensure_alarm(ALARM_MS).await?;
+                    tx
+                }
+            }
+        };
+
+        let deadline = now_ms() + ctx.config.deploy_wait_ms;
+        loop {
+            match self.round(&ctx, &tx).await? {
+                Round::Mined(hash) => {
+                    return Ok(DeployOutcome {
+                        transaction_hash: Some(hash),
+                        deployed: true,
+                    });
+                }
+                Round::Pending => {}
+                Round::Gone if self.find_job(&wanted)?.is_none() => {
+                    // finished by another round (the alarm), or deployed by someone else
+                    let deployed = !ctx.rpc.code(profile).await?.is_empty();
+                    let recorded = store::profile(&self.env.kv("PROFILES")?, profile)
+                        .await?
+                        .and_then(|r| r.deployment_transaction);
+                    return Ok(DeployOutcome {
+                        transaction_hash: if deployed {
+                            recorded
+                        } else {
+                            tx.hashes.last().copied()
+                        },
+                        deployed,
+                    });
+                }
+                Round::Gone => {}
+            }
+            // follow the job: the stored copy may have been replaced, or sent again under another nonce
+            if let Some(current) = self.find_job(&wanted)? {
+                tx = current;
+            }
+            if now_ms() >= deadline {
+                return Ok(DeployOutcome {
+                    transaction_hash: tx.hashes.last().copied(),
+                    deployed: false,
+                });
+            }
+            Delay::from(core::time::Duration::from_millis(250)).await;
+        }
     }
 
     async fn record(&self, address: Address, deployment: Option<B256>) -> ApiResult<bool> {
@@ -465,5 +1026,153 @@ impl Relayer {
             newly_registered,
             quota,
         })
+    }
+}
+
+/// Whether the node knows any of `hashes` (newest first: usually the first answer decides).
+async fn any_known(rpc: &Rpc, hashes: &[B256]) -> ApiResult<bool> {
+    for hash in hashes.iter().rev() {
+        if rpc.transaction_known(*hash).await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn log_rebroadcast(tx: &PendingTx, result: &core::result::Result<B256, RpcError>) {
+    match SendOutcome::of(result) {
+        SendOutcome::Accepted => worker::console_warn!(
+            "nonce {}: the node did not know {}; broadcast again from the stored copy",
+            tx.nonce,
+            tx.latest_hash()
+        ),
+        SendOutcome::AlreadyKnown => {}
+        outcome => worker::console_warn!(
+            "nonce {}: broadcasting the stored copy again: {outcome:?} {:?}",
+            tx.nonce,
+            result.as_ref().err()
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const H1: B256 = B256::repeat_byte(1);
+
+    fn facts(mined: Option<B256>, latest_nonce: u64, known: bool) -> Facts {
+        Facts {
+            mined,
+            latest_nonce,
+            known,
+        }
+    }
+
+    #[test]
+    fn a_mined_hash_wins() {
+        for latest in [4, 5, 6] {
+            for (known, due) in [(true, true), (false, false)] {
+                assert_eq!(next_step(5, facts(Some(H1), latest, known), due), Step::Mined(H1));
+            }
+        }
+    }
+
+    #[test]
+    fn a_used_nonce_without_our_hashes_is_dropped() {
+        assert_eq!(next_step(5, facts(None, 6, false), false), Step::Dropped);
+        assert_eq!(next_step(5, facts(None, 9, false), true), Step::Dropped);
+        // still known: mined after the receipts were read, or about to be evicted; look again
+        assert_eq!(next_step(5, facts(None, 6, true), true), Step::Wait);
+    }
+
+    #[test]
+    fn an_unused_nonce_is_rebroadcast_bumped_or_waited_on() {
+        // the node lost it (or it was never sent): broadcast the stored bytes, whether a bump is due or not
+        assert_eq!(next_step(5, facts(None, 5, false), false), Step::Rebroadcast);
+        assert_eq!(next_step(7, facts(None, 5, false), true), Step::Rebroadcast);
+        assert_eq!(next_step(5, facts(None, 5, true), true), Step::BumpFees);
+        assert_eq!(next_step(5, facts(None, 5, true), false), Step::Wait);
+    }
+
+    #[test]
+    fn holes_between_the_chain_and_the_highest_stored_nonce_are_filled() {
+        // stored 5 and 7, chain at 5, the pool holds 5 (so pending is 6): 6 is a hole
+        assert_eq!(
+            plan_gaps(&[5, 7], 5, 6),
+            GapPlan {
+                holes: vec![6],
+                next_nonce: 8
+            }
+        );
+        // the pool holds something at 6 (pending 8): no hole
+        assert_eq!(
+            plan_gaps(&[5, 7], 5, 8),
+            GapPlan {
+                holes: vec![],
+                next_nonce: 8
+            }
+        );
+        // several holes, the node knows none of the stored transactions yet
+        assert_eq!(
+            plan_gaps(&[3, 6], 3, 3),
+            GapPlan {
+                holes: vec![4, 5],
+                next_nonce: 7
+            }
+        );
+        // nothing stored: the node's pending nonce
+        assert_eq!(
+            plan_gaps(&[], 5, 9),
+            GapPlan {
+                holes: vec![],
+                next_nonce: 9
+            }
+        );
+        // stored transactions whose nonce is mined (dropped, or mined and not finished yet) do not count
+        assert_eq!(
+            plan_gaps(&[1, 2], 5, 5),
+            GapPlan {
+                holes: vec![],
+                next_nonce: 5
+            }
+        );
+        // a stored nonce far ahead of the chain: a bounded number of holes per reconciliation
+        let far = plan_gaps(&[1_000_000], 0, 0);
+        assert_eq!(far.holes.len(), MAX_HOLES);
+        assert_eq!(far.holes.first(), Some(&0));
+        assert_eq!(far.next_nonce, 1_000_001);
+        // contiguous lane, nothing missing
+        assert_eq!(
+            plan_gaps(&[5, 6, 7], 5, 8),
+            GapPlan {
+                holes: vec![],
+                next_nonce: 8
+            }
+        );
+    }
+
+    #[test]
+    fn pending_records_round_trip_with_a_kind() {
+        let tx = PendingTx {
+            job: Job::Deploy {
+                universal_profile: Address::repeat_byte(0xaa),
+            },
+            nonce: 7,
+            raw: Bytes::from_static(&[2, 1]),
+            hashes: vec![H1],
+            fees_checked_ms: 1,
+            dropped: vec![],
+        };
+        let json = serde_json::to_value(&tx).unwrap();
+        assert_eq!(json["job"]["kind"], "deploy");
+        assert_eq!(
+            json["job"]["universalProfile"],
+            "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        );
+        assert_eq!(serde_json::from_value::<PendingTx>(json).unwrap(), tx);
+        let filler = serde_json::to_value(Job::Filler).unwrap();
+        assert_eq!(filler["kind"], "filler");
     }
 }

@@ -23,19 +23,53 @@ pub enum RpcError {
     Decode(String),
 }
 
-impl RpcError {
-    /// Whether a send failed because of the nonce (too low / already used / replacement rules).
-    pub fn is_nonce_error(&self) -> bool {
-        match self {
-            Self::Node { message, .. } => {
-                let m = message.to_ascii_lowercase();
-                m.contains("nonce too low")
-                    || m.contains("nonce too high")
-                    || m.contains("already known")
-                    || m.contains("replacement transaction underpriced")
-                    || m.contains("invalid nonce")
-            }
-            _ => false,
+/// What an `eth_sendRawTransaction` answer means for the relayer's nonce lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// The node took the transaction.
+    Accepted,
+    /// The node has this exact transaction already (an earlier broadcast of the same bytes got through).
+    AlreadyKnown,
+    /// The nonce is taken: used on chain already, or another transaction with it is in the pool and this one does
+    /// not outbid it. This transaction will not be mined as it stands.
+    NonceTaken,
+    /// The node refused the transaction for another reason (funds, fee below the base fee, gas, …).
+    Rejected,
+    /// No answer (network failure, timeout, 5xx): the node may or may not have the transaction.
+    Unknown,
+}
+
+impl SendOutcome {
+    /// Classifies the result of `eth_sendRawTransaction`. Node messages differ between clients (geth, erigon,
+    /// nethermind, besu, anvil); the common phrasings are matched case-insensitively.
+    pub fn of<T>(result: &Result<T, RpcError>) -> Self {
+        let message = match result {
+            Ok(_) => return Self::Accepted,
+            Err(RpcError::Unavailable(_)) => return Self::Unknown,
+            Err(RpcError::Decode(_)) => return Self::Unknown,
+            Err(RpcError::Node { message, .. }) => message.to_ascii_lowercase(),
+        };
+        let has = |needles: &[&str]| needles.iter().any(|n| message.contains(n));
+        if has(&[
+            "already known",
+            "known transaction",
+            "already imported",
+            "alreadyknown",
+            "already exists",
+        ]) {
+            Self::AlreadyKnown
+        } else if has(&[
+            "nonce too low",
+            "oldnonce",
+            "nonce_too_low",
+            "replacement transaction underpriced",
+            "replacement underpriced",
+            "replacementnotallowed",
+            "invalid nonce",
+        ]) {
+            Self::NonceTaken
+        } else {
+            Self::Rejected
         }
     }
 }
@@ -187,12 +221,27 @@ impl Rpc {
         self.call("eth_getBalance", json!([address, "latest"])).await
     }
 
-    /// `eth_getTransactionCount(address, "pending")`.
+    /// `eth_getTransactionCount(address, "pending")`: the next nonce counting the node's pool.
     pub async fn pending_nonce(&self, address: Address) -> Result<u64, RpcError> {
+        self.nonce_at(address, "pending").await
+    }
+
+    /// `eth_getTransactionCount(address, "latest")`: how many of the account's transactions are mined.
+    pub async fn latest_nonce(&self, address: Address) -> Result<u64, RpcError> {
+        self.nonce_at(address, "latest").await
+    }
+
+    async fn nonce_at(&self, address: Address, block: &str) -> Result<u64, RpcError> {
         let n: U256 = self
-            .call("eth_getTransactionCount", json!([address, "pending"]))
+            .call("eth_getTransactionCount", json!([address, block]))
             .await?;
         u64::try_from(n).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// Whether the node knows the transaction (`eth_getTransactionByHash` is not null: in its pool or mined).
+    pub async fn transaction_known(&self, hash: B256) -> Result<bool, RpcError> {
+        let tx: Option<Value> = self.call("eth_getTransactionByHash", json!([hash])).await?;
+        Ok(tx.is_some_and(|t| !t.is_null()))
     }
 
     /// `eth_estimateGas`.
@@ -226,5 +275,54 @@ impl Rpc {
     /// `eth_getTransactionReceipt` (`None` while pending).
     pub async fn receipt(&self, hash: B256) -> Result<Option<Receipt>, RpcError> {
         self.call("eth_getTransactionReceipt", json!([hash])).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn node(message: &str) -> Result<B256, RpcError> {
+        Err(RpcError::Node {
+            code: -32000,
+            message: message.to_owned(),
+        })
+    }
+
+    #[test]
+    fn send_answers_are_classified() {
+        assert_eq!(SendOutcome::of(&Ok(B256::ZERO)), SendOutcome::Accepted);
+        assert_eq!(SendOutcome::of(&node("already known")), SendOutcome::AlreadyKnown);
+        assert_eq!(
+            SendOutcome::of(&node("Known transaction: 0xab…")),
+            SendOutcome::AlreadyKnown
+        );
+        assert_eq!(
+            SendOutcome::of(&node("transaction already imported")),
+            SendOutcome::AlreadyKnown
+        );
+        assert_eq!(
+            SendOutcome::of(&node("nonce too low: next nonce 5, tx nonce 4")),
+            SendOutcome::NonceTaken
+        );
+        assert_eq!(SendOutcome::of(&node("Nonce too low")), SendOutcome::NonceTaken);
+        assert_eq!(SendOutcome::of(&node("OldNonce")), SendOutcome::NonceTaken);
+        assert_eq!(
+            SendOutcome::of(&node("replacement transaction underpriced")),
+            SendOutcome::NonceTaken
+        );
+        assert_eq!(
+            SendOutcome::of(&node("insufficient funds for gas * price + value")),
+            SendOutcome::Rejected
+        );
+        assert_eq!(
+            SendOutcome::of(&node("max fee per gas less than block base fee")),
+            SendOutcome::Rejected
+        );
+        assert_eq!(
+            SendOutcome::of(&Err::<B256, _>(RpcError::Unavailable("timed out".into()))),
+            SendOutcome::Unknown
+        );
     }
 }

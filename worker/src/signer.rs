@@ -1,7 +1,7 @@
 //! The relayer's EIP-1559 transactions: built with alloy-consensus, signed with k256 (RFC 6979, low-s).
 
 use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
-use alloy_eips::eip2718::Encodable2718;
+use alloy_eips::eip2718::{Decodable2718, Encodable2718};
 use alloy_primitives::{Address, B256, Bytes, Signature, TxKind, U256, hex};
 use k256::ecdsa::SigningKey;
 
@@ -79,13 +79,60 @@ impl Signer {
     }
 }
 
+/// Decodes a signed raw EIP-1559 transaction (as [`Signer::sign`] makes them) back into its fields and hash.
+///
+/// # Errors
+/// When `raw` is not a well-formed EIP-1559 transaction that calls an address.
+pub fn decode(raw: &[u8]) -> Result<(TxRequest, B256), String> {
+    let mut slice = raw;
+    let envelope = TxEnvelope::decode_2718(&mut slice).map_err(|e| e.to_string())?;
+    let TxEnvelope::Eip1559(signed) = envelope else {
+        return Err("not an EIP-1559 transaction".to_owned());
+    };
+    let hash = *signed.hash();
+    let tx = signed.tx();
+    let TxKind::Call(to) = tx.to else {
+        return Err("a contract creation".to_owned());
+    };
+    Ok((
+        TxRequest {
+            chain_id: tx.chain_id,
+            nonce: tx.nonce,
+            gas_limit: tx.gas_limit,
+            max_fee_per_gas: tx.max_fee_per_gas,
+            max_priority_fee_per_gas: tx.max_priority_fee_per_gas,
+            to,
+            input: tx.input.clone(),
+        },
+        hash,
+    ))
+}
+
 /// Fees for a replacement: at least 10% (plus one wei) above the previous fees on both fields, and not below
 /// what the network asks now.
 pub fn bumped_fees(previous: (u128, u128), current: (u128, u128)) -> (u128, u128) {
-    let bump = |v: u128| v.saturating_add(v / 10).saturating_add(1);
-    let tip = bump(previous.1).max(current.1);
-    let max_fee = bump(previous.0).max(current.0).max(tip);
+    let tip = min_bump(previous.1).max(current.1);
+    let max_fee = min_bump(previous.0).max(current.0).max(tip);
     (max_fee, tip)
+}
+
+/// The smallest fee a node accepts for a replacement: +10% plus one wei.
+const fn min_bump(v: u128) -> u128 {
+    v.saturating_add(v / 10).saturating_add(1)
+}
+
+/// [`bumped_fees`] under the cap `max_fee_per_gas`. When what the network asks is above the cap but the smallest
+/// valid replacement (+10% on both fields) is not, the replacement is priced at the cap; when even that is above the
+/// cap, `None`: no replacement is sent, the transaction keeps waiting at its current fees.
+pub fn bumped_fees_capped(previous: (u128, u128), current: (u128, u128), cap: u128) -> Option<(u128, u128)> {
+    let (max_fee, tip) = bumped_fees(previous, current);
+    if max_fee <= cap {
+        return Some((max_fee, tip));
+    }
+    if min_bump(previous.0).max(min_bump(previous.1)) > cap {
+        return None;
+    }
+    Some((cap, tip.min(cap)))
 }
 
 /// `maxFeePerGas` / `maxPriorityFeePerGas` from the latest base fee and the suggested tip: twice the base fee
@@ -95,12 +142,22 @@ pub fn initial_fees(base_fee: u128, tip: u128) -> (u128, u128) {
     (base_fee.saturating_mul(2).saturating_add(tip), tip)
 }
 
+/// [`initial_fees`] under the cap `max_fee_per_gas`: the headroom above the base fee is cut at the cap, and `None`
+/// when the cap does not even cover the latest base fee plus the tip (the transaction could not be included now,
+/// so nothing should be sent).
+pub fn initial_fees_capped(base_fee: u128, tip: u128, cap: u128) -> Option<(u128, u128)> {
+    let (max_fee, tip) = initial_fees(base_fee, tip);
+    if base_fee.saturating_add(tip) > cap {
+        return None;
+    }
+    Some((max_fee.min(cap), tip))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use alloy_consensus::transaction::SignerRecoverable;
-    use alloy_eips::eip2718::Decodable2718;
 
     #[test]
     fn signs_recoverable_eip1559() {
@@ -138,5 +195,84 @@ mod tests {
         let (max, tip) = bumped_fees((100, 10), (500, 50));
         assert_eq!((max, tip), (500, 50));
         assert_eq!(initial_fees(7, 0), (15, 1));
+    }
+
+    #[test]
+    fn decode_returns_what_was_signed() {
+        let s =
+            Signer::from_hex("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d").unwrap();
+        let tx = TxRequest {
+            chain_id: 4201,
+            nonce: 12,
+            gas_limit: 21_000,
+            max_fee_per_gas: 3_000_000_001,
+            max_priority_fee_per_gas: 1_000_000_000,
+            to: s.address(),
+            input: Bytes::new(),
+        };
+        let (raw, hash) = s.sign(&tx).unwrap();
+        assert_eq!(decode(&raw).unwrap(), (tx, hash));
+        assert!(decode(&raw[..raw.len() - 1]).is_err());
+        assert!(decode(&[]).is_err());
+    }
+
+    const GWEI: u128 = 1_000_000_000;
+
+    #[test]
+    fn initial_fees_respect_the_cap() {
+        let cap = 100 * GWEI;
+        // well under the cap: unchanged
+        assert_eq!(initial_fees_capped(GWEI, GWEI, cap), Some((3 * GWEI, GWEI)));
+        // twice the base fee is above the cap, base + tip is not: headroom cut at the cap
+        assert_eq!(initial_fees_capped(60 * GWEI, GWEI, cap), Some((cap, GWEI)));
+        // exactly the cap is fine, one wei above is not
+        assert_eq!(initial_fees_capped(99 * GWEI, GWEI, cap), Some((cap, GWEI)));
+        assert_eq!(initial_fees_capped(99 * GWEI + 1, GWEI, cap), None);
+        // a tip alone above the cap
+        assert_eq!(initial_fees_capped(0, cap + 1, cap), None);
+        // no overflow at the extremes
+        assert_eq!(
+            initial_fees_capped(u128::MAX, u128::MAX, u128::MAX),
+            Some((u128::MAX, u128::MAX))
+        );
+    }
+
+    #[test]
+    fn bumps_stop_at_the_cap() {
+        let cap = 100 * GWEI;
+        // a normal bump under the cap equals the uncapped one
+        assert_eq!(
+            bumped_fees_capped((81 * GWEI, GWEI), (81 * GWEI, GWEI), cap),
+            Some(bumped_fees((81 * GWEI, GWEI), (81 * GWEI, GWEI)))
+        );
+        // the network asks more than the cap, +10% still fits: priced at the cap, tip kept valid
+        let (max, tip) = bumped_fees_capped((85 * GWEI, GWEI), (171 * GWEI, GWEI), cap).unwrap();
+        assert_eq!(max, cap);
+        assert!(tip > GWEI + GWEI / 10 && tip <= max, "{tip}");
+        // +10% would exceed the cap: nothing to send
+        assert_eq!(bumped_fees_capped((91 * GWEI, GWEI), (3 * GWEI, GWEI), cap), None);
+        // already at the cap
+        assert_eq!(bumped_fees_capped((cap, GWEI), (cap, GWEI), cap), None);
+        // the tip's bump alone above the cap
+        assert_eq!(bumped_fees_capped((cap, cap), (0, 0), cap), None);
+    }
+
+    #[test]
+    fn capped_bumps_form_a_valid_ladder() {
+        // whatever the network asks, every step is a valid replacement (+10% on both fields) and never above the cap
+        let cap = 100 * GWEI;
+        for start in [GWEI, 7 * GWEI, 40 * GWEI, 90 * GWEI] {
+            for ask in [0, GWEI, 50 * GWEI, 500 * GWEI] {
+                let mut fees = initial_fees_capped(start / 2, GWEI, cap).unwrap();
+                let mut steps = 0;
+                while let Some(next) = bumped_fees_capped(fees, (ask, GWEI), cap) {
+                    assert!(next.0 <= cap && next.1 <= next.0, "{next:?}");
+                    assert!(next.0 > fees.0 + fees.0 / 10 && next.1 > fees.1 + fees.1 / 10);
+                    fees = next;
+                    steps += 1;
+                    assert!(steps < 100, "the ladder ends");
+                }
+            }
+        }
     }
 }
