@@ -97,7 +97,7 @@ impl From<RpcError> for ApiError {
                 err.retry_after = Some(5);
                 err
             }
-            RpcError::Node { code, message } => Self::new(
+            RpcError::Node { code, message, .. } => Self::new(
                 502,
                 "RPC_ERROR",
                 format!("the RPC node answered an error ({code}): {message}"),

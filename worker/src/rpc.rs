@@ -18,6 +18,8 @@ pub enum RpcError {
         code: i64,
         /// Its message.
         message: String,
+        /// Revert data of a failed call or estimate (`error.data` as `0x` hex), when the node sends it.
+        data: Option<Bytes>,
     },
     /// The result has an unexpected shape.
     Decode(String),
@@ -101,6 +103,15 @@ pub async fn fetch_with_timeout(
     }
 }
 
+/// Revert data in a JSON-RPC error's `data`: a `0x` hex string (geth, anvil) or `{"data": "0x…"}` (some nodes).
+fn revert_data(data: &Value) -> Option<Bytes> {
+    match data {
+        Value::String(s) => s.parse().ok(),
+        Value::Object(o) => o.get("data").and_then(revert_data),
+        _ => None,
+    }
+}
+
 /// A JSON-RPC client for one node.
 #[derive(Debug, Clone)]
 pub struct Rpc {
@@ -118,6 +129,8 @@ struct RpcResponse {
 struct RpcErrorObject {
     code: i64,
     message: String,
+    #[serde(default)]
+    data: Option<Value>,
 }
 
 /// The fields of a receipt the relayer uses.
@@ -126,6 +139,12 @@ struct RpcErrorObject {
 pub struct Receipt {
     /// `0x1` success, `0x0` reverted.
     pub status: U256,
+    /// Gas the transaction used (what it cost, whether it succeeded or reverted).
+    #[serde(default)]
+    pub gas_used: U256,
+    /// The block it is in.
+    #[serde(default)]
+    pub block_number: U256,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +204,7 @@ impl Rpc {
             return Err(RpcError::Node {
                 code: err.code,
                 message: err.message,
+                data: err.data.as_ref().and_then(revert_data),
             });
         }
         Ok(parsed.result.unwrap_or(Value::Null))
@@ -287,6 +307,7 @@ mod tests {
         Err(RpcError::Node {
             code: -32000,
             message: message.to_owned(),
+            data: None,
         })
     }
 
