@@ -6,6 +6,7 @@ mod auth;
 mod body;
 mod config;
 mod error;
+mod execute;
 mod indexer;
 mod ipfs;
 mod lookup;
@@ -18,6 +19,7 @@ mod rpc;
 mod search;
 mod signer;
 mod store;
+mod txlog;
 
 pub use meter::Meter;
 pub use ratelimit::RateLimiter;

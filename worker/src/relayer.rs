@@ -28,12 +28,17 @@ use worker::{
     durable_object,
 };
 
+use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus};
+
 use crate::{
     config::{self, Config},
     error::{ApiError, ApiResult},
-    rpc::{Rpc, RpcError, SendOutcome},
+    execute::{ExecuteJob, ExecuteOutcome, MinedFacts, relayer_subject, reserve_all},
+    meter::{MeterClient, MeterOp, Period},
+    rpc::{Receipt, Rpc, RpcError, SendOutcome},
     signer::{self, Signer, TxRequest, bumped_fees_capped, initial_fees, initial_fees_capped},
     store::{self, ProfileRecord},
+    txlog,
 };
 
 /// A deployment to perform.
@@ -48,6 +53,12 @@ pub struct DeployJob {
     pub universal_profile: Address,
     /// Predicted KeyManager.
     pub key_manager: Address,
+    /// The API key that asked (its monthly gas budget pays).
+    #[serde(default)]
+    pub key_id: Option<String>,
+    /// That key's monthly gas budget.
+    #[serde(default)]
+    pub key_budget: u64,
 }
 
 /// What happened to a deployment.
@@ -85,8 +96,44 @@ enum Job {
     /// An LSP23 deployment of this profile (the calldata is in the signed transaction).
     #[serde(rename_all = "camelCase")]
     Deploy { universal_profile: Address },
+    /// An LSP25 `executeRelayCall` for this profile; `id` is the signed nonce's ([`ExecuteJob::id`]).
+    #[serde(rename_all = "camelCase")]
+    Execute { id: B256, profile: Address },
     /// A 0-value transfer to the relayer itself that fills a nonce hole.
     Filler,
+}
+
+impl Job {
+    /// The kind and profile shown by the transaction status route (`None` for fillers).
+    fn described(&self) -> Option<(TransactionKind, Address)> {
+        match self {
+            Self::Deploy { universal_profile } => Some((TransactionKind::Deploy, *universal_profile)),
+            Self::Execute { profile, .. } => Some((TransactionKind::Execute, *profile)),
+            Self::Filler => None,
+        }
+    }
+}
+
+/// Who pays for a lane transaction: the reservation `id` made on each meter subject, settled to the receipt's
+/// `gasUsed` when mined (reverted or not) and released when the transaction is given up unsent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Charge {
+    id: String,
+    meters: Vec<String>,
+}
+
+/// How `send_new` sends: a known gas limit (else estimated) and the reservations to make before signing.
+#[derive(Debug, Default)]
+struct SendPlan {
+    gas_limit: Option<u64>,
+    charge: Option<Charge>,
+    /// Subjects to reserve the gas limit on before signing: (subject, period, limit, refusal code).
+    reserve: Vec<(String, Period, u64, &'static str)>,
+    /// Earlier hashes of the job that were dropped.
+    dropped: Vec<B256>,
+    /// The lane row this send replaces (a dropped job sent again), removed in the same write.
+    replaces: Option<u64>,
 }
 
 /// A stored, not yet mined transaction of the lane.
@@ -105,6 +152,9 @@ struct PendingTx {
     /// Earlier transactions for this job, at other nonces, that were dropped (their nonce went to another one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     dropped: Vec<B256>,
+    /// Who pays, when metered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    charge: Option<Charge>,
 }
 
 impl PendingTx {
@@ -313,6 +363,18 @@ impl Relayer {
                 let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
                 Ok(Response::from_json(&self.register(job.address).await?)?)
             }
+            "/execute" => {
+                let job: ExecuteJob = req.json().await.map_err(ApiError::internal)?;
+                let result = self.execute(job).await;
+                if let Err(e) = &result {
+                    self.note_error(e);
+                }
+                Ok(Response::from_json(&result?)?)
+            }
+            "/transaction" => {
+                let hash: B256 = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?)
+            }
             "/pending" => {
                 let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
                 let pending = self.find_job(&Job::Deploy {
@@ -501,7 +563,7 @@ impl Relayer {
             input: Bytes::new(),
         };
         let (tx, result) = self
-            .store_and_send(ctx, Job::Filler, &request, Vec::new(), None)
+            .store_and_send(ctx, Job::Filler, &request, Vec::new(), None, None)
             .await?;
         match SendOutcome::of(&result) {
             SendOutcome::Accepted | SendOutcome::AlreadyKnown | SendOutcome::Unknown => {
@@ -529,6 +591,7 @@ impl Relayer {
         request: &TxRequest,
         dropped: Vec<B256>,
         replaces: Option<u64>,
+        charge: Option<Charge>,
     ) -> ApiResult<(PendingTx, core::result::Result<B256, RpcError>)> {
         let (raw, hash) = ctx.signer.sign(request).map_err(ApiError::internal)?;
         let tx = PendingTx {
@@ -538,7 +601,11 @@ impl Relayer {
             hashes: vec![hash],
             fees_checked_ms: now_ms(),
             dropped,
+            charge,
         };
+        if let Some((kind, profile)) = tx.job.described() {
+            self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+        }
         let previous = match replaces {
             Some(n) => self.lane_get(n)?,
             None => None,
@@ -551,6 +618,7 @@ impl Relayer {
             SendOutcome::of(&result),
             SendOutcome::NonceTaken | SendOutcome::Rejected
         ) {
+            self.log_update(ctx, hash, |r| r.status = TransactionState::Dropped)?;
             self.lane_write(Some(tx.nonce), overwritten.as_ref())?;
             if let Some(p) = &previous {
                 self.lane_write(None, Some(p))?;
@@ -567,23 +635,60 @@ impl Relayer {
         job: Job,
         to: Address,
         input: Bytes,
-        dropped: Vec<B256>,
-        replaces: Option<u64>,
+        plan: SendPlan,
     ) -> ApiResult<PendingTx> {
+        let charge = plan.charge.clone();
+        let fresh = plan.replaces.is_none();
+        let result = self.send_new_inner(ctx, job, to, input, plan).await;
+        if result.is_err() && fresh {
+            // nothing was sent for this new job: what was reserved for it is released
+            self.release(charge.as_ref()).await;
+        }
+        result
+    }
+
+    async fn send_new_inner(
+        &self,
+        ctx: &Ctx,
+        job: Job,
+        to: Address,
+        input: Bytes,
+        plan: SendPlan,
+    ) -> ApiResult<PendingTx> {
+        let (dropped, replaces) = (plan.dropped.clone(), plan.replaces);
         let from = ctx.signer.address();
-        let gas = ctx
-            .rpc
-            .estimate_gas(from, to, &input)
-            .await
-            .map_err(|e| match e {
-                RpcError::Node { message, .. } => ApiError::new(
-                    502,
-                    "DEPLOYMENT_WOULD_REVERT",
-                    format!("the factory call would revert: {message}"),
+        let gas_limit = match plan.gas_limit {
+            Some(limit) => limit,
+            None => {
+                let gas = ctx
+                    .rpc
+                    .estimate_gas(from, to, &input)
+                    .await
+                    .map_err(|e| match e {
+                        RpcError::Node { message, .. } => ApiError::new(
+                            502,
+                            "DEPLOYMENT_WOULD_REVERT",
+                            format!("the factory call would revert: {message}"),
+                        ),
+                        other => other.into(),
+                    })?;
+                gas.saturating_add(gas / 5).saturating_add(20_000)
+            }
+        };
+        if gas_limit > ctx.config.max_transaction_gas {
+            return Err(ApiError::bad_request(
+                "GAS_LIMIT_TOO_HIGH",
+                format!(
+                    "the transaction needs {gas_limit} gas; this relayer sends at most {} (MAX_TRANSACTION_GAS)",
+                    ctx.config.max_transaction_gas
                 ),
-                other => other.into(),
-            })?;
-        let gas_limit = gas + gas / 5 + 20_000;
+            ));
+        }
+        if let Some(charge) = &plan.charge
+            && !plan.reserve.is_empty()
+        {
+            reserve_all(&self.env, &charge.id, gas_limit, ctx.config.now(), &plan.reserve).await?;
+        }
         let (base, tip) = ctx.rpc.fees().await?;
         let (max_fee, tip) = initial_fees_capped(base, tip, ctx.max_fee_per_gas)
             .ok_or_else(|| fee_too_high(base, tip, ctx.max_fee_per_gas))?;
@@ -616,7 +721,14 @@ impl Relayer {
                 input: input.clone(),
             };
             let (tx, result) = self
-                .store_and_send(ctx, job.clone(), &request, dropped.clone(), replaces)
+                .store_and_send(
+                    ctx,
+                    job.clone(),
+                    &request,
+                    dropped.clone(),
+                    replaces,
+                    plan.charge.clone(),
+                )
                 .await?;
             match (SendOutcome::of(&result), result) {
                 (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
@@ -668,13 +780,13 @@ impl Relayer {
         let mut mined = None;
         for hash in tx.hashes.iter().rev() {
             if let Some(receipt) = ctx.rpc.receipt(*hash).await? {
-                mined = Some((*hash, receipt.status.is_zero()));
+                mined = Some((*hash, receipt));
                 break;
             }
         }
-        let facts = match mined {
+        let facts = match &mined {
             Some((hash, _)) => Facts {
-                mined: Some(hash),
+                mined: Some(*hash),
                 latest_nonce: 0,
                 known: true,
             },
@@ -690,8 +802,10 @@ impl Relayer {
         let bump_due = now_ms().saturating_sub(tx.fees_checked_ms) >= ctx.config.replace_after_ms;
         match next_step(tx.nonce, facts, bump_due) {
             Step::Mined(hash) => {
-                let reverted = mined.is_some_and(|(_, reverted)| reverted);
-                self.finish(ctx, tx, hash, reverted).await?;
+                let receipt = mined
+                    .map(|(_, r)| r)
+                    .ok_or_else(|| ApiError::internal("mined without a receipt"))?;
+                self.finish(ctx, tx, hash, &receipt).await?;
                 Ok(Round::Mined(hash))
             }
             Step::Wait => Ok(Round::Pending),
@@ -702,13 +816,37 @@ impl Relayer {
     }
 
     /// Removes the mined transaction from the lane and finishes its job.
-    async fn finish(&self, ctx: &Ctx, tx: &PendingTx, hash: B256, reverted: bool) -> ApiResult<()> {
+    async fn finish(&self, ctx: &Ctx, tx: &PendingTx, hash: B256, receipt: &Receipt) -> ApiResult<()> {
+        let reverted = receipt.status.is_zero();
+        let gas_used = u64::try_from(receipt.gas_used).unwrap_or(u64::MAX);
+        // charged before the row goes: a failed settlement is retried by the next round (settling is idempotent)
+        let charged = self.settle(tx.charge.as_ref(), gas_used).await?;
         // its nonce is used: whatever version is stored is done
         if self.lane_get(tx.nonce)?.is_some_and(|s| s.job == tx.job) {
             self.lane_write(Some(tx.nonce), None)?;
         }
+        let block = u64::try_from(receipt.block_number).ok();
+        for other in tx.hashes.iter().filter(|h| **h != hash) {
+            self.log_update(ctx, *other, |r| {
+                r.status = TransactionState::Replaced;
+                r.replaced_by = Some(hash);
+            })?;
+        }
+        if let Some((kind, profile)) = tx.job.described() {
+            let mut record =
+                txlog::get(&self.sql()?, hash)?.unwrap_or_else(|| txlog::pending(hash, kind, profile));
+            record.status = if reverted {
+                TransactionState::Reverted
+            } else {
+                TransactionState::Mined
+            };
+            record.block_number = block;
+            record.gas_used = Some(gas_used);
+            record.charged = charged.or(record.charged);
+            self.log_put(ctx, &record)?;
+        }
         match tx.job {
-            Job::Filler => Ok(()),
+            Job::Filler | Job::Execute { .. } => Ok(()),
             Job::Deploy { universal_profile } => {
                 if reverted {
                     return Err(ApiError::new(
@@ -790,6 +928,16 @@ impl Relayer {
         next.fees_checked_ms = now_ms();
         // stored before it is broadcast
         self.lane_write(None, Some(&next))?;
+        let previous_hash = stored.hashes.last().copied();
+        if let Some((kind, profile)) = next.job.described() {
+            self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+            if let Some(old) = previous_hash {
+                self.log_update(ctx, old, |r| {
+                    r.status = TransactionState::Replaced;
+                    r.replaced_by = Some(hash);
+                })?;
+            }
+        }
         let result = ctx.rpc.send_raw(&next.raw).await;
         match (SendOutcome::of(&result), result) {
             (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
@@ -806,6 +954,13 @@ impl Relayer {
             (_, result) => {
                 // not taken (mined meanwhile, or outbid): back to the stored copy; the next round sees why
                 worker::console_warn!("replacement of nonce {} refused: {:?}", next.nonce, result.err());
+                self.log_update(ctx, hash, |r| r.status = TransactionState::Dropped)?;
+                if let Some(old) = previous_hash {
+                    self.log_update(ctx, old, |r| {
+                        r.status = TransactionState::Pending;
+                        r.replaced_by = None;
+                    })?;
+                }
                 let kept = PendingTx {
                     fees_checked_ms: now_ms(),
                     ..stored
@@ -830,7 +985,40 @@ impl Relayer {
             stored.nonce,
             stored.hashes
         );
+        for h in &stored.hashes {
+            self.log_update(ctx, *h, |r| r.status = TransactionState::Dropped)?;
+        }
         match stored.job {
+            Job::Execute { profile, .. } => {
+                // sent again only if the call still succeeds (its relay nonce may have been used meanwhile)
+                let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+                if ctx
+                    .rpc
+                    .estimate_gas(ctx.signer.address(), request.to, &request.input)
+                    .await
+                    .is_err()
+                {
+                    self.lane_write(Some(stored.nonce), None)?;
+                    self.release(stored.charge.as_ref()).await;
+                    worker::console_warn!(
+                        "{profile}: dropped relay call no longer succeeds; given up, quota released"
+                    );
+                    return Ok(Round::Gone);
+                }
+                self.sync_lane(ctx).await?;
+                let mut dropped = stored.dropped.clone();
+                dropped.extend(stored.hashes.iter().copied());
+                let plan = SendPlan {
+                    gas_limit: Some(request.gas_limit),
+                    charge: stored.charge.clone(),
+                    dropped,
+                    replaces: Some(stored.nonce),
+                    ..SendPlan::default()
+                };
+                self.send_new(ctx, stored.job.clone(), request.to, request.input, plan)
+                    .await?;
+                Ok(Round::Pending)
+            }
             // the hole it was to fill is filled
             Job::Filler => {
                 self.lane_write(Some(stored.nonce), None)?;
@@ -847,15 +1035,14 @@ impl Relayer {
                 let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
                 let mut dropped = stored.dropped.clone();
                 dropped.extend(stored.hashes.iter().copied());
+                let plan = SendPlan {
+                    charge: stored.charge.clone(),
+                    dropped,
+                    replaces: Some(stored.nonce),
+                    ..SendPlan::default()
+                };
                 match self
-                    .send_new(
-                        ctx,
-                        stored.job.clone(),
-                        request.to,
-                        request.input,
-                        dropped,
-                        Some(stored.nonce),
-                    )
+                    .send_new(ctx, stored.job.clone(), request.to, request.input, plan)
                     .await
                 {
                     Ok(sent) => {
@@ -906,6 +1093,186 @@ impl Relayer {
         Ok(())
     }
 
+    // ---- metering and the transaction log ----------------------------------------------------------------------
+
+    /// Settles `charge` on each of its meters to `gas_used`; the first meter's charge is returned.
+    async fn settle(&self, charge: Option<&Charge>, gas_used: u64) -> ApiResult<Option<u64>> {
+        let Some(charge) = charge else {
+            return Ok(None);
+        };
+        let mut charged = None;
+        for subject in &charge.meters {
+            let answer = MeterClient::new(&self.env, subject)?
+                .send(&MeterOp::Settle {
+                    id: charge.id.clone(),
+                    gas_used,
+                })
+                .await?;
+            charged = charged.or(answer.charged);
+        }
+        Ok(charged)
+    }
+
+    /// Releases `charge` on each of its meters (nothing was sent, or the job was given up).
+    async fn release(&self, charge: Option<&Charge>) {
+        let Some(charge) = charge else { return };
+        for subject in &charge.meters {
+            let released = match MeterClient::new(&self.env, subject) {
+                Ok(meter) => meter
+                    .send(&MeterOp::Release {
+                        id: charge.id.clone(),
+                    })
+                    .await
+                    .map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = released {
+                worker::console_error!("releasing {} on {subject}: {} {}", charge.id, e.code, e.message);
+            }
+        }
+    }
+
+    fn keep_ms(&self) -> ApiResult<u64> {
+        Ok(
+            config::number(&self.env, "TX_RECORD_DAYS", txlog::DEFAULT_RECORD_DAYS)?
+                .saturating_mul(86_400_000),
+        )
+    }
+
+    fn log_put(&self, _ctx: &Ctx, record: &TransactionStatus) -> ApiResult<()> {
+        txlog::put(&self.sql()?, record, now_ms(), self.keep_ms()?)
+    }
+
+    fn log_update(
+        &self,
+        _ctx: &Ctx,
+        hash: B256,
+        change: impl FnOnce(&mut TransactionStatus),
+    ) -> ApiResult<()> {
+        txlog::update(&self.sql()?, hash, now_ms(), self.keep_ms()?, change)
+    }
+
+    /// The receipt facts of whichever of `hashes` is recorded as mined or reverted.
+    fn mined_facts(&self, hashes: &[B256]) -> ApiResult<Option<(B256, MinedFacts)>> {
+        let sql = self.sql()?;
+        for hash in hashes.iter().rev() {
+            if let Some(r) = txlog::get(&sql, *hash)?
+                && matches!(r.status, TransactionState::Mined | TransactionState::Reverted)
+            {
+                return Ok(Some((
+                    *hash,
+                    MinedFacts {
+                        success: r.status == TransactionState::Mined,
+                        gas_used: r.gas_used.unwrap_or(0),
+                        block_number: r.block_number.unwrap_or(0),
+                    },
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    // ---- relay calls ------------------------------------------------------------------------------------------
+
+    /// Sends a checked, reserved relay call through the lane (once per signed nonce) and waits for its receipt up
+    /// to `DEPLOY_WAIT_SECONDS`.
+    async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
+        let charge = Charge {
+            id: job.id.to_string(),
+            meters: job.meters.clone(),
+        };
+        let ctx = match self.ctx() {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                self.release(Some(&charge)).await;
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.check_chain(&ctx).await {
+            self.release(Some(&charge)).await;
+            return Err(e);
+        }
+        let wanted = Job::Execute {
+            id: job.id,
+            profile: job.profile,
+        };
+        let mut tx = {
+            let _guard = self.send_lock.lock().await;
+            if let Err(e) = self.sync_lane(&ctx).await {
+                self.release(Some(&charge)).await;
+                return Err(e);
+            }
+            match self.find_job(&wanted)? {
+                Some(existing) => {
+                    // the same signed nonce again: answered with the same transaction, never sent twice
+                    let (request, _) = signer::decode(&existing.raw).map_err(ApiError::internal)?;
+                    if request.input != job.calldata {
+                        return Err(ApiError::bad_request(
+                            "INVALID_RELAY_NONCE",
+                            "another relay call with this signer and nonce is pending",
+                        ));
+                    }
+                    existing
+                }
+                None => {
+                    let plan = SendPlan {
+                        gas_limit: Some(job.gas_limit),
+                        charge: Some(charge),
+                        ..SendPlan::default()
+                    };
+                    let tx = self
+                        .send_new(&ctx, wanted.clone(), job.key_manager, job.calldata.clone(), plan)
+                        .await?;
+                    self.ensure_alarm(ALARM_MS).await?;
+                    tx
+                }
+            }
+        };
+        let deadline = now_ms() + ctx.config.deploy_wait_ms;
+        loop {
+            match self.round(&ctx, &tx).await? {
+                Round::Mined(hash) => {
+                    let mined = self.mined_facts(&[hash])?.map(|(_, f)| f);
+                    return Ok(ExecuteOutcome {
+                        transaction_hash: hash,
+                        mined,
+                    });
+                }
+                Round::Pending | Round::Gone => {}
+            }
+            match self.find_job(&wanted)? {
+                Some(current) => tx = current,
+                None => {
+                    // finished by another round (the alarm), or given up
+                    let mut hashes = tx.dropped.clone();
+                    hashes.extend(tx.hashes.iter().copied());
+                    let found = self.mined_facts(&hashes)?;
+                    let last = tx
+                        .hashes
+                        .last()
+                        .copied()
+                        .ok_or_else(|| ApiError::internal("no hash"))?;
+                    return Ok(ExecuteOutcome {
+                        transaction_hash: found.map_or(last, |(h, _)| h),
+                        mined: found.map(|(_, f)| f),
+                    });
+                }
+            }
+            if now_ms() >= deadline {
+                let last = tx
+                    .hashes
+                    .last()
+                    .copied()
+                    .ok_or_else(|| ApiError::internal("no hash"))?;
+                return Ok(ExecuteOutcome {
+                    transaction_hash: last,
+                    mined: None,
+                });
+            }
+            Delay::from(core::time::Duration::from_millis(250)).await;
+        }
+    }
+
     // ---- deploy and register ----------------------------------------------------------------------------------
 
     async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
@@ -939,14 +1306,39 @@ impl Relayer {
                             deployed: true,
                         });
                     }
+                    let charge_id = format!("deploy:{profile:#x}");
+                    let mut reserve = vec![(
+                        relayer_subject(ctx.config.chain_id),
+                        Period::Day,
+                        ctx.config.max_gas_per_day,
+                        "DAILY_GAS_CEILING",
+                    )];
+                    if let Some(key) = &job.key_id {
+                        reserve.insert(
+                            0,
+                            (
+                                format!("key:{key}"),
+                                Period::Month,
+                                job.key_budget,
+                                "GAS_BUDGET_EXCEEDED",
+                            ),
+                        );
+                    }
+                    let plan = SendPlan {
+                        charge: Some(Charge {
+                            id: charge_id,
+                            meters: reserve.iter().map(|(m, ..)| m.clone()).collect(),
+                        }),
+                        reserve,
+                        ..SendPlan::default()
+                    };
                     let tx = self
                         .send_new(
                             &ctx,
                             wanted.clone(),
                             ctx.config.constants.factory,
                             input.into(),
-                            Vec::new(),
-                            None,
+                            plan,
                         )
                         .await?;
                     self.ensure_alarm(ALARM_MS).await?;
@@ -1161,6 +1553,7 @@ mod tests {
             },
             nonce: 7,
             raw: Bytes::from_static(&[2, 1]),
+            charge: None,
             hashes: vec![H1],
             fees_checked_ms: 1,
             dropped: vec![],

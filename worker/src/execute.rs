@@ -1,0 +1,389 @@
+//! The LSP15 Transaction Relay Service: `POST /api/execute` (gasless LSP25 `executeRelayCall`) and
+//! `POST /api/quota`. No API key (as LSP15): the profile must be registered and the signature must come from one of
+//! its controllers. Every check runs before anything is sent, in the order of the checks below, and a refusal sends
+//! nothing; the transaction's gas limit is then reserved against the profile's monthly quota and the relayer's
+//! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
+
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use profile_relayer::{
+    api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
+    erc165::{self, LSP6},
+    lsp2::encode_key_name,
+    lsp6::Permissions,
+    lsp25::{Revert, decode_get_nonce, get_nonce_calldata},
+};
+use serde::{Deserialize, Serialize};
+use worker::{Env, Request, Response};
+
+use crate::{
+    config::Config,
+    error::{ApiError, ApiResult},
+    meter::{MeterClient, MeterOp, Period},
+    rpc::{Rpc, RpcError},
+    store,
+};
+
+/// A relay call handed to the Relayer object, checked and reserved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteJob {
+    /// `keccak256(keyManager ‖ signer ‖ nonce)`: one job per signed nonce, so a replayed or concurrent call with
+    /// the same nonce can never be sent twice.
+    pub id: B256,
+    /// The profile (charged).
+    pub profile: Address,
+    /// Its KeyManager (the transaction's `to`).
+    pub key_manager: Address,
+    /// `executeRelayCall` calldata.
+    pub calldata: Bytes,
+    /// Gas limit (reserved).
+    pub gas_limit: u64,
+    /// Meter subjects the reservation was made on, settled on the receipt.
+    pub meters: Vec<String>,
+}
+
+/// What the Relayer object answers for an execute job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteOutcome {
+    /// The transaction (the mined one, or the latest sent).
+    pub transaction_hash: B256,
+    /// Receipt facts when mined within the wait.
+    pub mined: Option<MinedFacts>,
+}
+
+/// A receipt, as the service reports it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MinedFacts {
+    /// Whether it succeeded.
+    pub success: bool,
+    /// `gasUsed` (what was charged).
+    pub gas_used: u64,
+    /// The block.
+    pub block_number: u64,
+}
+
+/// The meter subject of a profile.
+pub fn profile_subject(profile: Address) -> String {
+    format!("profile:{profile:#x}")
+}
+
+/// The meter subject of the relayer's daily ceiling.
+pub fn relayer_subject(chain_id: u64) -> String {
+    format!("relayer:{chain_id}")
+}
+
+async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes>> {
+    match rpc.eth_call(to, data).await {
+        Ok(out) => Ok(Some(out)),
+        Err(RpcError::Node { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The profile's KeyManager: `owner()` must be a contract that claims LSP6 (and not every interface).
+async fn key_manager_of(rpc: &Rpc, profile: Address) -> ApiResult<Address> {
+    let not_managed = || {
+        ApiError::bad_request(
+            "NOT_A_KEY_MANAGER",
+            format!(
+                "the owner of {profile} is not an LSP6 KeyManager; this relay serves KeyManager-owned profiles"
+            ),
+        )
+    };
+    let owner = eth_call(rpc, profile, &erc165::owner_calldata())
+        .await?
+        .and_then(|out| erc165::decode_owner(&out))
+        .ok_or_else(not_managed)?;
+    let claims = |id| async move {
+        Ok::<_, ApiError>(
+            eth_call(rpc, owner, &erc165::supports_interface_calldata(id))
+                .await?
+                .is_some_and(|out| erc165::decode_supports_interface(&out)),
+        )
+    };
+    if !claims(LSP6).await? || claims(erc165::INVALID_ID).await? {
+        return Err(not_managed());
+    }
+    Ok(owner)
+}
+
+/// The permissions of `controller` on `profile` (`AddressPermissions:Permissions:<address>`).
+async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiResult<Permissions> {
+    alloy_sol_types::sol! {
+        function getData(bytes32 dataKey) external view returns (bytes dataValue);
+    }
+    use alloy_sol_types::SolCall;
+    let key = encode_key_name(
+        "AddressPermissions:Permissions:<address>",
+        &[controller.to_string()],
+    )?;
+    let value = eth_call(rpc, profile, &getDataCall { dataKey: key }.abi_encode())
+        .await?
+        .and_then(|out| getDataCall::abi_decode_returns(&out).ok())
+        .unwrap_or_default();
+    Ok(B256::try_from(value.as_ref())
+        .map(Permissions::from_bytes32)
+        .unwrap_or(Permissions(U256::ZERO)))
+}
+
+/// Checks everything that can be checked before sending; returns the job (not yet reserved).
+async fn check(
+    config: &Config,
+    env: &Env,
+    request: &ExecuteRequest,
+    relayer: Address,
+) -> ApiResult<ExecuteJob> {
+    let rpc = config.rpc();
+    let profile = request.address;
+    let kv = env.kv("PROFILES")?;
+    if store::profile(&kv, profile).await?.is_none() {
+        return Err(ApiError::new(
+            404,
+            "PROFILE_NOT_REGISTERED",
+            format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
+        ));
+    }
+    let key_manager = key_manager_of(&rpc, profile).await?;
+    let signer = request.recover_signer(key_manager, config.chain_id)?;
+    let granted = permissions(&rpc, profile, signer).await?;
+    if granted.0.is_zero() {
+        return Err(ApiError::new(
+            401,
+            "NOT_A_CONTROLLER",
+            format!(
+                "the signer {signer} is not a controller of {profile} (wrong key, payload, nonce or chain id?)"
+            ),
+        ));
+    }
+    if !granted.contains(Permissions::EXECUTE_RELAY_CALL) {
+        return Err(ApiError::new(
+            403,
+            "NOT_AUTHORISED",
+            format!("the controller {signer} lacks the EXECUTE_RELAY_CALL permission on {profile}"),
+        ));
+    }
+    let nonce = request.call.nonce;
+    let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
+    let expected = eth_call(&rpc, key_manager, &get_nonce_calldata(signer, channel))
+        .await?
+        .and_then(|out| decode_get_nonce(&out).ok())
+        .ok_or_else(|| ApiError::new(502, "RPC_ERROR", "the KeyManager did not answer getNonce"))?;
+    if expected.0 != nonce {
+        return Err(ApiError::bad_request(
+            "INVALID_RELAY_NONCE",
+            format!(
+                "the nonce is {nonce}; the KeyManager expects {} for this signer and channel",
+                expected.0
+            ),
+        ));
+    }
+    request.call.validity_timestamps.check(config.now())?;
+    let calldata = request.calldata();
+    // simulated from the relayer's address, as it will be sent
+    let gas = match rpc.estimate_gas(relayer, key_manager, &calldata).await {
+        Ok(gas) => gas,
+        Err(RpcError::Node { message, data, .. }) => {
+            let revert = data.as_ref().map(|d| Revert::decode(d));
+            let mut err: ApiError = match &revert {
+                Some(r) => r.to_error(config.now(), &request.call).into(),
+                None => ApiError::bad_request(
+                    "RELAY_CALL_REVERTED",
+                    format!("the relay call would revert: {message}"),
+                ),
+            };
+            if let Some(d) = data {
+                err.message = format!("{} (revert data {d})", err.message);
+            }
+            return Err(err);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let gas_limit = gas.saturating_add(gas / 5).saturating_add(20_000);
+    if gas_limit > config.max_transaction_gas {
+        return Err(ApiError::bad_request(
+            "GAS_LIMIT_TOO_HIGH",
+            format!(
+                "the call needs {gas_limit} gas; this relayer sends at most {} (MAX_TRANSACTION_GAS)",
+                config.max_transaction_gas
+            ),
+        ));
+    }
+    let mut id_input = Vec::with_capacity(72);
+    id_input.extend_from_slice(key_manager.as_slice());
+    id_input.extend_from_slice(signer.as_slice());
+    id_input.extend_from_slice(&nonce.to_be_bytes::<32>());
+    Ok(ExecuteJob {
+        id: keccak256(&id_input),
+        profile,
+        key_manager,
+        calldata: calldata.into(),
+        gas_limit,
+        meters: vec![profile_subject(profile), relayer_subject(config.chain_id)],
+    })
+}
+
+/// Reserves `amount` for job `id` on each subject in turn (`limits` gives each subject's period and limit);
+/// on a refusal, what was reserved before it is released and the refusal answered.
+pub async fn reserve_all(
+    env: &Env,
+    id: &str,
+    amount: u64,
+    now: u64,
+    subjects: &[(String, Period, u64, &'static str)],
+) -> ApiResult<()> {
+    let mut done: Vec<MeterClient> = Vec::new();
+    for (subject, period, limit, code) in subjects {
+        let meter = MeterClient::new(env, subject)?;
+        let answer = meter
+            .send(&MeterOp::Reserve {
+                id: id.to_owned(),
+                amount,
+                period: *period,
+                limit: *limit,
+                now,
+            })
+            .await;
+        let refusal = match answer {
+            Ok(a) if a.ok => None,
+            Ok(a) => Some(refused(
+                code,
+                a.usage.map_or(60, |u| u.reset_at.saturating_sub(now)),
+                amount,
+                *limit,
+            )),
+            Err(e) => Some(e),
+        };
+        if let Some(err) = refusal {
+            for m in &done {
+                let _ = m.send(&MeterOp::Release { id: id.to_owned() }).await;
+            }
+            return Err(err);
+        }
+        done.push(meter);
+    }
+    Ok(())
+}
+
+fn refused(code: &str, retry_after: u64, amount: u64, limit: u64) -> ApiError {
+    let (status, message) = match code {
+        "QUOTA_EXCEEDED" => (
+            429,
+            format!(
+                "this transaction needs up to {amount} gas, more than is left of the profile's monthly {limit}"
+            ),
+        ),
+        "GAS_BUDGET_EXCEEDED" => (
+            429,
+            format!(
+                "this deploy needs up to {amount} gas, more than is left of the API key's monthly {limit}"
+            ),
+        ),
+        _ => (
+            503,
+            "the relayer reached its daily gas ceiling (MAX_GAS_PER_DAY); sends resume tomorrow".to_owned(),
+        ),
+    };
+    let mut err = ApiError::new(status, code, message);
+    err.retry_after = Some(retry_after.max(1));
+    err
+}
+
+/// The quota of `profile` now, from its meter.
+pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Quota> {
+    let now = config.now();
+    let usage = MeterClient::new(env, &profile_subject(profile))?
+        .send(&MeterOp::Usage {
+            period: Period::Month,
+            limit: config.monthly_gas_quota,
+            now,
+        })
+        .await?
+        .usage
+        .ok_or_else(|| ApiError::internal("meter answered no usage"))?;
+    let mut quota = Quota::monthly(usage.used, now);
+    quota.total = config.monthly_gas_quota;
+    quota.remaining = usage.remaining;
+    Ok(quota)
+}
+
+/// `POST /api/execute`.
+pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let body = crate::routes::read_body(req, config.max_body_bytes).await?;
+    let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
+    let relayer_address = Config::signer(env)?.address();
+    let job = check(&config, env, &request, relayer_address).await?;
+    let now = config.now();
+    let id = job.id.to_string();
+    reserve_all(
+        env,
+        &id,
+        job.gas_limit,
+        now,
+        &[
+            (
+                profile_subject(job.profile),
+                Period::Month,
+                config.monthly_gas_quota,
+                "QUOTA_EXCEEDED",
+            ),
+            (
+                relayer_subject(config.chain_id),
+                Period::Day,
+                config.max_gas_per_day,
+                "DAILY_GAS_CEILING",
+            ),
+        ],
+    )
+    .await?;
+    let outcome: ExecuteOutcome =
+        crate::routes::call_do(&crate::routes::relayer(env, &config)?, "/execute", &job).await?;
+    let quota = quota(env, &config, job.profile).await.ok();
+    let response = ExecuteResponse {
+        transaction_hash: outcome.transaction_hash,
+        gas_used: outcome.mined.map(|m| m.gas_used),
+        status: Some(match outcome.mined {
+            Some(m) if m.success => profile_relayer::api::TransactionState::Mined,
+            Some(_) => profile_relayer::api::TransactionState::Reverted,
+            None => profile_relayer::api::TransactionState::Pending,
+        }),
+        quota: quota.as_ref().map(QuotaResponse::from),
+    };
+    let status = if outcome.mined.is_some() { 200 } else { 202 };
+    Ok(Response::from_json(&response)?.with_status(status))
+}
+
+/// `POST /api/quota`: a controller's signature over the profile and a recent timestamp (either LSP15 scheme).
+pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let body = crate::routes::read_body(req, config.max_body_bytes).await?;
+    let request = QuotaRequest::from_json(&body)?;
+    request.check_timestamp(config.now(), config.quota_signature_window)?;
+    let rpc = config.rpc();
+    let mut controller = None;
+    for (_, candidate) in request.signer_candidates()? {
+        if !permissions(&rpc, request.address, candidate).await?.0.is_zero() {
+            controller = Some(candidate);
+            break;
+        }
+    }
+    if controller.is_none() {
+        return Err(ApiError::new(
+            401,
+            "NOT_A_CONTROLLER",
+            format!("the signature is not from a controller of {}", request.address),
+        ));
+    }
+    let kv = env.kv("PROFILES")?;
+    if store::profile(&kv, request.address).await?.is_none() {
+        return Err(ApiError::new(
+            404,
+            "PROFILE_NOT_REGISTERED",
+            format!("{} is not registered with this relayer", request.address),
+        ));
+    }
+    let quota = quota(env, &config, request.address).await?;
+    Ok(Response::from_json(&QuotaResponse::from(&quota))?)
+}
