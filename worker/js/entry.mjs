@@ -7,7 +7,8 @@
 import { WorkerEntrypoint } from 'cloudflare:workers';
 import RustWorker from '../build/index.js';
 
-export { RateLimiter, Relayer } from '../build/index.js';
+// every named export (the Durable Object classes among them); the default export is replaced below
+export * from '../build/index.js';
 
 const inFlight = new Map();
 let nextId = 1;

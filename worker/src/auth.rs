@@ -179,6 +179,25 @@ pub fn client_ip(req: &Request) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// Takes one request from the client IP's bucket for public routes (`var`: requests per minute, default 120).
+///
+/// # Errors
+/// 429 `RATE_LIMITED` with `Retry-After`.
+pub async fn limit_client(req: &Request, env: &Env, var: &str) -> ApiResult<()> {
+    let limit = crate::config::number(env, var, 120u32)?;
+    let verdict = hit(env, &format!("ip:{}", client_ip(req)), limit, 1).await?;
+    if verdict.allowed {
+        return Ok(());
+    }
+    let mut err = ApiError::new(
+        429,
+        "RATE_LIMITED",
+        format!("this route allows {limit} requests per minute from one client"),
+    );
+    err.retry_after = Some(verdict.retry_after);
+    Err(err)
+}
+
 /// Wrong admin tokens allowed per client IP and minute (`ADMIN_FAILURES_PER_MINUTE`).
 const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 

@@ -27,6 +27,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/api/universal-profile/register"),
     ("POST", "/api/users"),
     ("GET", "/api/universal-profile/{address}"),
+    ("POST", "/api/execute"),
+    ("POST", "/api/quota"),
+    ("GET", "/api/transaction/{hash}"),
     ("POST", "/admin/api-keys"),
     ("GET", "/admin/api-keys"),
     ("DELETE", "/admin/api-keys/{id}"),
@@ -56,6 +59,18 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             register(req, env).await
         }
         (Method::Get, ["api", "universal-profile", address]) => status(&req, env, address).await,
+        (Method::Post, ["api", "execute"]) => {
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            crate::execute::execute(req, env).await
+        }
+        (Method::Post, ["api", "quota"]) => {
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            crate::execute::quota_route(req, env).await
+        }
+        (Method::Get, ["api", "transaction", hash]) => {
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            transaction(env, hash).await
+        }
         (Method::Post, ["admin", "api-keys"]) => create_key(req, env).await,
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
@@ -141,7 +156,7 @@ async fn health(env: &Env) -> ApiResult<Response> {
 }
 
 /// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.
-async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
+pub(crate) async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type.to_ascii_lowercase().starts_with("application/json") {
         return Err(ApiError::bad_request(
@@ -181,7 +196,7 @@ pub(crate) async fn call_do<B: Serialize, T: DeserializeOwned>(
     Ok(response.json().await?)
 }
 
-fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
+pub(crate) fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
     Ok(env
         .durable_object("RELAYER")?
         .id_from_name(&format!("chain-{}", config.chain_id))?
@@ -190,7 +205,7 @@ fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
 
 async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    auth::authenticate(&req, env, Scope::Deploy).await?;
+    let key = auth::authenticate(&req, env, Scope::Deploy).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let (salt, calldata) = match DeployRequest::from_json(&body)? {
         DeployRequest::Controllers {
@@ -226,6 +241,8 @@ async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
             post_deployment_call_data: calldata.into(),
             universal_profile: prediction.universal_profile,
             key_manager: prediction.key_manager,
+            key_budget: key.gas_budget_per_month.unwrap_or(config.default_key_gas_budget),
+            key_id: Some(key.id),
         },
     )
     .await?;
@@ -291,6 +308,22 @@ async fn register(req: Request, env: &Env) -> ApiResult<Response> {
             quota: outcome.quota,
         },
     )
+}
+
+/// `GET /api/transaction/:hash`: the record of a transaction this relayer sent.
+async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
+    let record: Option<profile_relayer::api::TransactionStatus> =
+        call_do(&relayer(env, &config)?, "/transaction", &hash).await?;
+    let record = record.ok_or_else(|| {
+        ApiError::new(
+            404,
+            "TRANSACTION_NOT_FOUND",
+            format!("this relayer sent no transaction {hash} (or its record expired)"),
+        )
+    })?;
+    json_response(200, &record)
 }
 
 async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> {
