@@ -94,6 +94,13 @@ test('gasless setData: data on chain, quota falls by exactly gasUsed, both quota
   const text = await json(await quota(account, profile.up, 'text'), 200);
   assert.equal(packed.quota, QUOTA - used);
   assert.equal(text.quota, QUOTA - used);
+  // the status route reads the usage the profile's meter wrote through to KV
+  const profileStatus = await json(
+    await fetch(url(`/api/universal-profile/${profile.up}`), { headers: { authorization: `Bearer ${stack.apiKey}` } }),
+    200,
+  );
+  assert.equal(profileStatus.quota.used, used);
+  assert.equal(profileStatus.quota.total, QUOTA);
   const status = await json(await fetch(url(`/api/transaction/${body.transactionHash}`)), 200);
   assert.equal(status.kind, 'execute');
   assert.equal(status.profile, profile.up);

@@ -1413,7 +1413,8 @@ impl Relayer {
     async fn register(&self, address: Address) -> ApiResult<RegisterOutcome> {
         let newly_registered = self.record(address, None).await?;
         let kv = self.env.kv("PROFILES")?;
-        let quota = store::quota(&kv, address, now_ms() / 1000).await?;
+        let config = Config::from_env(&self.env)?;
+        let quota = store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?;
         Ok(RegisterOutcome {
             newly_registered,
             quota,

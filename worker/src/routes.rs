@@ -343,7 +343,7 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
         ));
     }
     let quota = match &record {
-        Some(_) => Some(store::quota(&kv, address, now()).await?),
+        Some(_) => Some(store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?),
         None => None,
     };
     json_response(

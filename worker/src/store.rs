@@ -1,7 +1,7 @@
 //! Registered profiles and their monthly gas usage, in KV `PROFILES`:
 //! `profile:<address>` → [`ProfileRecord`]; `usage:<address>:<month start, unix seconds>` → gas used (written by
-//! the gas-consuming routes; a month without usage reads as 0).
-//! Only the `Relayer` Durable Object writes these keys (KV has no compare-and-set).
+//! each profile's `Meter` Durable Object, its single writer; a month without usage reads as 0).
+//! Profile records are written only by the `Relayer` Durable Object (KV has no compare-and-set).
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::api::{Quota, month_start};
@@ -48,14 +48,18 @@ pub async fn put_profile(kv: &KvStore, record: &ProfileRecord) -> ApiResult<()> 
         .map_err(ApiError::internal)
 }
 
-/// The quota of `address` in the month containing `now`.
-pub async fn quota(kv: &KvStore, address: Address, now: u64) -> ApiResult<Quota> {
-    let used = kv
+/// The quota of `address` in the month containing `now`, `total` gas a month, as the profile's `Meter` last wrote
+/// it through (reservations of transactions still pending are not counted here; `/api/quota` counts them).
+pub async fn quota(kv: &KvStore, address: Address, now: u64, total: u64) -> ApiResult<Quota> {
+    let used: u64 = kv
         .get(&usage_key(address, now))
         .text()
         .await
         .map_err(ApiError::internal)?
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    Ok(Quota::monthly(used, now))
+    let mut quota = Quota::monthly(used, now);
+    quota.total = total;
+    quota.remaining = total.saturating_sub(used);
+    Ok(quota)
 }
