@@ -5,6 +5,7 @@
 //! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
 
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use futures_util::future::{join, join3};
 use profile_relayer::{
     api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
     erc165::{self, LSP6},
@@ -103,7 +104,8 @@ async fn key_manager_of(rpc: &Rpc, profile: Address) -> ApiResult<Address> {
                 .is_some_and(|out| erc165::decode_supports_interface(&out)),
         )
     };
-    if !claims(LSP6).await? || claims(erc165::INVALID_ID).await? {
+    let (lsp6, everything) = join(claims(LSP6), claims(erc165::INVALID_ID)).await;
+    if !lsp6? || everything? {
         return Err(not_managed());
     }
     Ok(owner)
@@ -138,16 +140,29 @@ async fn check(
     let rpc = config.rpc();
     let profile = request.address;
     let kv = env.kv("PROFILES")?;
-    if store::profile(&kv, profile).await?.is_none() {
+    // independent reads run together; their answers are judged in the documented order
+    let (record, key_manager) = join(store::profile(&kv, profile), key_manager_of(&rpc, profile)).await;
+    if record?.is_none() {
         return Err(ApiError::new(
             404,
             "PROFILE_NOT_REGISTERED",
             format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
         ));
     }
-    let key_manager = key_manager_of(&rpc, profile).await?;
+    let key_manager = key_manager?;
     let signer = request.recover_signer(key_manager, config.chain_id)?;
-    let granted = permissions(&rpc, profile, signer).await?;
+    let nonce = request.call.nonce;
+    let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
+    let calldata = request.calldata();
+    let nonce_call = get_nonce_calldata(signer, channel);
+    // simulated from the relayer's address, as it will be sent
+    let (granted, expected, gas) = join3(
+        permissions(&rpc, profile, signer),
+        eth_call(&rpc, key_manager, &nonce_call),
+        rpc.estimate_gas(relayer, key_manager, &calldata),
+    )
+    .await;
+    let granted = granted?;
     if granted.0.is_zero() {
         return Err(ApiError::new(
             401,
@@ -164,10 +179,7 @@ async fn check(
             format!("the controller {signer} lacks the EXECUTE_RELAY_CALL permission on {profile}"),
         ));
     }
-    let nonce = request.call.nonce;
-    let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
-    let expected = eth_call(&rpc, key_manager, &get_nonce_calldata(signer, channel))
-        .await?
+    let expected = expected?
         .and_then(|out| decode_get_nonce(&out).ok())
         .ok_or_else(|| ApiError::new(502, "RPC_ERROR", "the KeyManager did not answer getNonce"))?;
     if expected.0 != nonce {
@@ -180,9 +192,7 @@ async fn check(
         ));
     }
     request.call.validity_timestamps.check(config.now())?;
-    let calldata = request.calldata();
-    // simulated from the relayer's address, as it will be sent
-    let gas = match rpc.estimate_gas(relayer, key_manager, &calldata).await {
+    let gas = match gas {
         Ok(gas) => gas,
         Err(RpcError::Node { message, data, .. }) => {
             let revert = data.as_ref().map(|d| Revert::decode(d));

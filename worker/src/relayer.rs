@@ -303,6 +303,17 @@ fn now_ms() -> u64 {
     Date::now().as_millis()
 }
 
+/// How long a waiting request sleeps between receipt checks: short at first (a local or fast chain mines at once),
+/// then every 250 ms.
+fn poll_interval(started_ms: u64) -> core::time::Duration {
+    let waited = now_ms().saturating_sub(started_ms);
+    core::time::Duration::from_millis(match waited {
+        0..100 => 10,
+        100..1_000 => 50,
+        _ => 250,
+    })
+}
+
 fn nonce_value(nonce: u64) -> ApiResult<SqlStorageValue> {
     let n = i64::try_from(nonce).map_err(ApiError::internal)?;
     SqlStorageValue::try_from_i64(n).map_err(ApiError::internal)
@@ -689,10 +700,11 @@ impl Relayer {
         {
             reserve_all(&self.env, &charge.id, gas_limit, ctx.config.now(), &plan.reserve).await?;
         }
-        let (base, tip) = ctx.rpc.fees().await?;
+        let (fees, balance) = futures_util::future::join(ctx.rpc.fees(), ctx.rpc.balance(from)).await;
+        let (base, tip) = fees?;
         let (max_fee, tip) = initial_fees_capped(base, tip, ctx.max_fee_per_gas)
             .ok_or_else(|| fee_too_high(base, tip, ctx.max_fee_per_gas))?;
-        let balance = ctx.rpc.balance(from).await?;
+        let balance = balance?;
         if balance < U256::from(gas_limit) * U256::from(max_fee) {
             let mut err = ApiError::new(
                 503,
@@ -1100,15 +1112,19 @@ impl Relayer {
         let Some(charge) = charge else {
             return Ok(None);
         };
+        let op = MeterOp::Settle {
+            id: charge.id.clone(),
+            gas_used,
+        };
+        let meters = charge
+            .meters
+            .iter()
+            .map(|subject| MeterClient::new(&self.env, subject))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let answers = futures_util::future::join_all(meters.iter().map(|m| m.send(&op))).await;
         let mut charged = None;
-        for subject in &charge.meters {
-            let answer = MeterClient::new(&self.env, subject)?
-                .send(&MeterOp::Settle {
-                    id: charge.id.clone(),
-                    gas_used,
-                })
-                .await?;
-            charged = charged.or(answer.charged);
+        for answer in answers {
+            charged = charged.or(answer?.charged);
         }
         Ok(charged)
     }
@@ -1228,7 +1244,8 @@ impl Relayer {
                 }
             }
         };
-        let deadline = now_ms() + ctx.config.deploy_wait_ms;
+        let started_ms = now_ms();
+        let deadline = started_ms + ctx.config.deploy_wait_ms;
         loop {
             match self.round(&ctx, &tx).await? {
                 Round::Mined(hash) => {
@@ -1269,7 +1286,7 @@ impl Relayer {
                     mined: None,
                 });
             }
-            Delay::from(core::time::Duration::from_millis(250)).await;
+            Delay::from(poll_interval(started_ms)).await;
         }
     }
 
@@ -1347,7 +1364,8 @@ impl Relayer {
             }
         };
 
-        let deadline = now_ms() + ctx.config.deploy_wait_ms;
+        let started_ms = now_ms();
+        let deadline = started_ms + ctx.config.deploy_wait_ms;
         loop {
             match self.round(&ctx, &tx).await? {
                 Round::Mined(hash) => {
@@ -1384,7 +1402,7 @@ impl Relayer {
                     deployed: false,
                 });
             }
-            Delay::from(core::time::Duration::from_millis(250)).await;
+            Delay::from(poll_interval(started_ms)).await;
         }
     }
 

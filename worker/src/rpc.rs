@@ -277,10 +277,12 @@ impl Rpc {
 
     /// The latest base fee and the node's suggested priority fee.
     pub async fn fees(&self) -> Result<(u128, u128), RpcError> {
-        let block: Block = self
-            .call("eth_getBlockByNumber", json!(["latest", false]))
-            .await?;
-        let tip: U256 = self.call("eth_maxPriorityFeePerGas", json!([])).await?;
+        let (block, tip) = futures_util::future::join(
+            self.call::<Block>("eth_getBlockByNumber", json!(["latest", false])),
+            self.call::<U256>("eth_maxPriorityFeePerGas", json!([])),
+        )
+        .await;
+        let (block, tip) = (block?, tip?);
         let base = block.base_fee_per_gas.unwrap_or(U256::ZERO);
         let to_u128 = |v: U256| u128::try_from(v).map_err(|e| RpcError::Decode(e.to_string()));
         Ok((to_u128(base)?, to_u128(tip)?))
