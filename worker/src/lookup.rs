@@ -19,7 +19,8 @@ use crate::{
 
 fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
     let config = Config::from_env(env)?;
-    if chain_id.parse::<u64>().ok() != Some(config.chain_id) {
+    // the canonical decimal only (`+42`, `042` name no chain)
+    if chain_id != config.chain_id.to_string() {
         return Err(ApiError::bad_request(
             "UNKNOWN_CHAIN",
             format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
@@ -210,12 +211,33 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
             .map(|(_, v)| v.into_owned())
     };
     let q = param("q").unwrap_or_default();
-    let page = param("page").and_then(|p| p.parse().ok()).unwrap_or(0);
-    let per = param("hitsPerPage").and_then(|p| p.parse().ok()).unwrap_or(20);
+    let page = match param("page") {
+        Some(p) => bounded("page", p.parse().ok(), MAX_PAGE)?,
+        None => 0,
+    };
+    let per = match param("hitsPerPage") {
+        Some(p) => bounded("hitsPerPage", p.parse().ok(), MAX_HITS_PER_PAGE)?,
+        None => 20,
+    };
     let (profiles, assets) = search::index_names(env);
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
     Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
+}
+
+/// Largest `page` of the search routes.
+const MAX_PAGE: u64 = 1000;
+/// Largest `hitsPerPage` accepted (Algolia's limit); answers hold at most 100 hits.
+const MAX_HITS_PER_PAGE: u64 = 1000;
+
+/// A search number: an integer from 0 to `max`, else 400 `INVALID_PARAMETER`.
+fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
+    value.filter(|v| *v <= max).ok_or_else(|| {
+        ApiError::bad_request(
+            "INVALID_PARAMETER",
+            format!("{name} must be an integer from 0 to {max}"),
+        )
+    })
 }
 
 /// `POST /1/indexes/:indexName/query` (Algolia-compatible).
@@ -234,17 +256,37 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
     } else {
         serde_json::from_str(&text).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
     };
-    // Algolia clients may send the parameters as one url-encoded `params` string
-    let mut query = body["query"].as_str().unwrap_or_default().to_owned();
-    let mut page = body["page"].as_u64().unwrap_or(0);
-    let mut per = body["hitsPerPage"].as_u64().unwrap_or(20);
-    if let Some(params) = body["params"].as_str() {
+    let Value::Object(body) = body else {
+        return Err(ApiError::bad_request(
+            "INVALID_JSON",
+            "the body must be a JSON object",
+        ));
+    };
+    let text_field = |name: &str| match body.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(ApiError::bad_request(
+            "INVALID_FIELD_TYPE",
+            format!("{name} must be a string"),
+        )),
+    };
+    let number_field = |name: &str, max: u64, default: u64| match body.get(name) {
+        None => Ok(default),
+        Some(v) => bounded(name, crate::routes::integer(v), max),
+    };
+    // other Algolia parameters are accepted and ignored
+    let mut query = text_field("query")?.unwrap_or_default().to_owned();
+    let mut page = number_field("page", MAX_PAGE, 0)?;
+    let mut per = number_field("hitsPerPage", MAX_HITS_PER_PAGE, 20)?;
+    // Algolia clients may send the parameters as one url-encoded `params` string: values that do not parse are
+    // ignored, numbers are bounded like the fields
+    if let Some(params) = text_field("params")? {
         let parsed = url::form_urlencoded::parse(params.as_bytes());
         for (k, v) in parsed {
             match k.as_ref() {
                 "query" => query = v.into_owned(),
-                "page" => page = v.parse().unwrap_or(page),
-                "hitsPerPage" => per = v.parse().unwrap_or(per),
+                "page" => page = v.parse::<u64>().map_or(page, |p| p.min(MAX_PAGE)),
+                "hitsPerPage" => per = v.parse::<u64>().map_or(per, |p| p.min(MAX_HITS_PER_PAGE)),
                 _ => {}
             }
         }
