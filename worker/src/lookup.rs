@@ -251,7 +251,8 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
         ));
     }
     let text = req.text().await?;
-    let body: Value = if text.trim().is_empty() {
+    // no body is an empty query; anything else must be a JSON object
+    let body: Value = if text.is_empty() {
         json!({})
     } else {
         serde_json::from_str(&text).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
