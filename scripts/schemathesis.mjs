@@ -130,6 +130,7 @@ try {
       ...process.env,
       PR_API_KEY: key.apiKey,
       PR_ADMIN_TOKEN: stack.adminToken,
+      PR_WORKER_URL: stack.workerUrl,
       PR_PROTECTED_KEY_IDS: [key.id, stack.apiKeyId].join(','),
       PR_SCHEMATHESIS_SAMPLES: samplesFile,
     },

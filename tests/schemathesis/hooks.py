@@ -2,13 +2,14 @@
 
 Formats that a pattern cannot express (an EIP-55 checksum, a VerifiableURI, canonical ABI calldata, a CID) are
 drawn from sample values the script wrote (PR_SCHEMATHESIS_SAMPLES), made with viem or answered by the Worker.
-The API keys the run uses (PR_PROTECTED_KEY_IDS) are never revoked: a DELETE aimed at one is sent to an id that
-names no key instead.
+The API keys the run uses (PR_PROTECTED_KEY_IDS) are never revoked: a DELETE aimed at one (the stateful phase
+takes ids from GET /admin/api-keys) revokes a stand-in key created for it instead, so that the answer is the same.
 """
 
 import json
 import os
 
+import requests
 import schemathesis
 from hypothesis import strategies as st
 
@@ -27,11 +28,21 @@ for name, values in [
 ]:
     schemathesis.openapi.format(name, st.sampled_from(values))
 
-PROTECTED = {key_id for key_id in os.environ.get("PR_PROTECTED_KEY_IDS", "").split(",") if key_id}
-UNUSED_ID = "0" * 16
+PROTECTED = {key_id for key_id in os.environ["PR_PROTECTED_KEY_IDS"].split(",") if key_id}
+
+
+def stand_in_key() -> str:
+    response = requests.post(
+        f"{os.environ['PR_WORKER_URL']}/admin/api-keys",
+        json={"name": "stand-in for a key the run uses"},
+        headers={"authorization": f"Bearer {os.environ['PR_ADMIN_TOKEN']}"},
+        timeout=30,
+    )
+    response.raise_for_status()
+    return response.json()["id"]
 
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
     if case.method.upper() == "DELETE" and (case.path_parameters or {}).get("id") in PROTECTED:
-        case.path_parameters["id"] = UNUSED_ID
+        case.path_parameters["id"] = stand_in_key()
