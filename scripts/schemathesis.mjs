@@ -25,6 +25,7 @@ const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked 
 const st = process.env.SCHEMATHESIS_BIN ?? 'st';
 const MAX_EXAMPLES = '20';
 const SEED = '20260101';
+const TIME_LIMIT_S = 240;
 
 // deterministic "random" bytes, so that a run can be repeated
 const bytes = (label, i, n = 32) => keccak256(stringToHex(`${label}:${i}`)).slice(0, 2 + 2 * n);
@@ -135,7 +136,19 @@ try {
       PR_SCHEMATHESIS_SAMPLES: samplesFile,
     },
   });
-  code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+  // bounded in time whatever happens: a run takes well under a minute
+  const timer = setTimeout(() => {
+    console.error(`schemathesis did not finish within ${TIME_LIMIT_S} s`);
+    child.kill('SIGTERM');
+  }, TIME_LIMIT_S * 1000);
+  code = await new Promise((resolve) => {
+    child.on('error', (e) => {
+      console.error(`cannot run ${st} (scripts/setup.sh installs it and sets SCHEMATHESIS_BIN): ${e.message}`);
+      resolve(1);
+    });
+    child.on('exit', (c) => resolve(c ?? 1));
+  });
+  clearTimeout(timer);
   // the hooks keep the run from revoking the keys it uses: make sure
   const { apiKeys } = await check(await stack.admin('GET', '/admin/api-keys'), 'list the API keys');
   const revoked = apiKeys.filter((k) => [key.id, stack.apiKeyId].includes(k.id) && k.revokedAt !== undefined);
