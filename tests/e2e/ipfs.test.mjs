@@ -94,11 +94,15 @@ test('bad CIDs, path traversal, oversize and unauthenticated uploads are 4xx JSO
     ['not-a-cid', 400, 'INVALID_CID'],
     ['Qm123', 400, 'INVALID_CID'],
     [`${sdk.computeCid(new Uint8Array([1]))}/a\\b`, 400, 'INVALID_CID'],
+    // `%2F` (how OpenAPI clients send a `/` inside the {cid} parameter) separates segments: no `..` through it
+    ['QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG%2F..%2Fx', 400, 'INVALID_CID'],
   ]) {
     const res = await relay(path);
     assert.equal(res.status, status, path);
     assert.equal((await res.json()).error.code, code, path);
   }
+  const slash = await (await relay(`${sdk.computeCid(new Uint8Array([1]))}%2Fa`)).json();
+  assert.match(slash.error.message, /raw block has no paths/);
   // traversal sent byte for byte (fetch would normalise the dots away): never escapes /ipfs/, always a JSON 4xx
   for (const raw of [`/ipfs/${sdk.computeCid(new Uint8Array([1]))}/../../etc/passwd`, '/ipfs/%2e%2e/%2e%2e/admin/api-keys', '/ipfs/../admin/api-keys']) {
     const { status, body } = await new Promise((resolve, reject) => {

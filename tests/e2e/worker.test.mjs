@@ -111,7 +111,7 @@ test('register: a profile, twice, a contract that is not a profile, an address w
   assert.equal(reset.getUTCHours(), 0);
   const twice = await json(await api('/api/users', { body: { universalProfileAddress: up } }), 200);
   assert.equal(twice.newlyRegistered, false);
-  await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30' } }), 400, 'NOT_A_UNIVERSAL_PROFILE');
+  await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30' } }), 404, 'NOT_A_UNIVERSAL_PROFILE');
   await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x000000000000000000000000000000000000dEaD' } }), 404, 'PROFILE_NOT_FOUND');
   await assertError(await api('/api/universal-profile/0x000000000000000000000000000000000000dEaD', { method: 'GET' }), 404, 'PROFILE_NOT_FOUND');
 });
@@ -151,7 +151,13 @@ test('every error status, with a JSON body and a specific code', async () => {
   await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x12' } }), 400, 'INVALID_ADDRESS');
   // 404 / 405
   await assertError(await api('/nope', { method: 'GET' }), 404, 'NOT_FOUND');
-  await assertError(await api('/api/universal-profile', { method: 'DELETE' }), 405, 'METHOD_NOT_ALLOWED');
+  const notAllowed = await api('/api/universal-profile', { method: 'DELETE' });
+  assert.equal(notAllowed.headers.get('allow'), 'OPTIONS, POST');
+  await assertError(notAllowed, 405, 'METHOD_NOT_ALLOWED');
+  // a method the runtime does not know is not GET
+  const query = await api('/admin/api-keys', { method: 'QUERY', key: stack.adminToken });
+  assert.equal(query.headers.get('allow'), 'GET, OPTIONS, POST');
+  await assertError(query, 405, 'METHOD_NOT_ALLOWED');
   await assertError(await stack.admin('DELETE', '/admin/api-keys/0000000000000000'), 404, 'API_KEY_NOT_FOUND');
   // admin auth
   await assertError(await api('/admin/api-keys', { method: 'GET', key: stack.apiKey }), 401, 'INVALID_ADMIN_TOKEN');
@@ -208,4 +214,8 @@ test('OpenAPI document is served and lists every route', async () => {
     '/api/universal-profile/{address}', '/admin/api-keys', '/admin/api-keys/{id}', '/health', '/openapi.json']) {
     assert.ok(doc.paths[path], path);
   }
+  // narrowed to this deployment
+  assert.deepEqual(doc.servers, [{ url: stack.workerUrl, description: 'this deployment' }]);
+  assert.deepEqual(doc.components.schemas.ChainId.enum, [stack.chain.chainId]);
+  assert.deepEqual(doc.components.schemas.IndexName.enum, ['dev_local_universal_profiles', 'dev_local_assets']);
 });

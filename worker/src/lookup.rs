@@ -19,7 +19,8 @@ use crate::{
 
 fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
     let config = Config::from_env(env)?;
-    if chain_id.parse::<u64>().ok() != Some(config.chain_id) {
+    // the canonical decimal only (`+42`, `042` name no chain)
+    if chain_id != config.chain_id.to_string() {
         return Err(ApiError::bad_request(
             "UNKNOWN_CHAIN",
             format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
@@ -222,12 +223,33 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
             .map(|(_, v)| v.into_owned())
     };
     let q = param("q").unwrap_or_default();
-    let page = param("page").and_then(|p| p.parse().ok()).unwrap_or(0);
-    let per = param("hitsPerPage").and_then(|p| p.parse().ok()).unwrap_or(20);
+    let page = match param("page") {
+        Some(p) => bounded("page", p.parse().ok(), MAX_PAGE)?,
+        None => 0,
+    };
+    let per = match param("hitsPerPage") {
+        Some(p) => bounded("hitsPerPage", p.parse().ok(), MAX_HITS_PER_PAGE)?,
+        None => 20,
+    };
     let (profiles, assets) = search::index_names(env);
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
     Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
+}
+
+/// Largest `page` of the search routes.
+const MAX_PAGE: u64 = 1000;
+/// Largest `hitsPerPage` accepted (Algolia's limit); answers hold at most 100 hits.
+const MAX_HITS_PER_PAGE: u64 = 1000;
+
+/// A search number: an integer from 0 to `max`, else 400 `INVALID_PARAMETER`.
+fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
+    value.filter(|v| *v <= max).ok_or_else(|| {
+        ApiError::bad_request(
+            "INVALID_PARAMETER",
+            format!("{name} must be an integer from 0 to {max}"),
+        )
+    })
 }
 
 /// `POST /1/indexes/:indexName/query` (Algolia-compatible).
@@ -243,44 +265,56 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
     }
     // Algolia's browser clients send JSON as `text/plain` (no preflight): the content type is not checked
     let bytes = crate::body::request_bytes(&mut req, max).await?;
-    let body: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+    // no body is an empty query; anything else must be a JSON object
+    let body: Value = if bytes.is_empty() {
         json!({})
     } else {
         serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
     };
-    if !body.is_object() {
-        return Err(ApiError::bad_request(
-            "INVALID_JSON",
-            "the body must be a JSON object",
-        ));
-    }
-    let (query, page, per) = algolia_params(&body);
+    let (query, page, per) = algolia_params(&body)?;
     let result = search::search(env, index, &query, page, per).await?;
     Ok(Response::from_json(&result)?)
 }
 
 /// The search parameters of an Algolia query body: `query`, `page` and `hitsPerPage`, as JSON fields or inside
-/// the url-encoded `params` string Algolia's clients send (which wins). Missing or malformed values take the
-/// defaults (empty query, page 0, 20 hits).
-pub fn algolia_params(body: &Value) -> (String, u64, u64) {
-    let get = |k: &str| body.get(k);
-    let mut query = get("query")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let mut page = get("page").and_then(Value::as_u64).unwrap_or(0);
-    let mut per = get("hitsPerPage").and_then(Value::as_u64).unwrap_or(20);
-    if let Some(params) = get("params").and_then(Value::as_str) {
+/// the url-encoded `params` string Algolia's clients send (which wins; values there that do not parse are ignored).
+/// Other Algolia parameters are accepted and ignored; numbers are bounded.
+///
+/// # Errors
+/// 400 `INVALID_JSON` when the body is not an object, `INVALID_FIELD_TYPE` / out of range fields.
+pub fn algolia_params(body: &Value) -> ApiResult<(String, u64, u64)> {
+    let Value::Object(body) = body else {
+        return Err(ApiError::bad_request(
+            "INVALID_JSON",
+            "the body must be a JSON object",
+        ));
+    };
+    let text_field = |name: &str| match body.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(ApiError::bad_request(
+            "INVALID_FIELD_TYPE",
+            format!("{name} must be a string"),
+        )),
+    };
+    let number_field = |name: &str, max: u64, default: u64| match body.get(name) {
+        None => Ok(default),
+        Some(v) => bounded(name, crate::routes::integer(v), max),
+    };
+    let mut query = text_field("query")?.unwrap_or_default().to_owned();
+    let mut page = number_field("page", MAX_PAGE, 0)?;
+    let mut per = number_field("hitsPerPage", MAX_HITS_PER_PAGE, 20)?;
+    if let Some(params) = text_field("params")? {
         for (k, v) in url::form_urlencoded::parse(params.as_bytes()) {
             match k.as_ref() {
                 "query" => query = v.into_owned(),
-                "page" => page = v.parse().unwrap_or(page),
-                "hitsPerPage" => per = v.parse().unwrap_or(per),
+                "page" => page = v.parse::<u64>().map_or(page, |p| p.min(MAX_PAGE)),
+                "hitsPerPage" => per = v.parse::<u64>().map_or(per, |p| p.min(MAX_HITS_PER_PAGE)),
                 _ => {}
             }
         }
     }
-    (query, page, per)
+    Ok((query, page, per))
 }
 
 #[cfg(test)]
@@ -290,8 +324,17 @@ mod tests {
     #[test]
     fn algolia_parameters() {
         let body = json!({ "query": "a", "page": 2, "params": "query=b%20c&hitsPerPage=5&page=x" });
-        assert_eq!(algolia_params(&body), ("b c".to_owned(), 2, 5));
-        assert_eq!(algolia_params(&json!([1])), (String::new(), 0, 20));
+        assert_eq!(algolia_params(&body).unwrap(), ("b c".to_owned(), 2, 5));
+        assert_eq!(algolia_params(&json!([1])).unwrap_err().code, "INVALID_JSON");
+        assert_eq!(
+            algolia_params(&json!({ "query": 1 })).unwrap_err().code,
+            "INVALID_FIELD_TYPE"
+        );
+        let huge = json!({ "params": "page=99999999&hitsPerPage=99999999" });
+        assert_eq!(
+            algolia_params(&huge).unwrap(),
+            (String::new(), MAX_PAGE, MAX_HITS_PER_PAGE)
+        );
     }
 
     #[cfg(not(target_arch = "wasm32"))]
@@ -299,7 +342,9 @@ mod tests {
         #[test]
         fn algolia_params_never_panic(params in "\\PC{0,80}", query in "\\PC{0,20}", page in proptest::num::i64::ANY) {
             let body = json!({ "query": query, "page": page, "hitsPerPage": page, "params": params });
-            let _ = algolia_params(&body);
+            if let Ok((_, page, per)) = algolia_params(&body) {
+                proptest::prop_assert!(page <= MAX_PAGE && per <= MAX_HITS_PER_PAGE);
+            }
         }
     }
 }

@@ -51,14 +51,21 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let method = req.method();
+    // workers-rs reads a method it does not know (QUERY, …) as GET: such a request matches no route
+    if req.inner().method() != method.as_ref() {
+        return no_route(&req.inner().method(), &path, &segments);
+    }
     match (method.clone(), segments.as_slice()) {
         (Method::Get, ["health"]) => health(env).await,
-        (Method::Get, ["openapi.json"]) => Ok(Response::ok(OPENAPI)?.with_headers(json_headers()?)),
+        (Method::Get, ["openapi.json"]) => openapi(&req, env),
         (Method::Post, ["api", "universal-profile"]) => deploy(req, env).await,
         (Method::Post, ["api", "universal-profile", "register"] | ["api", "users"]) => {
             register(req, env).await
         }
-        (Method::Get, ["api", "universal-profile", address]) => status(&req, env, address).await,
+        // `register` is a route of its own, never an address
+        (Method::Get, ["api", "universal-profile", address]) if *address != "register" => {
+            status(&req, env, address).await
+        }
         (Method::Post, ["api", "execute"]) => {
             auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
             crate::execute::execute(req, env).await
@@ -74,7 +81,12 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Post, ["admin", "api-keys"]) => create_key(req, env).await,
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
-        (Method::Get, ["ipfs", _, ..]) => crate::ipfs::relay(&req, env, &path["/ipfs/".len()..]).await,
+        (Method::Get, ["ipfs", _, ..]) => {
+            // OpenAPI clients send a `/` inside the `{cid}` parameter as `%2F`: it separates path segments (as on
+            // IPFS gateways, which decode the URL path)
+            let target = path.get("/ipfs/".len()..).unwrap_or_default();
+            crate::ipfs::relay(&req, env, &target.replace("%2F", "/").replace("%2f", "/")).await
+        }
         (Method::Get, ["v1", chain, "address", address]) => {
             crate::lookup::address(&req, env, chain, address).await
         }
@@ -101,18 +113,7 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             auth::authenticate(&req, env, Scope::Upload).await?;
             crate::ipfs::add(req, env).await
         }
-        _ => {
-            let known = ROUTES.iter().any(|(_, pattern)| matches(pattern, &segments));
-            if known {
-                Err(ApiError::new(
-                    405,
-                    "METHOD_NOT_ALLOWED",
-                    format!("{method} is not allowed on {path}"),
-                ))
-            } else {
-                Err(ApiError::not_found(format!("no route {path}")))
-            }
-        }
+        _ => no_route(method.as_ref(), &path, &segments),
     }
 }
 
@@ -121,6 +122,97 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
 #[allow(clippy::panic)]
 fn deliberate_panic() -> ApiResult<Response> {
     panic!("deliberate panic (PANIC_TEST_ROUTE)")
+}
+
+/// 405 with `Allow` when the path has routes for other methods, else 404.
+fn no_route(method: &str, path: &str, segments: &[&str]) -> ApiResult<Response> {
+    let Some(allow) = allowed_methods(segments) else {
+        return Err(ApiError::not_found(format!("no route {path}")));
+    };
+    let mut res = ApiError::new(
+        405,
+        "METHOD_NOT_ALLOWED",
+        format!("{method} is not allowed on {path} (allowed: {allow})"),
+    )
+    .into_response();
+    res.headers_mut().set("allow", &allow)?;
+    Ok(res)
+}
+
+/// The `Allow` value of a path: the methods of the routes matching it, and OPTIONS (the CORS preflight); routes
+/// without parameters take precedence (`/api/universal-profile/register` is no `{address}`). `None` when no route
+/// matches.
+fn allowed_methods(segments: &[&str]) -> Option<String> {
+    let matching: Vec<&(&str, &str)> = ROUTES
+        .iter()
+        .filter(|(_, pattern)| matches(pattern, segments))
+        .collect();
+    let literal = matching.iter().any(|(_, pattern)| !pattern.contains('{'));
+    let mut methods: Vec<&str> = matching
+        .iter()
+        .filter(|(_, pattern)| !literal || !pattern.contains('{'))
+        .map(|(method, _)| *method)
+        .collect();
+    if methods.is_empty() {
+        return None;
+    }
+    methods.push("OPTIONS");
+    methods.sort_unstable();
+    methods.dedup();
+    Some(methods.join(", "))
+}
+
+/// `GET /openapi.json`: the document narrowed to this deployment (see [`served_openapi`]).
+fn openapi(req: &Request, env: &Env) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let url = req.url()?;
+    let origin = url.origin().ascii_serialization();
+    let (profiles, assets) = crate::search::index_names(env);
+    let doc = served_openapi(
+        &origin,
+        config.chain_id,
+        [profiles.as_str(), assets.as_str()],
+        config.constants.universal_receiver_delegate,
+    )?;
+    json_response(200, &doc)
+}
+
+/// [`OPENAPI`] with what depends on the deployment filled in: the server (`origin`), the one chain id and the two
+/// index names it answers, and the universal receiver delegate, which cannot be a controller.
+fn served_openapi(
+    origin: &str,
+    chain_id: u64,
+    index_names: [&str; 2],
+    receiver_delegate: Address,
+) -> ApiResult<Value> {
+    let mut doc: Value = serde_json::from_str(OPENAPI).map_err(ApiError::internal)?;
+    let checksummed = receiver_delegate.to_checksum(None);
+    let digits = checksummed.get(2..).unwrap_or_default();
+    let replacements = [
+        (
+            "/servers",
+            json!([{ "url": origin, "description": "this deployment" }]),
+        ),
+        ("/components/schemas/ChainId/enum", json!([chain_id])),
+        (
+            "/components/schemas/IndexName",
+            json!({ "type": "string", "enum": index_names }),
+        ),
+        (
+            "/components/schemas/ControllerAddress/allOf/1/not/enum",
+            json!([
+                Address::ZERO.to_checksum(None),
+                checksummed,
+                format!("0x{}", digits.to_ascii_lowercase()),
+                format!("0x{}", digits.to_ascii_uppercase()),
+            ]),
+        ),
+    ];
+    for (pointer, value) in replacements {
+        *doc.pointer_mut(pointer)
+            .ok_or_else(|| ApiError::internal(format!("openapi.json has no {pointer}")))? = value;
+    }
+    Ok(doc)
 }
 
 fn matches(pattern: &str, segments: &[&str]) -> bool {
@@ -293,7 +385,9 @@ async fn register(req: Request, env: &Env) -> ApiResult<Response> {
         ));
     }
     if !is_universal_profile(&config, address).await? {
-        return Err(ApiError::bad_request(
+        // a well-formed request naming a contract that is no profile: there is no profile to register (404)
+        return Err(ApiError::new(
+            404,
             "NOT_A_UNIVERSAL_PROFILE",
             format!("{address} does not support the LSP0 interface (0x24871b3d)"),
         ));
@@ -360,6 +454,15 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
     )
 }
 
+/// A JSON integer: also one written with a zero fraction (`5.0`), which JSON Schema counts as an integer.
+pub(crate) fn integer(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && (0.0..=9_007_199_254_740_991.0).contains(f))
+            .map(|f| f as u64)
+    })
+}
+
 fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     let value: Value =
         serde_json::from_str(body).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?;
@@ -388,7 +491,8 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     let field_type =
         |f: &str, t: &str| ApiError::bad_request("INVALID_FIELD_TYPE", format!("{f} must be {t}"));
     let name = match obj.get("name") {
-        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 100 => s.trim().to_owned(),
+        // at most 100 characters (not bytes), as the document's maxLength counts
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 100 => s.trim().to_owned(),
         Some(_) => return Err(field_type("name", "a non-empty string of at most 100 characters")),
         None => return Err(ApiError::bad_request("MISSING_FIELD", "missing field \"name\"")),
     };
@@ -406,8 +510,7 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     };
     let rate_limit_per_minute = match obj.get("rateLimitPerMinute") {
         None => config.default_rate_limit,
-        Some(v) => v
-            .as_u64()
+        Some(v) => integer(v)
             .filter(|n| (1..=1_000_000).contains(n))
             .map(|n| n as u32)
             .ok_or_else(|| field_type("rateLimitPerMinute", "an integer from 1 to 1000000"))?,
@@ -547,7 +650,9 @@ mod tests {
         let mut documented: Vec<(String, String)> = Vec::new();
         for (path, item) in doc["paths"].as_object().unwrap() {
             for method in item.as_object().unwrap().keys() {
-                documented.push((method.to_uppercase(), path.clone()));
+                if method != "parameters" {
+                    documented.push((method.to_uppercase(), path.clone()));
+                }
             }
         }
         documented.sort();
@@ -557,6 +662,98 @@ mod tests {
             .collect();
         routes.sort();
         assert_eq!(documented, routes);
+    }
+
+    #[test]
+    fn every_operation_documents_its_statuses() {
+        let doc: Value = serde_json::from_str(OPENAPI).unwrap();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                if method == "parameters" {
+                    continue;
+                }
+                let responses = op["responses"].as_object().unwrap();
+                assert!(responses.contains_key("500"), "{method} {path}: no 500");
+                let secured = op["security"].as_array().is_some_and(|s| !s.is_empty());
+                // secured routes answer 401; the LSP15 routes answer it too (signatures, not keys)
+                assert!(
+                    !secured || responses.contains_key("401"),
+                    "{method} {path}: a secured route can answer 401"
+                );
+                if op["security"][0].get("apiKey").is_some() {
+                    assert!(
+                        responses.contains_key("429"),
+                        "{method} {path}: an API key route can answer 429"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn served_document_is_narrowed_to_the_deployment() {
+        let urd = profile_relayer::networks::Lsp23Constants::V0_14_0.universal_receiver_delegate;
+        let doc = served_openapi(
+            "https://relayer.example",
+            4201,
+            ["p_universal_profiles", "p_assets"],
+            urd,
+        )
+        .unwrap();
+        assert_eq!(doc["servers"][0]["url"], "https://relayer.example");
+        assert_eq!(doc["components"]["schemas"]["ChainId"]["enum"], json!([4201]));
+        assert_eq!(
+            doc["components"]["schemas"]["IndexName"]["enum"],
+            json!(["p_universal_profiles", "p_assets"])
+        );
+        let excluded = &doc["components"]["schemas"]["ControllerAddress"]["allOf"][1]["not"]["enum"];
+        let checksummed = urd.to_checksum(None);
+        assert!(excluded.as_array().unwrap().contains(&json!(checksummed)));
+        assert!(
+            excluded
+                .as_array()
+                .unwrap()
+                .contains(&json!(checksummed.to_lowercase()))
+        );
+        assert!(
+            excluded
+                .as_array()
+                .unwrap()
+                .contains(&json!(format!("0x{}", "0".repeat(40))))
+        );
+    }
+
+    #[test]
+    fn allow_lists_the_methods_of_the_path() {
+        assert_eq!(allowed_methods(&["health"]).as_deref(), Some("GET, OPTIONS"));
+        assert_eq!(
+            allowed_methods(&["admin", "api-keys"]).as_deref(),
+            Some("GET, OPTIONS, POST")
+        );
+        // `register` is not an `{address}`
+        assert_eq!(
+            allowed_methods(&["api", "universal-profile", "register"]).as_deref(),
+            Some("OPTIONS, POST")
+        );
+        assert_eq!(
+            allowed_methods(&["api", "universal-profile", "0x01"]).as_deref(),
+            Some("GET, OPTIONS")
+        );
+        assert_eq!(
+            allowed_methods(&["ipfs", "Qm", "a", "b"]).as_deref(),
+            Some("GET, OPTIONS")
+        );
+        assert_eq!(allowed_methods(&["nothing", "here"]), None);
+    }
+
+    #[test]
+    fn integers_as_json_schema_counts_them() {
+        assert_eq!(integer(&json!(5)), Some(5));
+        assert_eq!(integer(&json!(5.0)), Some(5));
+        assert_eq!(integer(&json!(5.5)), None);
+        assert_eq!(integer(&json!(-1)), None);
+        assert_eq!(integer(&json!(1e300)), None);
+        assert_eq!(integer(&json!("5")), None);
     }
 
     #[test]
