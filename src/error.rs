@@ -356,12 +356,13 @@ impl Error {
     ];
 
     /// The HTTP status a service should answer with for this error: 400 for bad input, 401 for a stale signed
-    /// timestamp, 403 for missing permissions, 413 for an oversized payload, 429 for an exhausted quota, 500 for a
+    /// timestamp or a signature from which no signer can be recovered (it authenticates no one), 403 for missing
+    /// permissions, 413 for an oversized payload, 429 for an exhausted quota, 500 for a
     /// failing random source.
     #[must_use]
     pub const fn http_status(&self) -> u16 {
         match self {
-            Self::TimestampOutOfWindow { .. } => 401,
+            Self::TimestampOutOfWindow { .. } | Self::InvalidSignature { .. } => 401,
             Self::NotAuthorised(_) => 403,
             Self::PayloadTooLarge { .. } => 413,
             Self::QuotaExceeded { .. } => 429,

@@ -517,10 +517,9 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     };
     let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
         None => None,
-        Some(v) => Some(
-            v.as_u64()
-                .ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?,
-        ),
+        Some(v) => {
+            Some(integer(v).ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?)
+        }
     };
     let (secret, id) = auth::generate_key()?;
     let record = ApiKeyRecord {
