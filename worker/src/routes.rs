@@ -66,7 +66,7 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Get, ["v1", chain, "address", address, token]) => {
             crate::lookup::token(&req, env, chain, address, token).await
         }
-        (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(env, chain).await,
+        (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
         (Method::Post, ["1", "indexes", index, "query"]) => {
             let index = (*index).to_owned();
