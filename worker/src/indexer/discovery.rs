@@ -268,3 +268,23 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_refusals_are_recognized() {
+        let node = |code, message: &str| RpcError::Node {
+            code,
+            message: message.to_owned(),
+        };
+        assert!(too_large(&node(-32005, "whatever")));
+        assert!(too_large(&node(-32000, "query returned more than 10000 results")));
+        assert!(too_large(&node(-32602, "block range too large (max 100000)")));
+        assert!(!too_large(&node(3, "execution reverted")));
+        assert!(!too_large(&RpcError::Unavailable(
+            "eth_getLogs: timed out".to_owned()
+        )));
+    }
+}
