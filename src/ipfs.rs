@@ -4,6 +4,7 @@
 
 use cid::Cid;
 use multihash::Multihash;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
@@ -20,15 +21,44 @@ pub const SHA2_256: u64 = 0x12;
 pub struct CidPath {
     /// The root CID.
     pub cid: Cid,
-    /// Path segments after the CID (validated: no empty, `.` or `..` segments, no control characters).
+    /// Path segments after the CID, percent-decoded (validated: no empty, `.` or `..` segments in any encoding, no
+    /// `/`, `\` or control characters inside a segment).
     pub path: Vec<String>,
 }
 
+/// Characters a path segment keeps literally: RFC 3986 unreserved; everything else is percent-encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-decodes `segment` until nothing changes (at most 4 rounds: `%252e` is refused like `%2e`), so no
+/// encoding hides a `.`, `..`, `/` or `\` from the check. Errors on invalid UTF-8 or a still-encoded remainder.
+fn decode_segment(segment: &str) -> Result<String> {
+    let mut current = segment.to_owned();
+    for _ in 0..4 {
+        let decoded = percent_decode_str(&current)
+            .decode_utf8()
+            .map_err(|_| Error::InvalidCid("a path segment is not UTF-8 after percent-decoding".into()))?
+            .into_owned();
+        if decoded == current {
+            return Ok(decoded);
+        }
+        current = decoded;
+    }
+    Err(Error::InvalidCid(
+        "a path segment is percent-encoded too many times".into(),
+    ))
+}
+
 impl CidPath {
-    /// Parses `<cid>[/<path>]`, also accepting an `ipfs://` or `/ipfs/` prefix.
+    /// Parses `<cid>[/<path>]`, also accepting an `ipfs://` or `/ipfs/` prefix. Path segments are percent-decoded
+    /// (repeatedly) and checked; [`Self::to_gateway_path`] encodes them again canonically.
     ///
     /// # Errors
-    /// [`Error::InvalidCid`] for a malformed CID or a path that tries to escape (`..`) or has odd characters.
+    /// [`Error::InvalidCid`] for a malformed CID or a path that tries to escape (`..`, `%2e%2e`, `%252e%252e`,
+    /// an encoded `/` or `\`) or has control characters.
     pub fn parse(s: &str) -> Result<Self> {
         let s = s
             .strip_prefix("ipfs://")
@@ -39,20 +69,19 @@ impl CidPath {
         let cid_text = parts.next().unwrap_or_default();
         let cid = Cid::try_from(cid_text).map_err(|e| Error::InvalidCid(format!("{cid_text:?}: {e}")))?;
         let mut path = Vec::new();
-        for (i, segment) in parts.enumerate() {
-            let trailing_slash = segment.is_empty() && s.ends_with('/') && i + 1 == s.matches('/').count();
+        for (i, raw) in parts.enumerate() {
+            let trailing_slash = raw.is_empty() && s.ends_with('/') && i + 1 == s.matches('/').count();
             if trailing_slash {
                 continue;
             }
-            if segment.is_empty() || segment == "." || segment == ".." || segment.contains('\\') {
-                return Err(Error::InvalidCid(format!(
-                    "path segment {segment:?} is not allowed"
-                )));
+            let segment = decode_segment(raw)?;
+            if segment.is_empty() || segment == "." || segment == ".." || segment.contains(['/', '\\']) {
+                return Err(Error::InvalidCid(format!("path segment {raw:?} is not allowed")));
             }
             if segment.chars().any(char::is_control) {
                 return Err(Error::InvalidCid("control characters in the path".into()));
             }
-            path.push(segment.to_owned());
+            path.push(segment);
         }
         if cid.codec() == RAW && !path.is_empty() {
             return Err(Error::InvalidCid("a raw block has no paths below it".into()));
@@ -60,13 +89,14 @@ impl CidPath {
         Ok(Self { cid, path })
     }
 
-    /// `<cid>/<path>` with the CID in its canonical string form.
+    /// `<cid>/<path>` with the CID in its canonical string form and every segment percent-encoded (RFC 3986
+    /// unreserved characters stay literal).
     #[must_use]
     pub fn to_gateway_path(&self) -> String {
         let mut out = self.cid.to_string();
         for segment in &self.path {
             out.push('/');
-            out.push_str(segment);
+            out.extend(utf8_percent_encode(segment, SEGMENT));
         }
         out
     }
@@ -132,12 +162,53 @@ mod tests {
             "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e/../x",
             "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e//x",
             "not a cid",
+            // `..` and `.` in any encoding, encoded separators
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%2e%2e/%2e%2e/x",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/a/%2E%2e",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/.%2e/x",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%252e%252e/x",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%25252e%25252e/x",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%2e",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/a%2f..%2fb",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/a%5c..",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%00x",
+            "ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/%ff",
         ] {
             assert_eq!(CidPath::parse(bad).unwrap_err().code(), "INVALID_CID", "{bad}");
         }
     }
 
+    #[test]
+    fn paths_are_normalized() {
+        let p = CidPath::parse("ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/my%20dir/b%2Ejson")
+            .unwrap();
+        assert_eq!(p.path, vec!["my dir", "b.json"]);
+        assert_eq!(
+            p.to_gateway_path(),
+            "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/my%20dir/b.json"
+        );
+        // a segment that merely contains dots is fine
+        let p = CidPath::parse("QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/..x/a..b").unwrap();
+        assert_eq!(
+            p.to_gateway_path(),
+            "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/..x/a..b"
+        );
+    }
+
     proptest! {
+        #[test]
+        fn gateway_paths_never_escape(segments in proptest::collection::vec("[a-z.%/\\\\2eEfF5c]{0,8}", 0..4)) {
+            let text = format!("QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/{}", segments.join("/"));
+            if let Ok(p) = CidPath::parse(&text) {
+                let out = p.to_gateway_path();
+                // what a gateway sees after decoding once has no dot segments and no extra separators
+                let decoded = percent_decode_str(&out).decode_utf8().unwrap().into_owned();
+                prop_assert!(!decoded.split('/').any(|s| s == ".." || s == "."), "{}", out);
+                prop_assert_eq!(decoded.matches('/').count(), p.path.len());
+            }
+        }
+
+
         #[test]
         fn parse_never_panics(s in ".{0,80}") {
             let _ = CidPath::parse(&s);

@@ -2,6 +2,7 @@
 // 2,000 empty blocks, 150 profiles + 50 LSP7 assets, 5 s of lookup load (autocannon, second process), 30 blobs.
 //
 //   source scripts/setup.sh && cd tests && node bench/indexer.bench.mjs
+//   source scripts/setup.sh && cd tests && node bench/indexer.bench.mjs --backfill   (1M blocks, 1,000 profiles)
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,12 @@ import { createRequire } from 'node:module';
 import { encodeDeployData, encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+
+if (process.argv.includes('--backfill')) {
+  const { backfill } = await import('./indexer-backfill.mjs');
+  await backfill();
+  process.exit(0);
+}
 
 const require = createRequire(import.meta.url);
 const autocannon = require.resolve('autocannon/autocannon.js');

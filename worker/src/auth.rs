@@ -179,12 +179,17 @@ pub fn client_ip(req: &Request) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// Takes one request from the client IP's bucket for public routes (`var`: requests per minute, default 120).
+/// Takes one request from the client IP's bucket (a `RateLimiter` object named `ip:<address>`) for the public
+/// routes; `var` holds the requests per minute (`default` when unset, 0 turns the limit off), `what` names the
+/// routes in the 429 message. Requests without `CF-Connecting-IP` (only possible outside Cloudflare) share a bucket.
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
-pub async fn limit_client(req: &Request, env: &Env, var: &str) -> ApiResult<()> {
-    let limit = crate::config::number(env, var, 120u32)?;
+pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, what: &str) -> ApiResult<()> {
+    let limit = crate::config::number(env, var, default)?;
+    if limit == 0 {
+        return Ok(());
+    }
     let verdict = hit(env, &format!("ip:{}", client_ip(req)), limit, 1).await?;
     if verdict.allowed {
         return Ok(());
@@ -192,7 +197,7 @@ pub async fn limit_client(req: &Request, env: &Env, var: &str) -> ApiResult<()> 
     let mut err = ApiError::new(
         429,
         "RATE_LIMITED",
-        format!("this route allows {limit} requests per minute from one client"),
+        format!("{what} are limited to {limit} requests per minute per client address"),
     );
     err.retry_after = Some(verdict.retry_after);
     Err(err)

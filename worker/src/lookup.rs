@@ -1,6 +1,9 @@
 //! Lookup API: `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
 //! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
-//! read from chain and indexed on demand. Address answers go through the Cache API with `ETag`.
+//! read from chain and indexed on demand — only what exists on chain is ever written (a token id is checked with
+//! `tokenOwnerOf` first). Address answers go through the Cache API with `ETag`. Every answer that is not a cache
+//! hit costs one token of the client IP's bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, keyed by `CF-Connecting-IP`;
+//! `0` turns the limit off): anonymous traffic cannot fill the index or burn the RPC quota.
 
 use alloy_primitives::{B256, keccak256};
 use profile_relayer::{
@@ -16,6 +19,11 @@ use crate::{
     indexer::{self, Kind},
     search,
 };
+
+/// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
+async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
+    crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
+}
 
 fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
     let config = Config::from_env(env)?;
@@ -81,12 +89,16 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
     chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     cached(req, env, async {
+        limit_ip(req, env).await?;
         let (profiles, assets) = search::index_names(env);
         let id = address.to_checksum(None);
         for index in [&profiles, &assets] {
             if let Some(record) = search::get(env, index, &id).await? {
                 return with_tokens(env, &assets, record).await;
             }
+        }
+        if let Some((code, message)) = indexer::recorded_error(env, &id).await? {
+            return Err(indexer::unindexable(&code, &message));
         }
         match indexer::index_now(env, address).await? {
             Some(Kind::Profile) => search::get(env, &profiles, &id)
@@ -141,8 +153,15 @@ pub async fn token(
     let address = parse_address("address", address)?;
     let token = urlencoding_decode(token);
     cached(req, env, async {
+        limit_ip(req, env).await?;
         let (_, assets) = search::index_names(env);
-        let collection = match search::get(env, &assets, &address.to_checksum(None)).await? {
+        let record = search::get(env, &assets, &address.to_checksum(None)).await?;
+        if record.is_none()
+            && let Some((code, message)) = indexer::recorded_error(env, &address.to_checksum(None)).await?
+        {
+            return Err(indexer::unindexable(&code, &message));
+        }
+        let collection = match record {
             Some(c) => c,
             None => match indexer::index_now(env, address).await? {
                 Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
@@ -177,7 +196,16 @@ pub async fn token(
         if let Some(record) = search::get(env, &assets, &object_id).await? {
             return Ok(record);
         }
-        indexer::index_token_now(env, address, token_id).await?;
+        if let Some((code, message)) = indexer::recorded_error(env, &object_id).await? {
+            return Err(indexer::unindexable(&code, &message));
+        }
+        if !indexer::index_token_now(env, address, token_id).await? {
+            return Err(ApiError::new(
+                404,
+                "TOKEN_NOT_FOUND",
+                format!("{address} has no token {token_id}"),
+            ));
+        }
         search::get(env, &assets, &object_id)
             .await?
             .ok_or_else(|| ApiError::internal("token record vanished"))
@@ -193,8 +221,9 @@ fn urlencoding_decode(s: &str) -> String {
 }
 
 /// `GET /v1/:chainId/stats`.
-pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
+pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     let config = chain(env, chain_id)?;
+    limit_ip(req, env).await?;
     let counts = search::counts(env).await?;
     let (profiles, assets) = search::index_names(env);
     let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
@@ -207,6 +236,7 @@ pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
             { "name": profiles, "entries": count(&profiles) },
             { "name": assets, "entries": count(&assets) },
         ],
+        "unindexable": indexer::error_count(env).await?,
         "lastIndexedBlock": last,
         "headBlock": head,
         "lag": match (head, last) { (Some(h), Some(l)) => Some(h.saturating_sub(l)), (Some(h), None) => Some(h), _ => None },
@@ -216,6 +246,7 @@ pub async fn stats(env: &Env, chain_id: &str) -> ApiResult<Response> {
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.
 pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     chain(env, chain_id)?;
+    limit_ip(req, env).await?;
     let url = req.url()?;
     let param = |k: &str| {
         url.query_pairs()
@@ -254,6 +285,7 @@ fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
 
 /// `POST /1/indexes/:indexName/query` (Algolia-compatible).
 pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
+    limit_ip(&req, env).await?;
     let max = Config::from_env(env)?.max_body_bytes;
     let (profiles, assets) = search::index_names(env);
     if index != profiles && index != assets {

@@ -67,15 +67,15 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             status(&req, env, address).await
         }
         (Method::Post, ["api", "execute"]) => {
-            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE", 120, "relay requests").await?;
             crate::execute::execute(req, env).await
         }
         (Method::Post, ["api", "quota"]) => {
-            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE", 120, "relay requests").await?;
             crate::execute::quota_route(req, env).await
         }
         (Method::Get, ["api", "transaction", hash]) => {
-            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE").await?;
+            auth::limit_client(&req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE", 120, "relay requests").await?;
             transaction(env, hash).await
         }
         (Method::Post, ["admin", "api-keys"]) => create_key(req, env).await,
@@ -93,7 +93,7 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Get, ["v1", chain, "address", address, token]) => {
             crate::lookup::token(&req, env, chain, address, token).await
         }
-        (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(env, chain).await,
+        (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
         (Method::Post, ["1", "indexes", index, "query"]) => {
             let index = (*index).to_owned();

@@ -170,7 +170,21 @@ impl Rpc {
 
     async fn call_raw(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
-        let unavailable = |e: worker::Error| RpcError::Unavailable(format!("{method}: {e}"));
+        let parsed: RpcResponse = serde_json::from_value(self.post(method, body).await?)
+            .map_err(|e| RpcError::Unavailable(format!("{method}: not a JSON-RPC answer: {e}")))?;
+        if let Some(err) = parsed.error {
+            return Err(RpcError::Node {
+                code: err.code,
+                message: err.message,
+                data: err.data.as_ref().and_then(revert_data),
+            });
+        }
+        Ok(parsed.result.unwrap_or(Value::Null))
+    }
+
+    /// POSTs a JSON-RPC body and parses the answer as JSON.
+    async fn post(&self, label: &str, body: String) -> Result<Value, RpcError> {
+        let unavailable = |e: worker::Error| RpcError::Unavailable(format!("{label}: {e}"));
         let headers = Headers::new();
         headers
             .set("content-type", "application/json")
@@ -185,29 +199,74 @@ impl Rpc {
             Err(TimedFetchError::Failed(e)) => return Err(unavailable(e)),
             Err(TimedFetchError::TimedOut) => {
                 return Err(RpcError::Unavailable(format!(
-                    "{method}: timed out after {} ms",
+                    "{label}: timed out after {} ms",
                     self.timeout_ms
                 )));
             }
         };
         if response.status_code() >= 500 || response.status_code() == 429 {
             return Err(RpcError::Unavailable(format!(
-                "{method}: HTTP {}",
+                "{label}: HTTP {}",
                 response.status_code()
             )));
         }
-        let parsed: RpcResponse = response
+        response
             .json()
             .await
-            .map_err(|e| RpcError::Unavailable(format!("{method}: not a JSON-RPC answer: {e}")))?;
-        if let Some(err) = parsed.error {
-            return Err(RpcError::Node {
-                code: err.code,
-                message: err.message,
-                data: err.data.as_ref().and_then(revert_data),
-            });
+            .map_err(|e| RpcError::Unavailable(format!("{label}: not a JSON-RPC answer: {e}")))
+    }
+
+    /// A JSON-RPC batch: one HTTP request, one result per call (in order). The outer error is the transport's
+    /// (or a node that refuses batches); per-call errors are in the inner results.
+    pub async fn batch(&self, calls: &[(&str, Value)]) -> Result<Vec<Result<Value, RpcError>>, RpcError> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(parsed.result.unwrap_or(Value::Null))
+        let body = Value::Array(
+            calls
+                .iter()
+                .enumerate()
+                .map(|(id, (method, params))| json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+                .collect(),
+        )
+        .to_string();
+        let answer = self.post("batch", body).await?;
+        let Value::Array(items) = answer else {
+            // a node without batch support answers one error object
+            let single: RpcResponse =
+                serde_json::from_value(answer).map_err(|e| RpcError::Decode(format!("batch: {e}")))?;
+            return Err(single.error.map_or_else(
+                || RpcError::Decode("batch: not an array".to_owned()),
+                |e| RpcError::Node {
+                    code: e.code,
+                    message: e.message,
+                    data: e.data.as_ref().and_then(revert_data),
+                },
+            ));
+        };
+        let mut out: Vec<Result<Value, RpcError>> = calls
+            .iter()
+            .map(|(m, _)| Err(RpcError::Decode(format!("{m}: no answer in the batch"))))
+            .collect();
+        for item in items {
+            let Some(id) = item.get("id").and_then(Value::as_u64) else {
+                continue;
+            };
+            let Ok(parsed) = serde_json::from_value::<RpcResponse>(item) else {
+                continue;
+            };
+            if let Some(slot) = usize::try_from(id).ok().and_then(|i| out.get_mut(i)) {
+                *slot = match parsed.error {
+                    Some(e) => Err(RpcError::Node {
+                        code: e.code,
+                        message: e.message,
+                        data: e.data.as_ref().and_then(revert_data),
+                    }),
+                    None => Ok(parsed.result.unwrap_or(Value::Null)),
+                };
+            }
+        }
+        Ok(out)
     }
 
     /// `eth_chainId`.

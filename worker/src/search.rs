@@ -24,10 +24,18 @@ token_id TEXT, kind TEXT NOT NULL, record TEXT NOT NULL, indexed_block INTEGER, 
 PRIMARY KEY (index_name, object_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, object_id UNINDEXED, name, symbol, \
 description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER);
+CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
+next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
+CREATE TABLE IF NOT EXISTS index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, token_id TEXT, \
+code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER);
 CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
 token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
 PRIMARY KEY (index_name, object_id));";
+
+const MIGRATIONS: &[&str] = &[
+    "ALTER TABLE checkpoints ADD COLUMN next_item INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE checkpoints ADD COLUMN window INTEGER",
+];
 
 /// The D1 database, with the schema created on first use.
 pub async fn db(env: &Env) -> ApiResult<D1Database> {
@@ -38,6 +46,14 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
                 .run()
                 .await
                 .map_err(ApiError::internal)?;
+        }
+        // columns added after the first release: adding one that exists fails, which is fine
+        for migration in MIGRATIONS {
+            if let Err(e) = db.prepare(*migration).run().await
+                && !e.to_string().contains("duplicate column")
+            {
+                return Err(ApiError::internal(e));
+            }
         }
         SCHEMA_READY.with(|c| c.set(true));
     }
@@ -71,9 +87,12 @@ impl Record {
     }
 }
 
-/// Inserts or replaces a record (and its full-text row); pushes it to Algolia when configured.
-pub async fn upsert(env: &Env, index: &str, record: &Record) -> ApiResult<()> {
-    let db = db(env).await?;
+/// The statements that insert or replace a record and its full-text row (for a caller's batch).
+pub fn upsert_statements(
+    db: &D1Database,
+    index: &str,
+    record: &Record,
+) -> ApiResult<Vec<D1PreparedStatement>> {
     let object_id = record.text("objectID");
     let args = |values: &[&str]| values.iter().map(|v| JsValue::from_str(v)).collect::<Vec<_>>();
     let json = serde_json::to_string(&record.0).map_err(ApiError::internal)?;
@@ -82,7 +101,7 @@ pub async fn upsert(env: &Env, index: &str, record: &Record) -> ApiResult<()> {
         .get("indexedBlock")
         .and_then(Value::as_f64)
         .unwrap_or(0.0);
-    db.batch(vec![
+    Ok(vec![
         db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind(&args(&[index, &object_id]))?,
         db.prepare(
             "INSERT INTO records_fts (index_name, object_id, name, symbol, description, tags, address) \
@@ -112,10 +131,37 @@ pub async fn upsert(env: &Env, index: &str, record: &Record) -> ApiResult<()> {
             JsValue::from_f64(worker::Date::now().as_millis() as f64),
         ])?,
     ])
-    .await
-    .map_err(ApiError::internal)?;
-    if let Some(algolia) = Algolia::from_env(env)? {
-        algolia.push(index, &[record]).await?;
+}
+
+/// The statements that delete a record and its full-text row.
+pub fn delete_statements(
+    db: &D1Database,
+    index: &str,
+    object_id: &str,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    Ok(vec![
+        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2")
+            .bind(&[index.into(), object_id.into()])?,
+        db.prepare("DELETE FROM records WHERE index_name = ?1 AND object_id = ?2")
+            .bind(&[index.into(), object_id.into()])?,
+    ])
+}
+
+/// Pushes records to Algolia when configured: one batch request per index.
+pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
+    let Some(algolia) = Algolia::from_env(env)? else {
+        return Ok(());
+    };
+    let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
+    indexes.sort_unstable();
+    indexes.dedup();
+    for index in indexes {
+        let batch: Vec<&Record> = records
+            .iter()
+            .filter(|(i, _)| i == index)
+            .map(|(_, r)| r)
+            .collect();
+        algolia.push(index, &batch).await?;
     }
     Ok(())
 }

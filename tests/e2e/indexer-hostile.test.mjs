@@ -1,0 +1,259 @@
+// The indexer against hostile contracts and hostile metadata, deployed between two normal profiles: contracts
+// (hand-assembled, see hostile-contracts.mjs) that claim every interface, answer empty, short or garbage data, or
+// revert; profiles whose metadata is huge, never arrives, redirects from https to http, or hides `..` in percent
+// form. Both normal profiles must be indexed, the lag must reach 0, the hostile ones must be recorded with an
+// error, and no public route may answer 5xx. Also: lookups of token ids that do not exist write nothing, and
+// lookups are limited per client IP.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import * as sdk from 'profile-relayer';
+import { startStack } from '../../scripts/stack.mjs';
+import { waitForReceipt } from '../../scripts/chain.mjs';
+import { HOSTILE } from './hostile-contracts.mjs';
+
+const require = createRequire(import.meta.url);
+const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
+const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+
+// a TLS certificate for 127.0.0.1, trusted by workerd: miniflare adds NODE_EXTRA_CA_CERTS to its trusted CAs
+const certDir = mkdtempSync(join(tmpdir(), 'indexer-tls-'));
+execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+  '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')], { stdio: 'ignore' });
+
+const seen = { gateway: [], hugeBytesSent: 0 };
+let http;
+let https;
+let gateway;
+let stack;
+let ipCounter = 0;
+// every request comes from its own client address unless a test says otherwise (the per-IP limit is low here)
+const freshIp = () => `198.18.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
+
+const goodJson = (name) => JSON.stringify({ LSP3Profile: { name, description: 'normal' } });
+
+before(async () => {
+  http = createServer((req, res) => {
+    if (req.url === '/huge') {
+      // an endless body without Content-Length: the Worker must stop reading at METADATA_MAX_BYTES
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(16384, 0x20);
+      const pump = () => {
+        while (seen.hugeBytesSent < 200_000_000) {
+          seen.hugeBytesSent += chunk.length;
+          if (!res.write(chunk)) return res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      return pump();
+    }
+    if (req.url === '/huge-declared') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100000000' });
+      return res.write('{');
+    }
+    if (req.url === '/slow') return; // never answers
+    if (req.url.startsWith('/profile/')) return res.writeHead(200, { 'content-type': 'application/json' }).end(goodJson(decodeURIComponent(req.url.slice(9))));
+    res.writeHead(404).end();
+  });
+  https = createHttpsServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, (req, res) => {
+    if (req.url === '/to-http') return res.writeHead(302, { location: `http://127.0.0.1:${http.address().port}/profile/Downgraded` }).end();
+    if (req.url === '/ok') return res.writeHead(200, { 'content-type': 'application/json' }).end(goodJson('Https Hosted'));
+    res.writeHead(404).end();
+  });
+  gateway = createServer((req, res) => {
+    seen.gateway.push(req.url);
+    res.writeHead(404).end();
+  });
+  for (const s of [http, https, gateway]) await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  process.env.NODE_EXTRA_CA_CERTS = join(certDir, 'cert.pem'); // read by the wrangler process startStack spawns
+  stack = await startStack({
+    vars: {
+      LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '3600', METADATA_ALLOW_HTTP: 'true', METADATA_MAX_BYTES: '65536',
+      METADATA_TIMEOUT_SECONDS: '2', LOOKUP_RATE_LIMIT_PER_MINUTE: '5', IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`,
+    },
+  });
+});
+after(async () => {
+  await stack?.stop();
+  for (const s of [http, https, gateway]) s?.closeAllConnections?.(), s?.close();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+const call = (path, init = {}) => fetch(`${stack.workerUrl}${path}`, { ...init, headers: { 'cf-connecting-ip': freshIp(), ...init.headers } });
+async function get(path, status = 200) {
+  const res = await call(path);
+  const body = await res.json();
+  assert.equal(res.status, status, `${path}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function send(tx) {
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
+  const receipt = await waitForReceipt(stack.chain.rpc, hash);
+  assert.equal(receipt.status, '0x1');
+  return receipt;
+}
+
+async function deployProfile(lsp3Profile) {
+  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ lsp6ControllerAddress: [CONTROLLER], lsp3Profile }),
+  });
+  const body = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body.universalProfileAddress;
+}
+
+async function upload(json) {
+  const form = new FormData();
+  form.append('file', new Blob([json], { type: 'application/json' }), 'metadata.json');
+  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+  assert.equal(res.status, 200);
+  return (await res.json()).Hash;
+}
+
+async function runCronUntilCaughtUp() {
+  for (let i = 0; i < 10; i++) {
+    const res = await stack.admin('POST', '/admin/indexer/run');
+    const stats = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(stats));
+    if (stats.toBlock >= stats.headBlock) return stats;
+  }
+  throw new Error('the indexer did not catch up in 10 runs');
+}
+
+const hostileAddress = (i) => getAddress(`0x${'0bad'.padStart(36, '0')}${i.toString(16).padStart(4, '0')}`);
+let normal1;
+let normal2;
+const hostile = {};
+const hostileProfiles = {};
+
+test('hostile contracts and metadata between two normal profiles: both normal ones indexed, lag 0, errors recorded', async () => {
+  const cid = await upload(goodJson('Normal Before'));
+  normal1 = await deployProfile(sdk.encodeVerifiableUri(goodJson('Normal Before'), `ipfs://${cid}`));
+
+  let i = 0;
+  for (const [name, { runtime }] of Object.entries(HOSTILE)) {
+    const address = hostileAddress(++i);
+    await stack.chain.rpc('anvil_setCode', [address, runtime]);
+    await send({ to: address, data: '0x' }); // emits DataChanged: the indexer discovers it
+    hostile[name] = address;
+  }
+  const port = http.address().port;
+  const tlsPort = https.address().port;
+  const profileUrls = {
+    huge: [`http://127.0.0.1:${port}/huge`, 'TOO_LARGE'],
+    hugeDeclared: [`http://127.0.0.1:${port}/huge-declared`, 'TOO_LARGE'],
+    slow: [`http://127.0.0.1:${port}/slow`, 'FETCH_TIMEOUT'],
+    redirectToHttp: [`https://127.0.0.1:${tlsPort}/to-http`, 'INSECURE_REDIRECT'],
+    dotDot: [`ipfs://${cid}/%2e%2e/%2e%2e/x`, 'INVALID_CID'],
+  };
+  for (const [name, [url, code]] of Object.entries(profileUrls)) {
+    hostileProfiles[name] = { address: await deployProfile(sdk.encodeVerifiableUri('{}', url)), code };
+  }
+  const httpsOk = await deployProfile(sdk.encodeVerifiableUri(goodJson('Https Hosted'), `https://127.0.0.1:${tlsPort}/ok`));
+  const cid2 = await upload(goodJson('Normal After'));
+  normal2 = await deployProfile(sdk.encodeVerifiableUri(goodJson('Normal After'), `ipfs://${cid2}`));
+
+  const run = await runCronUntilCaughtUp();
+  assert.ok(run.errors >= Object.keys(HOSTILE).length, JSON.stringify(run));
+
+  for (const [address, name] of [[normal1, 'Normal Before'], [normal2, 'Normal After'], [httpsOk, 'Https Hosted']]) {
+    const record = await get(`/v1/31337/search?q=${encodeURIComponent(name)}`);
+    assert.equal(record.profiles.hits.length, 1, `${name}: ${JSON.stringify(await get(`/v1/31337/address/${address}`))}`);
+    assert.equal(record.profiles.hits[0].address, address);
+    assert.equal(record.profiles.hits[0].metadataStatus, 'verified');
+  }
+  const stats = await get('/v1/31337/stats');
+  assert.equal(stats.lag, 0, JSON.stringify(stats));
+  assert.equal(stats.lastIndexedBlock, stats.headBlock);
+  assert.equal(stats.unindexable, Object.keys(HOSTILE).length);
+
+  // hostile contracts: recorded with their error, answered 422, never in the search index
+  for (const [name, address] of Object.entries(hostile)) {
+    const body = await get(`/v1/31337/address/${address}`, 422);
+    assert.equal(body.error.code, 'UNINDEXABLE_CONTRACT', name);
+    assert.ok(body.error.message.includes(HOSTILE[name].code), `${name}: ${body.error.message}`);
+  }
+  // hostile metadata: the profile is indexed with the fetch error
+  for (const [name, { address, code }] of Object.entries(hostileProfiles)) {
+    const record = await get(`/v1/31337/address/${address}`);
+    assert.equal(record.kind, 'LSP0ERC725Account', name);
+    assert.equal(record.metadataStatus, 'fetch_failed', name);
+    assert.equal(record.metadataError, code, name);
+  }
+  // the endless body was not read to its end, and `..` never reached the gateway
+  assert.ok(seen.hugeBytesSent < 20_000_000, `the server sent ${seen.hugeBytesSent} bytes`);
+  assert.ok(!seen.gateway.some((u) => /\.\.|%2e/i.test(u)), JSON.stringify(seen.gateway));
+});
+
+test('every public route answers hostile addresses without a 5xx', async () => {
+  const token = '0x' + '1'.padStart(64, '0');
+  const paths = [];
+  for (const address of [...Object.values(hostile), ...Object.values(hostileProfiles).map((p) => p.address)]) {
+    paths.push(`/v1/31337/address/${address}`, `/v1/31337/address/${address}/1`, `/v1/31337/address/${address}/${token}`,
+      `/v1/31337/address/${address}/${encodeURIComponent('../../x')}`);
+  }
+  paths.push('/v1/31337/stats', '/v1/31337/search?q=bad', '/v1/31337/search?q=', `/ipfs/${(await get('/v1/31337/search?q=Before')).profiles.hits[0].metadataUrl.slice(7)}/%2e%2e/%2e%2e/x`);
+  for (const path of paths) {
+    const res = await call(path);
+    assert.ok(res.status < 500, `${path}: ${res.status} ${await res.text()}`);
+  }
+  const algolia = await call('/1/indexes/dev_local_universal_profiles/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"bad"}' });
+  assert.equal(algolia.status, 200);
+  // a hostile contract the cron has not seen: the read-through refuses it and writes nothing
+  const fresh = hostileAddress(0xfff);
+  await stack.chain.rpc('anvil_setCode', [fresh, HOSTILE.claimsEverything.runtime]);
+  const body = await get(`/v1/31337/address/${fresh}`, 422);
+  assert.ok(body.error.message.includes('CLAIMS_EVERY_INTERFACE'));
+  assert.equal((await get('/v1/31337/stats')).unindexable, Object.keys(HOSTILE).length);
+});
+
+test('lookups of token ids that do not exist leave no rows', async () => {
+  const receipt = await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Ghost Cards', 'GHST', OWNER, 2n, 0n] }) });
+  const collection = getAddress(receipt.contractAddress);
+  const minted = '0x' + '7'.padStart(64, '0');
+  await send({ to: collection, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, minted, true, '0x'] }) });
+  const before = await get('/v1/31337/stats');
+  const assets = (s) => s.indexes.find((i) => i.name === 'dev_local_assets').entries;
+  // the collection itself is read through (it exists): one row
+  assert.equal((await get(`/v1/31337/address/${collection}`)).kind, 'LSP8IdentifiableDigitalAsset');
+  for (const id of ['8', '123456', '0x' + 'ab'.repeat(32)]) {
+    const body = await get(`/v1/31337/address/${collection}/${id}`, 404);
+    assert.equal(body.error.code, 'TOKEN_NOT_FOUND');
+  }
+  const after = await get('/v1/31337/stats');
+  assert.equal(assets(after), assets(before) + 1, 'only the collection was written');
+  // the minted token exists: the read-through writes it
+  assert.equal((await get(`/v1/31337/address/${collection}/7`)).tokenId, minted);
+  assert.equal(assets(await get('/v1/31337/stats')), assets(before) + 2);
+  assert.deepEqual((await get(`/v1/31337/address/${collection}`)).tokens.map((t) => t.tokenId), [minted]);
+});
+
+test('lookups are limited per client IP: 429 with Retry-After, other clients unaffected', async () => {
+  const ip = '203.0.113.9';
+  const statuses = [];
+  let retryAfter;
+  for (let i = 0; i < 7; i++) {
+    const res = await call(`/v1/31337/address/${normal1}`, { headers: { 'cf-connecting-ip': ip } });
+    statuses.push(res.status);
+    if (res.status === 429) {
+      retryAfter = res.headers.get('retry-after');
+      assert.equal((await res.json()).error.code, 'RATE_LIMITED');
+    } else await res.arrayBuffer();
+  }
+  assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200]);
+  assert.deepEqual(statuses.slice(5), [429, 429]);
+  assert.ok(Number(retryAfter) >= 1, String(retryAfter));
+  assert.equal((await call(`/v1/31337/address/${normal1}`, { headers: { 'cf-connecting-ip': '203.0.113.10' } })).status, 200);
+});

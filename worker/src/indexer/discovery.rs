@@ -1,0 +1,291 @@
+//! Finding candidates: `eth_getLogs` over adaptive windows. A window grows (×2) while it holds few logs, shrinks
+//! when it holds many, and is cut to a quarter when the provider refuses it ("too many results", "block range too
+//! large"); the size is kept with the cursor for the next run. Candidates are numbered per block (first
+//! occurrence within the block, in log order), which is what the cursor's item count refers to.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use alloy_primitives::{Address, B256, U256, keccak256};
+use futures_util::{StreamExt, stream};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{
+    Ctx, RunStats,
+    writer::{self, Cursor, Outcome},
+};
+use crate::{config::number, error::ApiResult, rpc::RpcError};
+
+/// One thing to index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Item {
+    /// A profile or asset candidate.
+    Address(Address),
+    /// An LSP8 token id.
+    Token(Address, B256),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Log {
+    address: Address,
+    topics: Vec<B256>,
+    block_number: U256,
+    log_index: Option<U256>,
+}
+
+fn topic(signature: &str) -> B256 {
+    keccak256(signature.as_bytes())
+}
+
+/// The candidates of each block, in order, without duplicates within a block.
+fn candidates(mut logs: Vec<Log>) -> BTreeMap<u64, Vec<Item>> {
+    let deployed = topic(
+        "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)",
+    );
+    let lsp8_transfer = topic("Transfer(address,address,address,bytes32,bool,bytes)");
+    logs.sort_by_key(|l| (l.block_number, l.log_index.unwrap_or(U256::MAX)));
+    let mut blocks: BTreeMap<u64, Vec<Item>> = BTreeMap::new();
+    for log in logs {
+        let Ok(block) = u64::try_from(log.block_number) else {
+            continue;
+        };
+        let mut items = Vec::new();
+        match log.topics.first() {
+            Some(t0) if *t0 == deployed => {
+                if let Some(up) = log.topics.get(1) {
+                    items.push(Item::Address(Address::from_word(*up)));
+                }
+            }
+            Some(t0) if *t0 == lsp8_transfer => {
+                items.push(Item::Address(log.address));
+                if let (4, Some(token)) = (log.topics.len(), log.topics.get(3)) {
+                    items.push(Item::Token(log.address, *token));
+                }
+            }
+            Some(_) => items.push(Item::Address(log.address)),
+            None => {}
+        }
+        let list = blocks.entry(block).or_default();
+        for item in items {
+            if !list.contains(&item) {
+                list.push(item);
+            }
+        }
+    }
+    blocks
+}
+
+/// Whether a `eth_getLogs` error means "ask for less".
+fn too_large(e: &RpcError) -> bool {
+    let RpcError::Node { code, message, .. } = e else {
+        return false;
+    };
+    let m = message.to_ascii_lowercase();
+    *code == -32005
+        || [
+            "too many",
+            "more than",
+            "limit",
+            "exceed",
+            "range",
+            "too large",
+            "response size",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
+}
+
+async fn get_logs(ctx: &Ctx<'_>, from: u64, to: u64) -> Result<Vec<Log>, RpcError> {
+    let topics = [
+        topic(
+            "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)",
+        ),
+        topic("DataChanged(bytes32,bytes)"),
+        topic("Transfer(address,address,address,uint256,bool,bytes)"),
+        topic("Transfer(address,address,address,bytes32,bool,bytes)"),
+    ];
+    ctx.budget.spend(1);
+    ctx.rpc
+        .call(
+            "eth_getLogs",
+            json!([{ "fromBlock": format!("0x{from:x}"), "toBlock": format!("0x{to:x}"), "topics": [topics] }]),
+        )
+        .await
+}
+
+/// Processes one item; a failed read is told apart: a dead node stops the run (`Err`), a node that answers means
+/// the candidate itself is at fault (its calls time out): it is recorded and retried later.
+async fn process(ctx: &Ctx<'_>, item: Item, block: u64) -> ApiResult<Outcome> {
+    let result = match item {
+        Item::Address(a) => writer::process_address(ctx, a, block).await,
+        Item::Token(a, t) => writer::process_token(ctx, a, t, block).await,
+    };
+    match result {
+        Ok(o) => Ok(o),
+        Err(e) => {
+            ctx.budget.spend(1);
+            ctx.rpc.block_number().await?;
+            let (address, token) = match item {
+                Item::Address(a) => (a, None),
+                Item::Token(a, t) => (a, Some(t)),
+            };
+            Ok(Outcome::failed(address, token, block, &e))
+        }
+    }
+}
+
+/// Processes items (each with the block it was seen in) with bounded parallelism (`INDEXER_CONCURRENCY`),
+/// addresses before tokens. The outcomes come back in item order.
+pub(crate) async fn process_all(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> ApiResult<Vec<Outcome>> {
+    let mut slots: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
+    for tokens in [false, true] {
+        let jobs = items
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, i))| matches!(i, Item::Token(..)) == tokens)
+            .map(|(n, (block, item))| async move { (n, process(ctx, *item, *block).await) });
+        let mut done = stream::iter(jobs).buffer_unordered(ctx.concurrency);
+        while let Some((n, outcome)) = done.next().await {
+            if let Some(slot) = slots.get_mut(n) {
+                *slot = Some(outcome?);
+            }
+        }
+    }
+    Ok(slots.into_iter().map(|o| o.unwrap_or(Outcome::Skip)).collect())
+}
+
+/// Follows the chain from the cursor to `head - INDEXER_CONFIRMATIONS`, window by window, chunk by chunk, until
+/// the head or the budget.
+pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
+    let env = ctx.env;
+    let confirmations = number::<u64>(env, "INDEXER_CONFIRMATIONS", 0)?;
+    let first_window = number::<u64>(env, "INDEXER_MAX_BLOCKS", 2000)?.max(1);
+    let max_window = number::<u64>(env, "INDEXER_MAX_WINDOW", 200_000)?.max(first_window);
+    let target_logs = number::<usize>(env, "INDEXER_TARGET_LOGS", 500)?.max(1);
+    let start = number::<u64>(env, "INDEXER_START_BLOCK", 0)?;
+    let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
+        block: start,
+        item: 0,
+        window: first_window,
+    });
+    if cursor.window == 0 {
+        cursor.window = first_window;
+    }
+    cursor.window = cursor.window.min(max_window);
+    let safe_head = head.saturating_sub(confirmations);
+    stats.from_block = cursor.block;
+    stats.to_block = cursor.block.saturating_sub(1);
+    stats.window = cursor.window;
+    while cursor.block <= safe_head {
+        if let Some(why) = ctx.budget.exhausted(2) {
+            stats.stopped = Some(why);
+            break;
+        }
+        let from = cursor.block;
+        let to = safe_head.min(from.saturating_add(cursor.window - 1));
+        let logs = match get_logs(ctx, from, to).await {
+            Ok(logs) => logs,
+            Err(e) if too_large(&e) && cursor.window > 1 => {
+                cursor.window = (cursor.window / 4).max(1);
+                stats.window = cursor.window;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        stats.windows += 1;
+        let n_logs = logs.len();
+        // what the next window will be: grow while small, shrink when large
+        let next_window = if n_logs < target_logs / 4 && to - from + 1 == cursor.window {
+            cursor.window.saturating_mul(2).min(max_window)
+        } else if n_logs > target_logs.saturating_mul(2) {
+            (cursor.window / 2).max(1)
+        } else {
+            cursor.window
+        };
+        let blocks = candidates(logs);
+        // the window's items in order, from the cursor on
+        let mut queue: Vec<(u64, u64, Item)> = Vec::new();
+        for (block, items) in &blocks {
+            for (i, item) in items.iter().enumerate() {
+                let i = i as u64;
+                if *block > from || i >= cursor.item {
+                    queue.push((*block, i, *item));
+                }
+            }
+        }
+        let mut seen: BTreeSet<Item> = BTreeSet::new();
+        let mut stopped = false;
+        let mut rest = queue.as_slice();
+        while !rest.is_empty() {
+            // a chunk costs at most ~4 subrequests per item (a batch, a legacy batch, a fetch, a redirect)
+            let fits = (ctx.budget.left() / 4).saturating_sub(2) as usize;
+            if let Some(why) = ctx.budget.exhausted(6).or((fits == 0).then_some("subrequests")) {
+                stats.stopped = Some(why);
+                stopped = true;
+                break;
+            }
+            let (chunk, tail) = rest.split_at(rest.len().min(fits).min(ctx.concurrency * 4));
+            rest = tail;
+            // an item already done in this window needs no second read
+            let todo: Vec<(u64, Item)> = chunk
+                .iter()
+                .filter(|(_, _, item)| seen.insert(*item))
+                .map(|(b, _, item)| (*b, *item))
+                .collect();
+            let outcomes = process_all(ctx, &todo).await?;
+            writer::count(stats, &outcomes);
+            let next = match rest.first() {
+                Some((block, i, _)) => Cursor {
+                    block: *block,
+                    item: *i,
+                    window: cursor.window,
+                },
+                None => Cursor {
+                    block: to + 1,
+                    item: 0,
+                    window: next_window,
+                },
+            };
+            writer::write(ctx, outcomes, Some(next)).await?;
+            stats.to_block = next.block.saturating_sub(1);
+            cursor = next;
+        }
+        if stopped {
+            break;
+        }
+        if cursor.block <= to {
+            // no items left in the window (or none at all): the window is complete
+            cursor = Cursor {
+                block: to + 1,
+                item: 0,
+                window: next_window,
+            };
+            writer::write(ctx, Vec::new(), Some(cursor)).await?;
+        }
+        stats.to_block = to;
+        stats.window = cursor.window;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_refusals_are_recognized() {
+        let node = |code, message: &str| RpcError::Node {
+            code,
+            message: message.to_owned(),
+            data: None,
+        };
+        assert!(too_large(&node(-32005, "whatever")));
+        assert!(too_large(&node(-32000, "query returned more than 10000 results")));
+        assert!(too_large(&node(-32602, "block range too large (max 100000)")));
+        assert!(!too_large(&node(3, "execution reverted")));
+        assert!(!too_large(&RpcError::Unavailable(
+            "eth_getLogs: timed out".to_owned()
+        )));
+    }
+}
