@@ -140,18 +140,32 @@ fn address_str(v: &Value) -> Result<&str> {
         .ok_or_else(|| type_error("address", "an address string"))
 }
 
+/// A JSON number that is a non-negative integer: `5` or `5.0` (JSON Schema's `integer`), at most 2^53 when written
+/// with a fraction part (larger floats are not exact).
+fn json_integer(n: &serde_json::Number) -> Option<u64> {
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(f))
+            .map(|f| f as u64)
+    })
+}
+
 /// A uint256 given as a JSON number (a non-negative integer up to 2^64 - 1), a decimal string or `0x` hex.
 fn uint_field(name: &str, v: &Value) -> Result<U256> {
     match v {
         Value::String(s) => parse_uint256(name, s),
-        Value::Number(n) => n.as_u64().map(U256::from).ok_or_else(|| Error::InvalidNumber {
+        Value::Number(n) => {
+            json_integer(n).map(U256::from).ok_or_else(|| {
+                Error::InvalidNumber {
             field: name.to_owned(),
             value: n.to_string(),
             reason:
                 "a JSON number must be a non-negative integer below 2^64; send larger values as a decimal \
                      or 0x string"
                     .to_owned(),
-        }),
+        }
+            })
+        }
         _ => Err(type_error(name, "a number, a decimal string or a 0x hex string")),
     }
 }
@@ -192,7 +206,7 @@ impl QuotaRequest {
         let given = address_str(field(obj, "address")?)?;
         let address = parse_address("address", given)?;
         let timestamp = match field(obj, "timestamp")? {
-            Value::Number(n) => n.as_u64().ok_or_else(|| Error::InvalidNumber {
+            Value::Number(n) => json_integer(n).ok_or_else(|| Error::InvalidNumber {
                 field: "timestamp".into(),
                 value: n.to_string(),
                 reason: "expected unix seconds, a non-negative integer".into(),
@@ -372,6 +386,17 @@ mod tests {
     #[track_caller]
     fn code(r: Result<impl core::fmt::Debug>) -> &'static str {
         r.unwrap_err().code()
+    }
+
+    #[test]
+    fn integral_floats_are_integers() {
+        assert_eq!(
+            json_integer(&serde_json::Number::from_f64(353_047.0).unwrap()),
+            Some(353_047)
+        );
+        assert_eq!(json_integer(&serde_json::Number::from_f64(1.5).unwrap()), None);
+        assert_eq!(json_integer(&serde_json::Number::from_f64(-1.0).unwrap()), None);
+        assert_eq!(json_integer(&serde_json::Number::from(7u64)), Some(7));
     }
 
     proptest! {

@@ -184,3 +184,26 @@ test('a panic answers 500 INTERNAL_ERROR JSON for that request, and the next req
   await health();
   assert.equal((await stack.admin('GET', '/admin/api-keys')).status, 200);
 });
+
+test('a body the Worker does not read never corrupts the connection (keep-alive)', async () => {
+  const { Agent, request: send } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const one = (method, path, body) => new Promise((resolve, reject) => {
+    const req = send(url(path), { method, agent, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+  try {
+    assert.equal((await one('OPTIONS', '/api/execute', '{"address":"0x00"}')).status, 204);
+    assert.equal((await one('QUERY', '/api/quota', '{"timestamp":0}')).status, 405);
+    const after = await one('GET', '/health');
+    assert.equal(after.status, 200, after.text);
+  } finally {
+    agent.destroy();
+  }
+});

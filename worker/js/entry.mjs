@@ -34,9 +34,14 @@ async function run(request, ctx, env, mayReplay) {
   const interrupted = new Promise((resolve) => (interrupt = resolve));
   inFlight.set(id, interrupt);
   try {
-    const answer = new RustWorker(ctx, env).fetch(new Request(request, { headers }));
+    const tagged = new Request(request, { headers });
+    const answer = new RustWorker(ctx, env).fetch(tagged);
     const outcome = await Promise.race([answer.then((response) => ({ response })), interrupted.then((own) => ({ own }))]);
-    if (outcome.response) return outcome.response;
+    if (outcome.response) {
+      // a body the Worker did not read (preflights, early refusals) is cancelled, never left on the connection
+      if (tagged.body && !tagged.bodyUsed) await tagged.body.cancel().catch(() => {});
+      return outcome.response;
+    }
     if (!outcome.own && replay) return run(replay, ctx, env, false);
     return internalError();
   } catch (e) {

@@ -49,7 +49,8 @@ pub const OPENAPI: &str = include_str!("../openapi.json");
 /// Dispatches a request.
 pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
     let path = req.path();
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // empty segments (`/api//execute`, as a client joining a base URL that ends in `/` may send) are ignored
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = req.method();
     // workers-rs reads a method it does not know (QUERY, …) as GET: such a request matches no route
     if req.inner().method() != method.as_ref() {
