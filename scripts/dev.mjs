@@ -12,7 +12,7 @@ const stack = await startStack({
 const { chain, workerUrl, apiKey, adminToken, relayerAddress } = stack;
 const www = await serveWww({
   port: Number(process.env.WWW_PORT ?? 8080),
-  config: { workerUrl, apiKey, chainId: chain.chainId, defaultController: chain.accounts[1].address },
+  config: { workerUrl, apiKey, chainId: chain.chainId, rpcUrl: chain.rpcUrl },
 });
 
 mkdirSync(new URL('../.dev/', import.meta.url), { recursive: true });

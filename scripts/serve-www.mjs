@@ -1,11 +1,29 @@
 // Serves the demo dApp (www/) and the npm package's web build (/pkg/…) on 127.0.0.1, plus /config.json with the
-// service coordinates. Development only: the page receives a development API key.
+// service coordinates. Development only: the page receives a development API key. /vendor/@noble/{curves,hashes}/…
+// serves the ES modules of those two packages (tests/node_modules, installed by scripts/setup.sh) for the page's
+// demo signer; extensionless module paths resolve to `.js`, as the packages' own imports are written.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const VENDOR = { '@noble/curves': join(root, 'tests/node_modules/@noble/curves/esm'), '@noble/hashes': join(root, 'tests/node_modules/@noble/hashes/esm') };
+
+/** The file behind `/vendor/<package>/<path>` (one of VENDOR), or undefined. */
+async function vendorFile(path) {
+  const entry = Object.entries(VENDOR).find(([name]) => path.startsWith(`/vendor/${name}/`));
+  if (!entry) return undefined;
+  const [name, base] = entry;
+  const file = normalize(join(base, path.slice(`/vendor/${name}/`.length)));
+  if (!file.startsWith(base + '/')) return undefined;
+  try {
+    return await readFile(extname(file) ? file : `${file}.js`);
+  } catch {
+    return undefined;
+  }
+}
+
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
 
 export async function serveWww({ port = 0, config }) {
@@ -13,6 +31,12 @@ export async function serveWww({ port = 0, config }) {
     const path = new URL(req.url, 'http://x').pathname;
     if (path === '/config.json') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(config));
+      return;
+    }
+    if (path.startsWith('/vendor/')) {
+      const found = await vendorFile(path);
+      if (!found) return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-cache' }).end(found);
       return;
     }
     const [base, rel] = path.startsWith('/pkg/') ? [join(root, 'pkg'), path.slice(5)] : [join(root, 'www'), path === '/' ? 'index.html' : path.slice(1)];

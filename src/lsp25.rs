@@ -37,6 +37,14 @@ sol! {
         bytes[] payloads
     ) external payable returns (bytes[]);
 
+    /// ERC725Y `setData` on the profile: the usual payload of a relay call.
+    #[derive(Debug, PartialEq, Eq)]
+    function setData(bytes32 dataKey, bytes dataValue) external payable;
+
+    /// ERC725Y `setDataBatch` on the profile.
+    #[derive(Debug, PartialEq, Eq)]
+    function setDataBatch(bytes32[] dataKeys, bytes[] dataValues) external payable;
+
     /// The next nonce of `from` on channel `channelId` (already combined with the channel).
     #[derive(Debug, PartialEq, Eq)]
     function getNonce(address from, uint128 channelId) external view returns (uint256);
@@ -210,6 +218,34 @@ pub fn decode_execute_relay_call(calldata: &[u8]) -> Result<(Signature, RelayCal
             payload: call.payload,
         },
     ))
+}
+
+/// `setData(key, value)` calldata for the profile: a relay call's payload (e.g. a new `LSP3Profile` VerifiableURI).
+#[must_use]
+pub fn set_data_payload(key: B256, value: &[u8]) -> Vec<u8> {
+    setDataCall {
+        dataKey: key,
+        dataValue: Bytes::copy_from_slice(value),
+    }
+    .abi_encode()
+}
+
+/// `setDataBatch(keys, values)` calldata for the profile.
+///
+/// # Errors
+/// [`Error::KeysValuesMismatch`] if the lengths differ (the profile would revert).
+pub fn set_data_batch_payload(keys: &[B256], values: &[Bytes]) -> Result<Vec<u8>> {
+    if keys.len() != values.len() {
+        return Err(Error::KeysValuesMismatch {
+            keys: keys.len(),
+            values: values.len(),
+        });
+    }
+    Ok(setDataBatchCall {
+        dataKeys: keys.to_vec(),
+        dataValues: values.to_vec(),
+    }
+    .abi_encode())
 }
 
 /// Parses a 65-byte `r ‖ s ‖ v` signature. `v` may be 27/28 or 0/1; a high `s` (the malleable twin of a valid
@@ -675,5 +711,24 @@ mod tests {
         assert_eq!(Revert::decode(&[1, 2, 3, 4]).name(), "unknown");
         // known selector, truncated arguments
         assert_eq!(Revert::decode(&data[..40]).name(), "unknown");
+    }
+
+    #[test]
+    fn set_data_payloads() {
+        let key: B256 = "0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5"
+            .parse()
+            .unwrap();
+        let one = set_data_payload(key, &[0xc0, 0xff, 0xee]);
+        // the selector and head of the LSP15 spec's example `abi`
+        assert_eq!(
+            to_hex(&one[..36]),
+            "0x7f23690c5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5"
+        );
+        assert_eq!(one.len(), 4 + 32 * 4);
+        assert_eq!(&one[100..103], &[0xc0, 0xff, 0xee]);
+        let batch = set_data_batch_payload(&[key], &[Bytes::from(vec![0xc0])]).unwrap();
+        assert_eq!(&batch[..4], &[0x97, 0x90, 0x24, 0x21]);
+        let e = set_data_batch_payload(&[key], &[]).unwrap_err();
+        assert_eq!(e.code(), "KEYS_VALUES_MISMATCH");
     }
 }

@@ -1,5 +1,6 @@
 //! The typed clients compiled to wasm, in headless Chromium, against the real Worker and chain started by
-//! `scripts/with-stack.mjs` (their coordinates arrive at build time in `PROFILE_RELAYER_E2E`).
+//! `scripts/with-stack.mjs` (their coordinates arrive at build time in `PROFILE_RELAYER_E2E`). Signatures are the
+//! viem-made reference vectors (`tests/fixtures/vectors/lsp25-lsp15.json`); signing flows run in `tests/e2e/relay-client`.
 #![cfg(all(target_arch = "wasm32", feature = "wasm"))]
 #![allow(
     clippy::unwrap_used,
@@ -92,4 +93,76 @@ async fn service_errors_reach_the_browser_with_code_and_status() {
     let offline = LookupClient::new(js(&json!({ "baseUrl": "http://127.0.0.1:9" }))).unwrap();
     let err = wait(offline.stats(31337)).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "NETWORK_ERROR");
+}
+
+fn vector(kind: &str) -> Value {
+    let all: Value = serde_json::from_str(include_str!("fixtures/vectors/lsp25-lsp15.json")).unwrap();
+    all[kind][0].clone()
+}
+
+#[wasm_bindgen_test]
+async fn relay_clients_from_a_browser_digest_chain_reads_and_refusals() {
+    use profile_relayer::wasm::fetch_relay_call_params;
+    use std::{cell::RefCell, rc::Rc};
+    use wasm_bindgen::{JsCast, closure::Closure};
+
+    let cfg = e2e();
+    // no API key: the LSP15 routes take none
+    let relayer = RelayerClient::new(js(&json!({ "baseUrl": cfg["workerUrl"] }))).unwrap();
+
+    // the sign callback receives the LSP25 digest of the reference vector (made with viem) and its signature is sent;
+    // the profile is not registered here, so the service refuses it (after the body passed its checks)
+    let call = vector("relayCalls");
+    let seen = Rc::new(RefCell::new(Vec::<String>::new()));
+    let (seen_in, signature) = (seen.clone(), call["signature"].as_str().unwrap().to_owned());
+    let sign = Closure::<dyn Fn(String) -> JsValue>::new(move |digest: String| {
+        seen_in.borrow_mut().push(digest);
+        JsValue::from_str(&signature)
+    });
+    let input = js(&json!({
+        "address": "0xBB645D97B0c7D101ca0d73131e521fe89B463BFD",
+        "keyManager": call["keyManager"], "chainId": call["chainId"], "nonce": call["nonce"],
+        "payload": call["payload"],
+    }));
+    Reflect::set(&input, &"sign".into(), sign.as_ref().unchecked_ref()).unwrap();
+    let err = wait(relayer.execute(input)).await.unwrap_err();
+    assert_eq!(seen.borrow().as_slice(), [call["digest"].as_str().unwrap()]);
+    assert_eq!(get(&err, "code").as_string().unwrap(), "PROFILE_NOT_REGISTERED");
+    assert_eq!(get(&err, "status").as_f64(), Some(404.0));
+
+    // a viem quota signature of 2022: outside the service's window
+    let q = vector("quota");
+    let err = wait(relayer.quota(js(&json!({
+        "address": q["address"], "timestamp": q["timestamp"], "signature": q["signature"], "scheme": q["scheme"],
+    }))))
+    .await
+    .unwrap_err();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "TIMESTAMP_OUT_OF_WINDOW");
+    assert_eq!(get(&err, "status").as_f64(), Some(401.0));
+
+    let err = wait(relayer.transaction(format!("0x{}", "ab".repeat(32))))
+        .await
+        .unwrap_err();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "TRANSACTION_NOT_FOUND");
+
+    // chain reads for a fresh profile: its KeyManager, the chain id and nonce 0 of its controller
+    let keyed = RelayerClient::new(js(
+        &json!({ "baseUrl": cfg["workerUrl"], "apiKey": cfg["apiKey"] }),
+    ))
+    .unwrap();
+    let controller = q["signer"].as_str().unwrap();
+    let deployed = wait(keyed.deploy_profile(js(&json!({ "lsp6ControllerAddress": [controller] }))))
+        .await
+        .unwrap();
+    let params = wait(fetch_relay_call_params(js(&json!({
+        "rpcUrl": cfg["rpcUrl"], "address": get(&deployed, "universalProfileAddress").as_string(), "controller": controller,
+    }))))
+    .await
+    .unwrap();
+    assert_eq!(
+        get(&params, "keyManager").as_string(),
+        get(&deployed, "keyManagerAddress").as_string()
+    );
+    assert_eq!(get(&params, "chainId").as_f64(), cfg["chainId"].as_f64());
+    assert_eq!(get(&params, "nonce").as_string().unwrap(), "0");
 }

@@ -1,9 +1,12 @@
 // The demo dApp: plain ES modules, the npm package's `web` build, no framework. Configuration (service URL,
-// chain id, a development API key) comes from /config.json, written by the dev server.
+// chain id, JSON-RPC URL, a development API key) comes from /config.json, written by the dev server.
 import init, {
-  LookupClient, RelayerClient, decodeVerifiableUri, encodeVerifiableUri, generateSalt, predictProfileAddress,
-  profileDataFromControllers,
+  LookupClient, RelayerClient, decodeVerifiableUri, encodeKeyName, encodeSetData, encodeVerifiableUri,
+  fetchRelayCallParams, generateSalt, predictProfileAddress, profileDataFromControllers,
 } from '/pkg/web/profile_relayer.js';
+import { secp256k1 } from '@noble/curves/secp256k1';
+import { keccak_256 } from '@noble/hashes/sha3';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils';
 
 const $ = (id) => document.getElementById(id);
 const config = await (await fetch('/config.json')).json();
@@ -12,7 +15,20 @@ const relayer = new RelayerClient({ baseUrl: config.workerUrl, apiKey: config.ap
 const lookup = new LookupClient({ baseUrl: config.workerUrl, apiKey: config.apiKey });
 $('chain-id').textContent = config.chainId;
 $('service-url').textContent = config.workerUrl;
-$('controller').value = config.defaultController ?? '';
+
+// DEMO KEY: a controller key generated in this page's memory, so that the demo can sign gasless edits without a
+// wallet. It is never stored or sent anywhere; a real dApp asks the user's wallet (e.g. the UP browser extension).
+const demoKey = secp256k1.utils.randomPrivateKey();
+const demoAddress = `0x${bytesToHex(keccak_256(secp256k1.getPublicKey(demoKey, false).slice(1)).slice(-20))}`;
+/** Signs a 32-byte hash raw with the demo key: r ‖ s ‖ v (27/28), low s, RFC 6979 (what viem's `sign({ hash })` does). */
+function demoSign(hash) {
+  const signature = secp256k1.sign(hexToBytes(hash.slice(2)), demoKey, { lowS: true });
+  return `0x${signature.toCompactHex()}${(27 + signature.recovery).toString(16)}`;
+}
+/** `personal_sign` of a quota message with the demo key: the message's EIP-191 hash, signed raw. */
+const demoSignQuota = (_message, quotaMessage) => demoSign(quotaMessage.hash);
+$('demo-address').textContent = demoAddress;
+$('controller').value = demoAddress;
 
 /** A sentence for every error the SDK or the service can produce. */
 function describe(error) {
@@ -32,6 +48,12 @@ function describe(error) {
     case 'INVALID_IMAGE': return error.message;
     case 'BODY_TOO_LARGE': return 'The file is too large.';
     case 'PREDICTION_MISMATCH': return 'The relayer deployed at an unexpected address; nothing is trusted.';
+    case 'NOT_A_CONTROLLER': return 'The demo key is not a controller of this profile (401).';
+    case 'NOT_AUTHORISED': return 'The demo key lacks a permission on this profile (403).';
+    case 'PROFILE_NOT_REGISTERED': return 'This profile is not registered with the relayer (404).';
+    case 'QUOTA_EXCEEDED': return `The profile's monthly gas quota is used up (429).${wait}`;
+    case 'DAILY_GAS_CEILING': return `The relayer reached its daily gas ceiling (503).${wait}`;
+    case 'INVALID_RELAY_NONCE': return 'Another edit used the same nonce first; try again.';
     default: return code ? `${error.message} (${code})` : String(error?.message ?? error);
   }
 }
@@ -71,6 +93,8 @@ async function imageEntry(file) {
 }
 
 let prepared;
+/** The profile deployed from this page: address, its LSP3 metadata and controller. */
+let current;
 $('create-form').addEventListener('submit', (event) => {
   event.preventDefault();
   busy($('prepare'), async () => {
@@ -96,7 +120,7 @@ $('create-form').addEventListener('submit', (event) => {
     const data = profileDataFromControllers([$('controller').value.trim()], lsp3Profile);
     const salt = generateSalt();
     const predicted = predictProfileAddress({ salt, postDeploymentCallData: data.postDeploymentCallData });
-    prepared = { salt, postDeploymentCallData: data.postDeploymentCallData, predicted };
+    prepared = { salt, postDeploymentCallData: data.postDeploymentCallData, predicted, profile, controller: $('controller').value.trim() };
     $('metadata-url').textContent = url;
     $('verifiable-uri').textContent = lsp3Profile;
     $('predicted').textContent = predicted.universalProfile;
@@ -117,9 +141,59 @@ $('deploy').addEventListener('click', () => busy($('deploy'), async () => {
   const record = await lookup.address(config.chainId, answer.universalProfileAddress);
   $('profile').hidden = false;
   renderRecord($('profile-card'), record, status);
+  current = { address: answer.universalProfileAddress, profile: prepared.profile, controller: prepared.controller };
+  // gasless edits are signed by the demo key: offered when it is the profile's controller
+  $('gasless').hidden = current.controller.toLowerCase() !== demoAddress;
+  $('gasless-result').hidden = true;
+  $('new-name').value = prepared.profile.name;
   show(status.deployed ? 'Your profile is deployed.' : 'Sent; the profile will appear once the transaction is mined.');
   $('profile').scrollIntoView();
 }));
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const gas = (n) => n.toLocaleString('en');
+
+$('rename-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  busy($('rename'), async () => {
+    if (!current) return;
+    const name = $('new-name').value.trim();
+    if (!name) throw Object.assign(new Error('Give the profile a name.'), { code: 'INVALID_INPUT' });
+    const up = current.address;
+    show('Uploading the new metadata…');
+    const profile = { ...current.profile, name };
+    const json = JSON.stringify({ LSP3Profile: profile });
+    const { url } = await lookup.upload(json);
+    const payload = encodeSetData(encodeKeyName('LSP3Profile'), encodeVerifiableUri(json, url));
+    const before = await relayer.quota({ address: up, sign: demoSignQuota });
+    // KeyManager, chain id and the demo key's next nonce, read from the chain
+    const params = await fetchRelayCallParams({ rpcUrl: config.rpcUrl, address: up, controller: demoAddress });
+    show('Signing with the demo key and relaying (no gas from you)…');
+    const answer = await relayer.execute({ ...params, address: up, payload, sign: demoSign });
+    $('gasless-result').hidden = false;
+    $('gasless-tx').textContent = answer.transactionHash;
+    let tx = await relayer.transaction(answer.transactionHash);
+    for (let i = 0; tx.status === 'pending' && i < 60; i++) {
+      $('gasless-status').textContent = 'pending…';
+      await sleep(1000);
+      tx = await relayer.transaction(answer.transactionHash);
+    }
+    $('gasless-status').textContent = tx.status === 'mined' || tx.status === 'reverted'
+      ? `${tx.status} in block ${tx.blockNumber} · gas used ${gas(tx.gasUsed)} · charged ${gas(tx.charged ?? 0)}`
+      : tx.status + (tx.replacedBy ? ` by ${tx.replacedBy}` : '');
+    const after = await relayer.quota({ address: up, sign: demoSignQuota });
+    $('gasless-quota').textContent = `${gas(before.quota)} → ${gas(after.quota)} gas left (−${gas(before.quota - after.quota)})`;
+    if (tx.status !== 'mined') throw Object.assign(new Error(`The transaction is ${tx.status}.`), { code: 'TRANSACTION_NOT_MINED' });
+    current.profile = profile;
+    // the transaction is mined, so the new name is on chain; the lookup record follows when the indexer reaches
+    // this block, so the card shows the name just written
+    const record = await lookup.address(config.chainId, up);
+    renderRecord($('profile-card'), { ...record, name, description: profile.description },
+      { quota: { remaining: after.quota, total: after.totalQuota } });
+    show(`Renamed to "${name}" without gas: the relayer paid and charged ${gas(tx.charged ?? 0)} gas to the profile's quota. `
+      + 'Search results follow once the indexer reaches this block.');
+  });
+});
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

@@ -265,6 +265,7 @@ impl QuotaRequest {
 }
 
 /// The unit of an LSP15 quota.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum QuotaUnit {
@@ -277,6 +278,7 @@ pub enum QuotaUnit {
 }
 
 /// Response of `POST /api/quota` (LSP15 shape): `{"quota", "unit", "totalQuota", "resetDate"}`.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaResponse {
@@ -304,10 +306,12 @@ impl From<&Quota> for QuotaResponse {
 }
 
 /// Response of `POST /api/execute`: LSP15's `{"transactionHash"}`, plus what this service knows when it answers.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecuteResponse {
     /// The relay transaction (it may later be replaced with higher fees: see [`TransactionStatus`]).
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
     pub transaction_hash: B256,
     /// Gas used, once mined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -321,6 +325,7 @@ pub struct ExecuteResponse {
 }
 
 /// What a relayed transaction does.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransactionKind {
@@ -331,6 +336,7 @@ pub enum TransactionKind {
 }
 
 /// Where a relayed transaction is.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransactionState {
@@ -347,25 +353,32 @@ pub enum TransactionState {
 }
 
 /// The status of a relayed transaction (`GET` by hash).
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionStatus {
     /// The transaction hash asked about.
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
     pub hash: B256,
     /// Deployment or relay call.
     pub kind: TransactionKind,
     /// The profile it concerns (EIP-55).
+    #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
     #[serde(with = "checksummed")]
     pub profile: Address,
     /// Where it is.
     pub status: TransactionState,
     /// The transaction that replaced it, when `status` is `replaced`.
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
     pub replaced_by: Option<B256>,
     /// The block it was mined in.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub block_number: Option<u64>,
     /// Gas used, once mined.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub gas_used: Option<u64>,
     /// Gas charged to the profile's quota.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub charged: Option<u64>,
 }
 

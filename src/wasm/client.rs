@@ -5,25 +5,30 @@
 
 use gloo_net::http::{Request, RequestBuilder, Response};
 use js_sys::{Promise, Reflect, Uint8Array};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, prelude::*};
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::types::{from_js, to_js};
+use super::{
+    relay::{self, RelayCallParams, SignWith},
+    types::{from_js, to_js},
+};
 use crate::{
     Error,
-    api::DeployRequest,
-    hex::to_hex,
+    api::{DeployRequest, ExecuteRequest, ExecuteResponse, QuotaRequest, QuotaResponse, TransactionStatus},
+    erc165,
+    hex::{parse_fixed, parse_hex, parse_uint256, to_hex},
     ipfs::{CidPath, RAW, raw_cid, verify_block},
     lsp2::{self, Content},
-    lsp23,
+    lsp23, lsp25,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CLIENT_TYPES: &'static str = r#"
-/** Options of `new RelayerClient(…)`. */
-export interface RelayerClientOptions { baseUrl: string; apiKey: string; }
+/** Options of `new RelayerClient(…)`. `apiKey` is needed for the deploy / register / status routes; the LSP15 relay
+ * (`execute`, `quota`, `transaction`) takes none. */
+export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
 export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
 /** `POST /api/universal-profile`: Form 1 or Form 2. */
@@ -64,7 +69,10 @@ export type ServiceErrorCode =
   | "CONFIGURATION_ERROR" | "INTERNAL_ERROR" | "RPC_ERROR" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS"
   | "DEPLOYMENT_WOULD_REVERT" | "DEPLOYMENT_REVERTED" | "DEPLOYMENT_MISMATCH" | "GATEWAY_ERROR" | "GATEWAY_TIMEOUT"
   | "CONTENT_NOT_FOUND" | "RANGE_NOT_SATISFIABLE" | "SEARCH_BACKEND_ERROR"
-  | "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH";
+  | "NOT_A_CONTROLLER" | "PROFILE_NOT_REGISTERED" | "NOT_A_KEY_MANAGER" | "GAS_LIMIT_TOO_HIGH" | "DAILY_GAS_CEILING"
+  | "GAS_BUDGET_EXCEEDED" | "TRANSACTION_NOT_FOUND"
+  | "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH"
+  | "INVALID_RESPONSE" | "SIGNER_ERROR";
 "#;
 
 fn client_error(status: Option<u16>, code: &str, message: &str, retry_after: Option<f64>) -> JsValue {
@@ -141,7 +149,8 @@ fn base(url: &str) -> Result<String, Error> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RelayerOptions {
     base_url: String,
-    api_key: String,
+    #[serde(default)]
+    api_key: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -157,7 +166,7 @@ struct LookupOptions {
 #[derive(Debug, Clone)]
 pub struct RelayerClient {
     base_url: String,
-    api_key: String,
+    api_key: Option<String>,
 }
 
 /// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
@@ -176,7 +185,7 @@ fn search_options(options: Option<&js_sys::Object>) -> Vec<(&'static str, u64)> 
 
 #[wasm_bindgen]
 impl RelayerClient {
-    /// `new RelayerClient({ baseUrl, apiKey })`.
+    /// `new RelayerClient({ baseUrl, apiKey? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "RelayerClientOptions")] options: JsValue,
@@ -189,8 +198,14 @@ impl RelayerClient {
     }
 
     fn post(&self, path: &str) -> RequestBuilder {
-        Request::post(&format!("{}{path}", self.base_url))
-            .header("authorization", &format!("Bearer {}", self.api_key))
+        self.authorized(Request::post(&format!("{}{path}", self.base_url)))
+    }
+
+    fn authorized(&self, builder: RequestBuilder) -> RequestBuilder {
+        match &self.api_key {
+            Some(key) => builder.header("authorization", &format!("Bearer {key}")),
+            None => builder,
+        }
     }
 
     /// Deploys a Universal Profile (Form 1 or Form 2); the body is validated before it is sent.
@@ -224,8 +239,10 @@ impl RelayerClient {
         let this = self.clone();
         future_to_promise(async move {
             crate::hex::parse_address("address", &address)?;
-            let builder = Request::get(&format!("{}/api/universal-profile/{address}", this.base_url))
-                .header("authorization", &format!("Bearer {}", this.api_key));
+            let builder = this.authorized(Request::get(&format!(
+                "{}/api/universal-profile/{address}",
+                this.base_url
+            )));
             send_json(builder, None).await
         })
     }
@@ -259,7 +276,7 @@ impl RelayerClient {
             crate::lsp3::Lsp3ProfileJson::from_slice(text.as_bytes())?;
             let uploaded = upload_bytes(
                 &this.base_url,
-                Some(&this.api_key),
+                this.api_key.as_deref(),
                 text.as_bytes().to_vec(),
                 "profile.json",
             )
@@ -482,4 +499,232 @@ impl LookupClient {
                 .map_err(Into::into)
         })
     }
+}
+
+/// Sends a request and reads the answer as the core wire type `T` (re-serialised for JS, so every field has the
+/// documented shape); a body that is not a `T` is `INVALID_RESPONSE`.
+async fn send_typed<T: DeserializeOwned + Serialize>(
+    builder: RequestBuilder,
+    body: Option<&Value>,
+) -> Result<JsValue, JsValue> {
+    let request = match body {
+        Some(b) => builder.header("content-type", "application/json").json(b),
+        None => builder.build(),
+    }
+    .map_err(|e| network_error(&e))?;
+    let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
+    let status = response.status();
+    let text = response.text().await.map_err(|e| network_error(&e))?;
+    let answer: T = serde_json::from_str(&text).map_err(|e| {
+        client_error(
+            Some(status),
+            "INVALID_RESPONSE",
+            &format!("the service answered an unexpected body: {e}"),
+            None,
+        )
+    })?;
+    to_js(&answer).map_err(Into::into)
+}
+
+/// A `ProfileRelayerError` `SIGNER_ERROR` for a `sign` callback that threw or rejected; the original is its `cause`
+/// (e.g. a wallet's `{ code: 4001 }` when the user declined).
+fn signer_error(cause: JsValue) -> JsValue {
+    let reason = cause
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| cause.as_string())
+        .unwrap_or_else(|| "it threw a non-Error value".to_owned());
+    let err = client_error(
+        None,
+        "SIGNER_ERROR",
+        &format!("the sign callback failed: {reason}"),
+        None,
+    );
+    let _ = Reflect::set(&err, &"cause".into(), &cause);
+    err
+}
+
+/// Calls a `sign` callback (sync or async) and checks that it answered a 65-byte signature.
+async fn call_signer(
+    sign: &js_sys::Function,
+    first: &JsValue,
+    second: Option<&JsValue>,
+) -> Result<String, JsValue> {
+    let out = match second {
+        Some(s) => sign.call2(&JsValue::NULL, first, s),
+        None => sign.call1(&JsValue::NULL, first),
+    }
+    .map_err(signer_error)?;
+    let value = JsFuture::from(Promise::resolve(&out))
+        .await
+        .map_err(signer_error)?;
+    Ok(relay::check_signature(&value)?)
+}
+
+#[wasm_bindgen]
+impl RelayerClient {
+    /// LSP15 `POST /api/execute`: relays a signed LSP25 call to the profile's KeyManager (no API key). With a
+    /// `sign` callback the client builds the LSP25 digest and asks it for the signature; the body is validated
+    /// before it is sent. Resolves when the relayer answers: `status` `"mined"` (or `"reverted"`) with `gasUsed` and
+    /// the quota left, or `"pending"` when the transaction was not mined within the relayer's wait (follow it with
+    /// `transaction(hash)`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
+    pub fn execute(&self, #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue) -> Promise {
+        let url = format!("{}/api/execute", self.base_url);
+        future_to_promise(async move {
+            let args = relay::execute_args(&input)?;
+            let signature = match &args.sign {
+                SignWith::Ready(signature) => signature.clone(),
+                SignWith::Callback(sign) => {
+                    let (key_manager, chain_id) = args
+                        .domain
+                        .ok_or_else(|| JsValue::from(Error::MissingField("keyManager and chainId".into())))?;
+                    let digest = args.call.digest(key_manager, chain_id).to_string();
+                    call_signer(sign, &JsValue::from_str(&digest), None).await?
+                }
+            };
+            let body = serde_json::json!({
+                "address": args.address,
+                "transaction": {
+                    "abi": to_hex(&args.call.payload),
+                    "signature": signature,
+                    "nonce": args.call.nonce.to_string(),
+                    "validityTimestamps": format!("{:#x}", args.call.validity_timestamps.0),
+                },
+            });
+            ExecuteRequest::from_value(&body, usize::MAX)?;
+            send_typed::<ExecuteResponse>(Request::post(&url), Some(&body)).await
+        })
+    }
+
+    /// LSP15 `POST /api/quota`: the profile's gas quota, authenticated by a controller's `personal_sign` over the
+    /// profile and a timestamp (`"packed"` scheme by default; see `quotaMessage`). No API key.
+    #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
+    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaInput")] input: JsValue) -> Promise {
+        let url = format!("{}/api/quota", self.base_url);
+        future_to_promise(async move {
+            // whole seconds since the epoch: exact in an f64
+            let now = (js_sys::Date::now() / 1000.0).floor() as u64;
+            let args = relay::quota_input_args(&input, now)?;
+            let signature = match &args.sign {
+                SignWith::Ready(signature) => signature.clone(),
+                SignWith::Callback(sign) => {
+                    let message = to_js(&args.message)?;
+                    call_signer(sign, &JsValue::from_str(&args.message.message), Some(&message)).await?
+                }
+            };
+            let body = serde_json::json!({
+                "address": args.address,
+                "timestamp": args.timestamp,
+                "signature": signature,
+            });
+            QuotaRequest::from_value(&body)?;
+            send_typed::<QuotaResponse>(Request::post(&url), Some(&body)).await
+        })
+    }
+
+    /// `GET /api/transaction/:hash`: where a transaction this relayer sent is (pending, mined, reverted, replaced —
+    /// then `replacedBy` — or dropped), its block, gas used and the gas charged to the profile.
+    #[wasm_bindgen(unchecked_return_type = "Promise<TransactionStatus>")]
+    pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: String) -> Promise {
+        let base_url = self.base_url.clone();
+        future_to_promise(async move {
+            let hash = parse_fixed::<32>("hash", &hash)?;
+            send_typed::<TransactionStatus>(Request::get(&format!("{base_url}/api/transaction/{hash}")), None)
+                .await
+        })
+    }
+}
+
+/// One JSON-RPC call; a node error is `RPC_ERROR` with the node's message.
+async fn rpc(url: &str, method: &str, params: Value) -> Result<Value, JsValue> {
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let request = Request::post(url)
+        .header("content-type", "application/json")
+        .json(&body)
+        .map_err(|e| network_error(&e))?;
+    let response = request.send().await.map_err(|e| network_error(&e))?;
+    let status = response.status();
+    let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
+    if !response.ok() {
+        return Err(rpc_error(format!("the node answered HTTP {status} to {method}")));
+    }
+    let mut answer: Value = response
+        .json()
+        .await
+        .map_err(|e| rpc_error(format!("the node answered {method} with no JSON: {e}")))?;
+    if let Some(error) = answer.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no message");
+        return Err(rpc_error(format!(
+            "the node answered {method} with an error: {message}"
+        )));
+    }
+    answer
+        .get_mut("result")
+        .map(Value::take)
+        .ok_or_else(|| rpc_error(format!("the node answered {method} with no result")))
+}
+
+async fn eth_call(url: &str, to: alloy_primitives::Address, data: &[u8]) -> Result<Vec<u8>, JsValue> {
+    let result = rpc(
+        url,
+        "eth_call",
+        serde_json::json!([{ "to": to, "data": to_hex(data) }, "latest"]),
+    )
+    .await?;
+    Ok(parse_hex("result", result.as_str().unwrap_or_default())?)
+}
+
+/// Reads what a relay call's signature needs from the chain: the profile's KeyManager (`owner()`), the chain id
+/// and `getNonce(controller, channel)`. Sign and send right after: the nonce is only valid until the next call on
+/// that channel.
+#[wasm_bindgen(js_name = fetchRelayCallParams, unchecked_return_type = "Promise<RelayCallParams>")]
+pub fn fetch_relay_call_params(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallParamsInput")] input: JsValue,
+) -> Promise {
+    future_to_promise(async move {
+        let (rpc_url, profile, controller, channel) = relay::relay_call_params_args(&input)?;
+        let url = base(&rpc_url)
+            .map_err(|_| Error::InvalidArgument(format!("rpcUrl must be an http(s) URL, got {rpc_url:?}")))?;
+        let owner = eth_call(&url, profile, &erc165::owner_calldata())
+            .await
+            .ok()
+            .and_then(|out| erc165::decode_owner(&out))
+            .ok_or_else(|| {
+                client_error(
+                    None,
+                    "NOT_A_UNIVERSAL_PROFILE",
+                    &format!("{profile} answers no owner(): not a Universal Profile on this chain"),
+                    None,
+                )
+            })?;
+        let nonce = eth_call(&url, owner, &lsp25::get_nonce_calldata(controller, channel))
+            .await
+            .ok()
+            .and_then(|out| lsp25::decode_get_nonce(&out).ok())
+            .ok_or_else(|| {
+                client_error(
+                    None,
+                    "NOT_A_KEY_MANAGER",
+                    &format!("the owner {owner} of {profile} answers no getNonce(): not an LSP6 KeyManager"),
+                    None,
+                )
+            })?;
+        let chain = rpc(&url, "eth_chainId", serde_json::json!([])).await?;
+        let chain_id = parse_uint256("chainId", chain.as_str().unwrap_or_default())?;
+        let chain_id = u64::try_from(chain_id).map_err(|_| Error::InvalidNumber {
+            field: "chainId".into(),
+            value: chain_id.to_string(),
+            reason: "a chain id fits in 64 bits".into(),
+        })?;
+        to_js(&RelayCallParams {
+            key_manager: owner.to_checksum(None),
+            chain_id,
+            nonce: nonce.0.to_string(),
+        })
+        .map_err(Into::into)
+    })
 }

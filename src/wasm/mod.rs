@@ -5,8 +5,10 @@ mod client;
 mod relay;
 mod types;
 
+pub use self::client::fetch_relay_call_params;
 pub use self::client::{LookupClient, RelayerClient};
 pub use self::relay::{DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput};
+pub use self::relay::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParamsInput};
 
 use alloy_primitives::{B256, Bytes};
 use js_sys::{Reflect, Uint8Array};

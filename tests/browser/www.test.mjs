@@ -1,5 +1,6 @@
 // The demo dApp end to end in headless Chromium (playwright-core + Debian's /usr/bin/chromium) against the real
-// stack: create a profile with an avatar, see its page, find it by search, look up an LSP8 token; error paths
+// stack: create a profile with an avatar, see its page, find it by search, look up an LSP8 token, rename it
+// gaslessly (LSP25 signed by the page's demo key, relayed by LSP15 /api/execute); error paths
 // (a file that is not an image, the chain down). Screenshots of the main screens go to tests/output/screenshots/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,10 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import {
+  concat, decodeFunctionData, decodeFunctionResult, encodeDeployData, encodeFunctionData, encodePacked, getAddress, keccak256,
+  parseAbi, recoverAddress,
+} from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { serveWww } from '../../scripts/serve-www.mjs';
@@ -15,6 +19,8 @@ import { waitForReceipt } from '../../scripts/chain.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
+const KM_ABI = require('@lukso/lsp6-contracts/artifacts/LSP6KeyManagerInit.json').abi;
+const upAbi = parseAbi(['function getData(bytes32 key) view returns (bytes)', 'function owner() view returns (address)']);
 const shots = new URL('../output/screenshots/', import.meta.url);
 mkdirSync(shots, { recursive: true });
 
@@ -39,7 +45,7 @@ let browser;
 let page;
 before(async () => {
   stack = await startStack({ vars: { LOOKUP_CACHE_SECONDS: '0' } });
-  www = await serveWww({ config: { workerUrl: stack.workerUrl, apiKey: stack.apiKey, chainId: stack.chain.chainId, defaultController: stack.chain.accounts[1].address } });
+  www = await serveWww({ config: { workerUrl: stack.workerUrl, apiKey: stack.apiKey, chainId: stack.chain.chainId, rpcUrl: stack.chain.rpcUrl } });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -58,7 +64,7 @@ after(async () => {
 const status = () => page.locator('#status').textContent();
 
 test('create a profile: upload, VerifiableURI and predicted address first, then deploy; the page shows it', async () => {
-  await page.getByLabel('Name').fill('Wombat Wanderer');
+  await page.getByLabel('Name', { exact: true }).fill('Wombat Wanderer');
   await page.getByLabel('Description').fill('made in the demo dApp');
   await page.getByLabel('Tags').fill('demo, e2e');
   await page.getByLabel('Links').fill('Home | https://example.org');
@@ -116,8 +122,55 @@ test('look up an LSP8 collection and open one of its tokens', async () => {
   await page.screenshot({ path: new URL('4-token.png', shots).pathname, fullPage: true });
 });
 
+test('rename gaslessly: the demo key signs setData(LSP3Profile) in the page; name on chain, quota down by the charge', async () => {
+  const card = page.locator('#profile-card');
+  const up = await card.locator('[data-testid=record-address]').textContent();
+  const quotaLeft = async () => Number((await card.locator('[data-testid=quota]').textContent()).match(/Gas quota: ([\d,]+) of/)[1].replaceAll(',', ''));
+  const before = await quotaLeft();
+  const demo = await page.locator('#demo-address').textContent();
+  assert.match(demo, /^0x[0-9a-f]{40}$/);
+  await page.getByLabel('New name').fill('Wombat Renamed');
+  await page.getByRole('button', { name: 'Save name gaslessly' }).click();
+  await page.waitForFunction(() => {
+    const el = document.getElementById('status');
+    return el.className === 'error' || /Renamed to/.test(el.textContent);
+  }, null, { timeout: 60_000 });
+  assert.match(await status(), /Renamed to "Wombat Renamed" without gas/);
+  assert.equal(await card.locator('[data-testid=record-name]').textContent(), 'Wombat Renamed');
+  assert.match(await page.locator('[data-testid=gasless-status]').textContent(), /^mined in block \d+/);
+  await page.screenshot({ path: new URL('2b-gasless-rename.png', shots).pathname, fullPage: true });
+
+  // the relayer's record and the chain agree on the charge, and the page's quota fell by exactly that
+  const hash = await page.locator('[data-testid=gasless-tx]').textContent();
+  const record = await (await fetch(`${stack.workerUrl}/api/transaction/${hash}`)).json();
+  const receipt = await stack.chain.rpc('eth_getTransactionReceipt', [hash]);
+  assert.equal(record.status, 'mined');
+  assert.equal(record.kind, 'execute');
+  assert.equal(record.charged, Number(BigInt(receipt.gasUsed)));
+  assert.equal(before - (await quotaLeft()), record.charged);
+  assert.match(await page.locator('[data-testid=gasless-quota]').textContent(), new RegExp(`−${record.charged.toLocaleString('en')}\\)$`));
+
+  // on chain: LSP3Profile now points at verified metadata with the new name
+  const read = async (functionName, args) => decodeFunctionResult({ abi: upAbi, functionName,
+    data: await stack.chain.rpc('eth_call', [{ to: up, data: encodeFunctionData({ abi: upAbi, functionName, args }) }, 'latest']) });
+  const value = await read('getData', [sdk.encodeKeyName('LSP3Profile')]);
+  const lookup = new sdk.LookupClient({ baseUrl: stack.workerUrl });
+  const bytes = await lookup.ipfs(sdk.decodeVerifiableUri(value).url.slice('ipfs://'.length));
+  assert.equal(sdk.verifyVerifiableUri(value, bytes), true);
+  assert.equal(JSON.parse(new TextDecoder().decode(bytes)).LSP3Profile.name, 'Wombat Renamed');
+
+  // the relayed call was signed by the page's demo key (recovered by viem from the transaction's calldata)
+  const tx = await stack.chain.rpc('eth_getTransactionByHash', [hash]);
+  const { functionName, args: [signature, nonce, validity, payload] } = decodeFunctionData({ abi: KM_ABI, data: tx.input });
+  assert.equal(functionName, 'executeRelayCall');
+  const km = await read('owner', []);
+  assert.equal(getAddress(tx.to), getAddress(km));
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, validity, 0n, payload]);
+  assert.equal(await recoverAddress({ hash: keccak256(concat(['0x19', '0x00', km, message])), signature }), getAddress(demo));
+});
+
 test('errors: a file that is not an image, an invalid address, the chain down', async () => {
-  await page.getByLabel('Name').fill('Broken Avatar');
+  await page.getByLabel('Name', { exact: true }).fill('Broken Avatar');
   await page.getByLabel('Profile image').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') });
   await page.getByRole('button', { name: 'Prepare' }).click();
   await page.locator('#status.error').waitFor();
@@ -129,7 +182,7 @@ test('errors: a file that is not an image, an invalid address, the chain down', 
   await page.waitForFunction(() => /not a valid address/.test(document.getElementById('status').textContent));
 
   await page.getByLabel('Profile image').setInputFiles([]);
-  await page.getByLabel('Name').fill('While The Chain Sleeps');
+  await page.getByLabel('Name', { exact: true }).fill('While The Chain Sleeps');
   await page.getByRole('button', { name: 'Prepare' }).click();
   await page.locator('#prepared').waitFor({ state: 'visible' });
   await stack.chain.stop();
@@ -138,7 +191,7 @@ test('errors: a file that is not an image, an invalid address, the chain down', 
   assert.match(await status(), /Try again in \d+ s/);
   await page.screenshot({ path: new URL('6-chain-down.png', shots).pathname, fullPage: true });
   // keyboard: the form is reachable and submittable without a mouse
-  await page.getByLabel('Name').focus();
+  await page.getByLabel('Name', { exact: true }).focus();
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'description');
 });

@@ -33,6 +33,14 @@ import {
   quotaMessage,
   recoverQuotaSigner,
   decodeRelayCallRevert,
+  encodeSetData,
+  encodeSetDataBatch,
+  fetchRelayCallParams,
+  type ExecuteResponse,
+  type QuotaResponse,
+  type TransactionStatus,
+  type TransactionState,
+  type RelayCallParams,
 } from 'profile-relayer';
 import initWeb, { encodeKeyName as webEncodeKeyName } from 'profile-relayer/web';
 
@@ -113,4 +121,27 @@ async function web(): Promise<Hex> {
   return webEncodeKeyName('LSP3Profile') as Hex;
 }
 
-export { clients, element, format, keys, ok, tx, up, values, key, web };
+async function relay(): Promise<[ExecuteResponse, QuotaResponse, TransactionStatus]> {
+  // no API key: the LSP15 routes take none
+  const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787' });
+  const params: RelayCallParams = await fetchRelayCallParams({ rpcUrl: 'http://127.0.0.1:8545', address: controller, controller });
+  const payload: Hex = encodeSetData(encodeKeyName('LSP3Profile'), '0xc0ffee');
+  const batch: Hex = encodeSetDataBatch([encodeKeyName('LSP3Profile')], ['0x']);
+  const sign = async (digest: Hex): Promise<Hex> => digest;
+  const sent = await relayer.execute({ ...params, address: controller, payload, sign });
+  const ready = await relayer.execute({ address: controller, nonce: 1n, validityTimestamps: '0x0', payload: batch, signature: sent.transactionHash });
+  const state: TransactionState | undefined = ready.status;
+  const gas: number | undefined = sent.gasUsed;
+  const left = await relayer.quota({ address: controller, sign: (message: string, m: QuotaMessage) => (m.scheme === 'packed' ? message : m.hash) as Hex });
+  const total: number | undefined = left.totalQuota;
+  const status = await relayer.transaction(sent.transactionHash);
+  const charged: number | null = status.charged;
+  // @ts-expect-error: quota units are a closed set
+  const unit: 'eth' = left.unit;
+  // @ts-expect-error: nonce is required
+  await relayer.execute({ address: controller, payload, sign });
+  console.log(state, gas, total, charged, unit);
+  return [sent, left, status];
+}
+
+export { clients, relay, element, format, keys, ok, tx, up, values, key, web };
