@@ -151,23 +151,29 @@ test('refusals send nothing: replay, stranger, other chain, expired, reverting, 
   assert.equal(await relayerNonce(), nonceBefore, 'a refusal sent a transaction');
 });
 
-test('concurrency: 8 channels of one profile and 24 calls across 6 profiles, every debit exact', async () => {
-  const accounts = Array.from({ length: 6 }, () => privateKeyToAccount(generatePrivateKey()));
+test('concurrency: 8 channels of one profile, then 50 calls across 10 profiles, every debit exact', async () => {
+  const accounts = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()));
   const profiles = [];
   for (const a of accounts) profiles.push(await profileOf(a));
-  const jobs = [];
-  // 8 channels of the first profile
-  for (let c = 0; c < 8; c++) jobs.push([0, await signed(accounts[0], profiles[0], setData(key(100 + c), '0x0a'), { channel: BigInt(c + 1) })]);
-  // 4 more calls on channel 0..3 of each other profile (distinct channels: parallel nonces)
-  for (let p = 1; p < 6; p++) {
-    for (let c = 0; c < 4; c++) jobs.push([p, await signed(accounts[p], profiles[p], setData(key(200 + c), '0x0b'), { channel: BigInt(c + 10) })]);
+  const run = async (jobs) => {
+    const answers = await Promise.all(jobs.map(([, body]) => post('/api/execute', body).then((r) => json(r, 200))));
+    const spent = new Array(accounts.length).fill(0);
+    for (let i = 0; i < jobs.length; i++) spent[jobs[i][0]] += await gasUsedOf(answers[i].transactionHash);
+    return spent;
+  };
+  // 8 executes on 8 nonce channels of one profile
+  const first = [];
+  for (let c = 0; c < 8; c++) first.push([0, await signed(accounts[0], profiles[0], setData(key(100 + c), '0x0a'), { channel: BigInt(c + 1) })]);
+  const spentFirst = await run(first);
+  // 50 across 10 profiles: 5 channels each
+  const second = [];
+  for (let p = 0; p < 10; p++) {
+    for (let c = 0; c < 5; c++) second.push([p, await signed(accounts[p], profiles[p], setData(key(200 + c), '0x0b'), { channel: BigInt(c + 10) })]);
   }
-  const answers = await Promise.all(jobs.map(([, body]) => post('/api/execute', body).then((r) => json(r, 200))));
-  const spent = new Array(6).fill(0);
-  for (let i = 0; i < jobs.length; i++) spent[jobs[i][0]] += await gasUsedOf(answers[i].transactionHash);
-  for (let p = 0; p < 6; p++) {
+  const spentSecond = await run(second);
+  for (let p = 0; p < 10; p++) {
     const q = await json(await quota(accounts[p], profiles[p].up), 200);
-    assert.equal(q.quota, QUOTA - spent[p], `profile ${p}`);
+    assert.equal(q.quota, QUOTA - spentFirst[p] - spentSecond[p], `profile ${p}`);
   }
 });
 
