@@ -38,7 +38,8 @@ pub async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 
 async fn serve(req: Request, env: Env) -> Result<Response> {
     if req.method() == worker::Method::Options {
-        let mut res = Response::empty()?.with_status(204);
+        // 200, not 204: workerd leaves an unread request body of a 204 answer on the connection
+        let mut res = Response::empty()?.with_status(200);
         cors(&mut res);
         let _ = res.headers_mut().set("access-control-max-age", "86400");
         return Ok(res);
