@@ -24,6 +24,16 @@ const internalError = () =>
     headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' },
   });
 
+async function drain(body, max = 1 << 20) {
+  const reader = body.getReader();
+  for (let read = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+    if (read > max) return reader.cancel();
+  }
+}
+
 async function run(request, ctx, env, mayReplay) {
   const id = nextId++;
   const idempotent = request.method === 'GET' || request.method === 'HEAD';
@@ -38,8 +48,9 @@ async function run(request, ctx, env, mayReplay) {
     const answer = new RustWorker(ctx, env).fetch(tagged);
     const outcome = await Promise.race([answer.then((response) => ({ response })), interrupted.then((own) => ({ own }))]);
     if (outcome.response) {
-      // a body the Worker did not read (preflights, early refusals) is cancelled, never left on the connection
-      if (tagged.body && !tagged.bodyUsed) await tagged.body.cancel().catch(() => {});
+      // a body the Worker did not read (early refusals) is read to its end (up to 1 MiB, then cancelled), so that
+      // no byte of it is left on a kept-alive connection
+      if (tagged.body && !tagged.bodyUsed) await drain(tagged.body).catch(() => {});
       return outcome.response;
     }
     if (!outcome.own && replay) return run(replay, ctx, env, false);
