@@ -234,8 +234,8 @@ async fn check(
     })
 }
 
-/// Reserves `amount` for job `id` on each subject in turn (`limits` gives each subject's period and limit);
-/// on a refusal, what was reserved before it is released and the refusal answered.
+/// Reserves `amount` for job `id` on every subject at once (`subjects` gives each one's period, limit and refusal
+/// code); when any refuses, the reservations that were made are released and the first refusal is answered.
 pub async fn reserve_all(
     env: &Env,
     id: &str,
@@ -243,37 +243,47 @@ pub async fn reserve_all(
     now: u64,
     subjects: &[(String, Period, u64, &'static str)],
 ) -> ApiResult<()> {
-    let mut done: Vec<MeterClient> = Vec::new();
-    for (subject, period, limit, code) in subjects {
-        let meter = MeterClient::new(env, subject)?;
-        let answer = meter
-            .send(&MeterOp::Reserve {
-                id: id.to_owned(),
-                amount,
-                period: *period,
-                limit: *limit,
-                now,
-            })
-            .await;
-        let refusal = match answer {
-            Ok(a) if a.ok => None,
-            Ok(a) => Some(refused(
+    let meters = subjects
+        .iter()
+        .map(|(subject, ..)| MeterClient::new(env, subject))
+        .collect::<ApiResult<Vec<_>>>()?;
+    let ops: Vec<MeterOp> = subjects
+        .iter()
+        .map(|(_, period, limit, _)| MeterOp::Reserve {
+            id: id.to_owned(),
+            amount,
+            period: *period,
+            limit: *limit,
+            now,
+        })
+        .collect();
+    let answers =
+        futures_util::future::join_all(meters.iter().zip(&ops).map(|(meter, op)| meter.send(op))).await;
+    let mut refusal = None;
+    for ((_, _, limit, code), answer) in subjects.iter().zip(&answers) {
+        let err = match answer {
+            Ok(a) if a.ok => continue,
+            Ok(a) => refused(
                 code,
                 a.usage.map_or(60, |u| u.reset_at.saturating_sub(now)),
                 amount,
                 *limit,
-            )),
-            Err(e) => Some(e),
+            ),
+            Err(e) => e.clone(),
         };
-        if let Some(err) = refusal {
-            for m in &done {
-                let _ = m.send(&MeterOp::Release { id: id.to_owned() }).await;
-            }
-            return Err(err);
-        }
-        done.push(meter);
+        refusal.get_or_insert(err);
     }
-    Ok(())
+    let Some(err) = refusal else {
+        return Ok(());
+    };
+    let release = MeterOp::Release { id: id.to_owned() };
+    let made = meters
+        .iter()
+        .zip(&answers)
+        .filter(|(_, answer)| answer.as_ref().is_ok_and(|a| a.ok))
+        .map(|(meter, _)| meter.send(&release));
+    futures_util::future::join_all(made).await;
+    Err(err)
 }
 
 fn refused(code: &str, retry_after: u64, amount: u64, limit: u64) -> ApiError {
