@@ -275,6 +275,17 @@ pub struct Relayer {
     started: Cell<bool>,
 }
 
+/// How waiting for a lane transaction ended.
+#[derive(Debug)]
+enum Waited {
+    /// Mined with this hash (the job finished).
+    Mined(B256),
+    /// No longer in the lane (finished by another round, or given up); the last copy seen.
+    Gone(PendingTx),
+    /// Still pending when the wait ended; the latest copy.
+    Pending(PendingTx),
+}
+
 /// What one round did to a lane transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Round {
@@ -1212,7 +1223,7 @@ impl Relayer {
             id: job.id,
             profile: job.profile,
         };
-        let mut tx = {
+        let tx = {
             let _guard = self.send_lock.lock().await;
             if let Err(e) = self.sync_lane(&ctx).await {
                 self.release(Some(&charge)).await;
@@ -1244,49 +1255,34 @@ impl Relayer {
                 }
             }
         };
-        let started_ms = now_ms();
-        let deadline = started_ms + ctx.config.deploy_wait_ms;
-        loop {
-            match self.round(&ctx, &tx).await? {
-                Round::Mined(hash) => {
-                    let mined = self.mined_facts(&[hash])?.map(|(_, f)| f);
-                    return Ok(ExecuteOutcome {
-                        transaction_hash: hash,
-                        mined,
-                    });
-                }
-                Round::Pending | Round::Gone => {}
-            }
-            match self.find_job(&wanted)? {
-                Some(current) => tx = current,
-                None => {
-                    // finished by another round (the alarm), or given up
-                    let mut hashes = tx.dropped.clone();
-                    hashes.extend(tx.hashes.iter().copied());
-                    let found = self.mined_facts(&hashes)?;
-                    let last = tx
-                        .hashes
-                        .last()
-                        .copied()
-                        .ok_or_else(|| ApiError::internal("no hash"))?;
-                    return Ok(ExecuteOutcome {
-                        transaction_hash: found.map_or(last, |(h, _)| h),
-                        mined: found.map(|(_, f)| f),
-                    });
-                }
-            }
-            if now_ms() >= deadline {
-                let last = tx
+        match self.wait(&ctx, &wanted, tx).await? {
+            Waited::Mined(hash) => Ok(ExecuteOutcome {
+                transaction_hash: hash,
+                mined: self.mined_facts(&[hash])?.map(|(_, f)| f),
+            }),
+            Waited::Gone(last) => {
+                // finished by another round (the alarm), or given up
+                let mut hashes = last.dropped.clone();
+                hashes.extend(last.hashes.iter().copied());
+                let found = self.mined_facts(&hashes)?;
+                let latest = last
                     .hashes
                     .last()
                     .copied()
                     .ok_or_else(|| ApiError::internal("no hash"))?;
-                return Ok(ExecuteOutcome {
-                    transaction_hash: last,
-                    mined: None,
-                });
+                Ok(ExecuteOutcome {
+                    transaction_hash: found.map_or(latest, |(h, _)| h),
+                    mined: found.map(|(_, f)| f),
+                })
             }
-            Delay::from(poll_interval(started_ms)).await;
+            Waited::Pending(last) => Ok(ExecuteOutcome {
+                transaction_hash: last
+                    .hashes
+                    .last()
+                    .copied()
+                    .ok_or_else(|| ApiError::internal("no hash"))?,
+                mined: None,
+            }),
         }
     }
 
@@ -1310,7 +1306,7 @@ impl Relayer {
             universal_profile: profile,
         };
 
-        let mut tx = {
+        let tx = {
             let _guard = self.send_lock.lock().await;
             self.sync_lane(&ctx).await?;
             // under the lock: a concurrent request for the same profile waits for the first one's transaction
@@ -1364,43 +1360,48 @@ impl Relayer {
             }
         };
 
+        match self.wait(&ctx, &wanted, tx).await? {
+            Waited::Mined(hash) => Ok(DeployOutcome {
+                transaction_hash: Some(hash),
+                deployed: true,
+            }),
+            Waited::Gone(last) => {
+                // finished by another round (the alarm), or deployed by someone else
+                let deployed = !ctx.rpc.code(profile).await?.is_empty();
+                let recorded = store::profile(&self.env.kv("PROFILES")?, profile)
+                    .await?
+                    .and_then(|r| r.deployment_transaction);
+                Ok(DeployOutcome {
+                    transaction_hash: if deployed {
+                        recorded
+                    } else {
+                        last.hashes.last().copied()
+                    },
+                    deployed,
+                })
+            }
+            Waited::Pending(last) => Ok(DeployOutcome {
+                transaction_hash: last.hashes.last().copied(),
+                deployed: false,
+            }),
+        }
+    }
+
+    /// Follows the lane transaction of `wanted` (replaced, or sent again under another nonce) through rounds until
+    /// it is mined, leaves the lane some other way, or `DEPLOY_WAIT_SECONDS` pass.
+    async fn wait(&self, ctx: &Ctx, wanted: &Job, mut tx: PendingTx) -> ApiResult<Waited> {
         let started_ms = now_ms();
         let deadline = started_ms + ctx.config.deploy_wait_ms;
         loop {
-            match self.round(&ctx, &tx).await? {
-                Round::Mined(hash) => {
-                    return Ok(DeployOutcome {
-                        transaction_hash: Some(hash),
-                        deployed: true,
-                    });
-                }
-                Round::Pending => {}
-                Round::Gone if self.find_job(&wanted)?.is_none() => {
-                    // finished by another round (the alarm), or deployed by someone else
-                    let deployed = !ctx.rpc.code(profile).await?.is_empty();
-                    let recorded = store::profile(&self.env.kv("PROFILES")?, profile)
-                        .await?
-                        .and_then(|r| r.deployment_transaction);
-                    return Ok(DeployOutcome {
-                        transaction_hash: if deployed {
-                            recorded
-                        } else {
-                            tx.hashes.last().copied()
-                        },
-                        deployed,
-                    });
-                }
-                Round::Gone => {}
+            if let Round::Mined(hash) = self.round(ctx, &tx).await? {
+                return Ok(Waited::Mined(hash));
             }
-            // follow the job: the stored copy may have been replaced, or sent again under another nonce
-            if let Some(current) = self.find_job(&wanted)? {
-                tx = current;
+            match self.find_job(wanted)? {
+                Some(current) => tx = current,
+                None => return Ok(Waited::Gone(tx)),
             }
             if now_ms() >= deadline {
-                return Ok(DeployOutcome {
-                    transaction_hash: tx.hashes.last().copied(),
-                    deployed: false,
-                });
+                return Ok(Waited::Pending(tx));
             }
             Delay::from(poll_interval(started_ms)).await;
         }
