@@ -305,18 +305,28 @@ thread_local! {
     static INTERNED: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The JS string for a `'static` text, made once per literal.
-pub(crate) fn interned(text: &'static str) -> JsValue {
+/// Runs `f` with the JS string for a `'static` text, made once per literal (borrowed: no table slot).
+/// `f` must not intern a new text.
+pub(crate) fn with_interned<R>(text: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
     let id = (text.as_ptr() as usize, text.len());
     INTERNED.with(|cell| {
-        let mut list = cell.borrow_mut();
-        if let Some((_, v)) = list.iter().find(|(i, _)| *i == id) {
-            return v.clone();
+        let known = cell.borrow().iter().position(|(i, _)| *i == id);
+        let index = known.unwrap_or_else(|| {
+            let mut list = cell.borrow_mut();
+            list.push((id, JsValue::from_str(text)));
+            list.len() - 1
+        });
+        let list = cell.borrow();
+        match list.get(index) {
+            Some((_, value)) => f(value),
+            None => f(&JsValue::UNDEFINED),
         }
-        let v = JsValue::from_str(text);
-        list.push((id, v.clone()));
-        v
     })
+}
+
+/// The JS string for a `'static` text, made once per literal.
+pub(crate) fn interned(text: &'static str) -> JsValue {
+    with_interned(text, JsValue::clone)
 }
 
 /// How JS prints a value that is a number (`String(n)`), without Rust's float formatting (≈ 14 KB of wasm).
@@ -336,6 +346,11 @@ pub(crate) fn object() -> Obj {
 impl Obj {
     /// `o[key] = value` with an interned key.
     pub(crate) fn put(&self, key: &'static str, value: &JsValue) {
-        self.set(&interned(key), value);
+        with_interned(key, |k| self.set(k, value));
+    }
+
+    /// `o[key]` with an interned key.
+    pub(crate) fn field(&self, key: &'static str) -> JsValue {
+        with_interned(key, |k| self.get(k))
     }
 }

@@ -108,6 +108,12 @@ extern "C" {
     /// `NetworkInput` on the JS side.
     #[wasm_bindgen(typescript_type = "NetworkInput")]
     pub type NetworkInputJs;
+    /// `string | string[]` on the JS side (dynamic key parts).
+    #[wasm_bindgen(typescript_type = "string | string[]")]
+    pub type KeyPartsJs;
+    /// `Hex` on the JS side.
+    #[wasm_bindgen(typescript_type = "Hex")]
+    pub type HexJs;
 }
 
 /// Every error code, in declaration order.
@@ -267,11 +273,9 @@ fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
 #[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
 pub fn encode_key_name(
     #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
-    #[wasm_bindgen(js_name = dynamicKeyParts, unchecked_param_type = "string | string[]")] dynamic_key_parts: Option<
-        JsValue,
-    >,
+    #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
 ) -> JsResult<JsString> {
-    let key = key_name(name, &dynamic_key_parts.unwrap_or(JsValue::UNDEFINED))?;
+    let key = key_name(name, &dynamic_key_parts.map_or(JsValue::UNDEFINED, Into::into))?;
     Ok(hex_js(key.as_slice()))
 }
 
@@ -289,7 +293,7 @@ pub fn encode_key_names(
         } else if entry.is_object() {
             reject_unknown_keys(&entry, &["keyName", "dynamicKeyParts"], "entry").and_then(|()| {
                 let o: &Obj = entry.unchecked_ref();
-                key_name(&o.get(&interned("keyName")), &o.get(&interned("dynamicKeyParts")))
+                key_name(&o.field("keyName"), &o.field("dynamicKeyParts"))
             })
         } else {
             Err(Error::InvalidArgument(
@@ -418,14 +422,14 @@ pub fn decode_post_deployment_calldata(
 #[wasm_bindgen(js_name = profileDataFromControllers, unchecked_return_type = "ProfileData")]
 pub fn profile_data_from_controllers(
     #[wasm_bindgen(unchecked_param_type = "Address[]")] controllers: &JsValue,
-    #[wasm_bindgen(js_name = lsp3Profile, unchecked_param_type = "Hex")] lsp3_profile: Option<JsValue>,
+    #[wasm_bindgen(js_name = lsp3Profile)] lsp3_profile: Option<HexJs>,
     network: Option<NetworkInputJs>,
 ) -> JsResult<JsValue> {
     let controllers = array_arg("controllers", controllers)?
         .iter()
         .map(|c| address_arg("controllers", &c))
         .collect::<Result<Vec<_>, _>>()?;
-    let lsp3 = match lsp3_profile {
+    let lsp3 = match lsp3_profile.map(JsValue::from) {
         Some(v) if !(v.is_undefined() || v.is_null()) => Some(hex_arg("lsp3Profile", &v)?),
         _ => None,
     };
@@ -480,7 +484,7 @@ fn network_of(n: &JsValue) -> JsResult<Lsp23Constants> {
     reject_unknown_keys(n, CUSTOM_NETWORK_KEYS, "network")?;
     let o: &Obj = n.unchecked_ref();
     let address = |key: &'static str| -> JsResult<Option<Address>> {
-        let v = o.get(&interned(key));
+        let v = o.field(key);
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
@@ -504,7 +508,7 @@ fn network_of(n: &JsValue) -> JsResult<Lsp23Constants> {
 pub(crate) fn reject_unknown_keys(obj: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
     let keys = js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>());
     for key in keys.iter() {
-        if !allowed.iter().any(|a| key == interned(a)) {
+        if !allowed.iter().any(|a| io::with_interned(a, |a| key == *a)) {
             return Err(Error::InvalidArgument(format!(
                 "{what}: unknown field {} (expected one of {})",
                 crate::Quoted(&key.as_string().unwrap_or_default()),
@@ -526,7 +530,7 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
     reject_unknown_keys(input, DEPLOYMENT_KEYS, "input")?;
     let o: &Obj = input.unchecked_ref();
     let field = |key: &'static str| -> JsResult<JsValue> {
-        let v = o.get(&interned(key));
+        let v = o.field(key);
         if v.is_undefined() || v.is_null() {
             return Err(Error::InvalidArgument(format!("input: missing field `{key}`")));
         }
@@ -534,9 +538,9 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
     };
     let salt = B256::from(fixed_arg::<32>("salt", &field("salt")?)?);
     let calldata = hex_arg("postDeploymentCallData", &field("postDeploymentCallData")?)?;
-    let network = o.get(&interned("network"));
+    let network = o.field("network");
     let constants = network_of(&network)?;
-    let implementations = o.get(&interned("implementations"));
+    let implementations = o.field("implementations");
     let constants = if implementations.is_undefined() || implementations.is_null() {
         constants
     } else {

@@ -87,7 +87,7 @@ fn data_key_vectors() {
         let name = input["name"].as_str().unwrap();
         let name = JsValue::from_str(name);
         let key = if case["function"] == "encodeKeyName" {
-            let parts = input.get("dynamicKeyParts").map(js);
+            let parts = input.get("dynamicKeyParts").map(|p| js(p).unchecked_into());
             encode_key_name(&name, parts).unwrap()
         } else {
             encode_array_element_key(&name, &js(&input["index"])).unwrap()
@@ -150,7 +150,7 @@ fn invalid_inputs_throw_coded_errors() {
             "encodePostDeploymentCallData" => encode_post_deployment_calldata(&args[0], &args[1])
                 .map(Into::into)
                 .map_err(Into::into),
-            "encodeKeyName" => encode_key_name(&args[0], args.get(1).cloned())
+            "encodeKeyName" => encode_key_name(&args[0], args.get(1).cloned().map(JsCast::unchecked_into))
                 .map(Into::into)
                 .map_err(Into::into),
             "encodeArrayElementKey" => encode_array_element_key(&args[0], &args[1])
