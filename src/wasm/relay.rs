@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     Error,
-    hex::{parse_address, parse_fixed, parse_hex, parse_uint256, to_hex},
+    hex::{parse_address, parse_hex, parse_uint256, to_hex},
     lsp15::{self, QuotaScheme},
     lsp25::{self, RelayCall, ValidityTimestamps},
 };
@@ -370,16 +370,18 @@ pub fn decode_relay_call_revert(
 
 /// `setData(key, value)` calldata for the profile: the payload of a relay call that writes one data key, e.g.
 /// `encodeSetData(encodeKeyName("LSP3Profile"), encodeVerifiableUri(json, url))`.
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetData, unchecked_return_type = "Hex")]
 pub fn encode_set_data(
     #[wasm_bindgen(unchecked_param_type = "Hex")] key: &str,
     #[wasm_bindgen(unchecked_param_type = "Hex")] value: &str,
 ) -> JsResult<String> {
-    let key = parse_fixed::<32>("key", key)?;
+    let key = crate::hex::parse_fixed::<32>("key", key)?;
     Ok(to_hex(lsp25::set_data_payload(key, &parse_hex("value", value)?)))
 }
 
 /// `setDataBatch(keys, values)` calldata for the profile (as many values as keys).
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetDataBatch, unchecked_return_type = "Hex")]
 pub fn encode_set_data_batch(
     #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: Vec<String>,
@@ -387,7 +389,7 @@ pub fn encode_set_data_batch(
 ) -> JsResult<String> {
     let keys = keys
         .iter()
-        .map(|k| parse_fixed::<32>("keys", k))
+        .map(|k| crate::hex::parse_fixed::<32>("keys", k))
         .collect::<Result<Vec<_>, _>>()?;
     let values = values
         .iter()
