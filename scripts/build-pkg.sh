@@ -1,18 +1,45 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: one cargo build, wasm-bindgen output for bundlers, `--target web` and Node.
+# Builds the npm package into pkg/: two wasm builds of the crate, each bound for bundlers, `--target web` and Node.
+#   full (feature `wasm`):      pkg/{bundler,web,node}/       → `profile-relayer`, `profile-relayer/web`, …
+#   lite (feature `wasm-lite`): pkg/lite/{bundler,web,node}/  → `profile-relayer/lite`, `profile-relayer/lite/web`
+# One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
+#
+#   scripts/build-pkg.sh                      # everything (what the tests and the package need)
+#   scripts/build-pkg.sh lite:nodejs full:web # only these flavour:target pairs (while iterating)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/setup.sh
 source scripts/setup.sh
 
-for target in bundler web nodejs; do
-  dir=${target/nodejs/node}
-  rm -rf "pkg/$dir"
-  wasm-pack --quiet build --release --target "$target" --out-dir "pkg/$dir" --out-name profile_relayer \
-    --no-pack . --features wasm
-  # the top-level pkg/package.json describes the package; the Node build is CommonJS
-  rm -f "pkg/$dir/.gitignore" "pkg/$dir/package.json" "pkg/$dir/README.md"
+# the features the release wasm is built with (Rust ≥ 1.82 emits reference types, bulk memory, … by default)
+WASM_OPT_FLAGS=(-O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types
+  --enable-sign-ext --enable-mutable-globals)
+
+wanted=("$@")
+[ ${#wanted[@]} -gt 0 ] || wanted=(full:bundler full:web full:nodejs lite:bundler lite:web lite:nodejs)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for flavour in full lite; do
+  targets=()
+  for w in "${wanted[@]}"; do [ "${w%%:*}" = "$flavour" ] && targets+=("${w#*:}"); done
+  [ ${#targets[@]} -gt 0 ] || continue
+  case $flavour in
+    full) features=wasm prefix=pkg ;;
+    lite) features=wasm-lite prefix=pkg/lite ;;
+  esac
+  cargo build --quiet --release --lib --target wasm32-unknown-unknown --features "$features"
+  # copy at once: the target directory may be shared with other builds of the crate
+  cp "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/profile_relayer.wasm" "$tmp/$flavour.wasm"
+  for target in "${targets[@]}"; do
+    dir=$prefix/${target/nodejs/node}
+    rm -rf "$dir"
+    wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
+    wasm-opt "${WASM_OPT_FLAGS[@]}" "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
+    # the Node build is CommonJS (the top-level pkg/package.json says "module")
+    [ "$target" = nodejs ] && echo '{ "type": "commonjs" }' >"$dir/package.json"
+    printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
+      "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"
+  done
 done
-echo '{ "type": "commonjs" }' > pkg/node/package.json
-printf '[build-pkg] pkg/ ready: %s bytes of wasm (%s gzip)\n' \
-  "$(wc -c < pkg/web/profile_relayer_bg.wasm)" "$(gzip -9c pkg/web/profile_relayer_bg.wasm | wc -c)"

@@ -1,6 +1,32 @@
 //! The crate's one error type. Every variant has a stable, machine-readable [`Error::code`] that is the same in
 //! Rust, in the npm package (`error.code`) and in the Worker's JSON error bodies (`{"error":{"code":…}}`).
 
+use core::fmt;
+
+/// A text in double quotes, escaped like `{:?}` for ASCII (`\"`, `\\`, `\n`, control characters) but with every
+/// other character as is: `{:?}` on strings pulls Unicode printability tables into the wasm build.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                '\0' => f.write_str("\\0")?,
+                c if c.is_ascii_control() => write!(f, "\\u{{{:x}}}", u32::from(c))?,
+                c => fmt::Write::write_char(f, c)?,
+            }
+        }
+        f.write_str("\"")
+    }
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
@@ -27,7 +53,7 @@ pub enum Error {
         got: usize,
     },
     /// An address is malformed or its mixed-case EIP-55 checksum is wrong.
-    #[error("{field}: invalid address {value:?}: {reason}")]
+    #[error("{field}: invalid address {}: {reason}", Quoted(.value))]
     InvalidAddress {
         /// Which input was malformed.
         field: String,
@@ -67,7 +93,7 @@ pub enum Error {
     #[error("content must be a string or a Uint8Array")]
     InvalidContent,
     /// An LSP2 key name cannot be parsed.
-    #[error("invalid key name {name:?}: {reason}")]
+    #[error("invalid key name {}: {reason}", Quoted(.name))]
     InvalidKeyName {
         /// The key name as given.
         name: String,
@@ -75,7 +101,7 @@ pub enum Error {
         reason: String,
     },
     /// The number of dynamic key parts does not match the key name.
-    #[error("key name {name:?} has {expected} dynamic part(s), got {got}")]
+    #[error("key name {} has {expected} dynamic part(s), got {got}", Quoted(.name))]
     DynamicKeyPartCount {
         /// The key name.
         name: String,
@@ -85,7 +111,7 @@ pub enum Error {
         got: usize,
     },
     /// A dynamic key part value does not fit its `<type>`.
-    #[error("dynamic key part {value:?} is not a valid {kind}: {reason}")]
+    #[error("dynamic key part {} is not a valid {kind}: {reason}", Quoted(.value))]
     InvalidDynamicKeyPart {
         /// The `<type>` of the part.
         kind: String,
@@ -95,7 +121,7 @@ pub enum Error {
         reason: String,
     },
     /// `encodeArrayElementKey` was called with a name that is not an Array key (`Name[]`).
-    #[error("{name:?} is not an Array key name (it must end in \"[]\")")]
+    #[error("{} is not an Array key name (it must end in \"[]\")", Quoted(.name))]
     NotAnArrayKey {
         /// The key name.
         name: String,
@@ -125,10 +151,10 @@ pub enum Error {
         reason: String,
     },
     /// A network name or chain id is not known.
-    #[error("unknown network {0:?} (expected \"mainnet\", \"testnet\", 42, 4201 or custom constants)")]
+    #[error("unknown network {} (expected \"mainnet\", \"testnet\", 42, 4201 or custom constants)", Quoted(.0))]
     UnknownNetwork(String),
     /// An LSP6 permission name is not known.
-    #[error("unknown LSP6 permission {0:?}")]
+    #[error("unknown LSP6 permission {}", Quoted(.0))]
     UnknownPermission(String),
     /// Controller list for a new profile is empty, has duplicates or contains a reserved address.
     #[error("invalid controllers: {0}")]
@@ -137,13 +163,13 @@ pub enum Error {
     #[error("invalid JSON: {0}")]
     InvalidJson(String),
     /// A request carries a field that does not exist.
-    #[error("unknown field {0:?}")]
+    #[error("unknown field {}", Quoted(.0))]
     UnknownField(String),
     /// A required field is missing.
-    #[error("missing field {0:?}")]
+    #[error("missing field {}", Quoted(.0))]
     MissingField(String),
     /// A field has the wrong JSON type.
-    #[error("field {field:?} must be {expected}")]
+    #[error("field {} must be {expected}", Quoted(.field))]
     InvalidFieldType {
         /// The field.
         field: String,
@@ -157,7 +183,7 @@ pub enum Error {
     #[error("invalid metadata: {0}")]
     InvalidMetadata(String),
     /// An LSP8 token id cannot be encoded in the requested format.
-    #[error("invalid token id {value:?} for format {format}: {reason}")]
+    #[error("invalid token id {} for format {format}: {reason}", Quoted(.value))]
     InvalidTokenId {
         /// The token id format.
         format: String,
@@ -189,7 +215,7 @@ pub enum Error {
         reason: String,
     },
     /// A number is not a valid unsigned integer of its type (JSON number, decimal string or `0x` hex).
-    #[error("{field}: invalid number {value:?}: {reason}")]
+    #[error("{field}: invalid number {}: {reason}", Quoted(.value))]
     InvalidNumber {
         /// Which input was malformed.
         field: String,

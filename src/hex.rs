@@ -15,7 +15,7 @@ pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
     if let Some(bad) = digits.chars().find(|c| !c.is_ascii_hexdigit()) {
         return Err(Error::InvalidHex {
             field: field.to_owned(),
-            reason: format!("invalid character {bad:?}"),
+            reason: format!("invalid character '{}'", bad.escape_default()),
         });
     }
     hex::decode(digits).map_err(|e| Error::InvalidHex {

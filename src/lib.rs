@@ -16,9 +16,10 @@ pub mod lsp6;
 pub mod lsp8;
 pub mod metadata;
 pub mod networks;
-#[cfg(feature = "wasm")]
+#[cfg(feature = "wasm-lite")]
 pub mod wasm;
 
+pub(crate) use error::Quoted;
 pub use error::{Error, Result};
 
 // only here to select getrandom 0.2's JS backend for k256's rand_core on wasm32-unknown-unknown (see Cargo.toml)

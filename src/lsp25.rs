@@ -455,9 +455,9 @@ impl Revert {
                 e.signature
             ),
             Self::Custom(E::NotAuthorised(e)) => format!(
-                "NotAuthorised(from: {}, permission: {:?})",
+                "NotAuthorised(from: {}, permission: {})",
                 e.from.to_checksum(None),
-                e.permission
+                crate::Quoted(&e.permission)
             ),
             Self::Custom(E::NoPermissionsSet(e)) => {
                 format!("NoPermissionsSet(from: {})", e.from.to_checksum(None))
@@ -474,7 +474,7 @@ impl Revert {
                 e.disallowedKey
             ),
             Self::Custom(e) => format!("{e:?}"),
-            Self::Message(m) => format!("Error({m:?})"),
+            Self::Message(m) => format!("Error({})", crate::Quoted(m)),
             Self::Panic(code) => format!("Panic({})", to_hex(code.to_be_bytes_trimmed_vec())),
             Self::Empty => "revert without data (out of gas or a bare revert)".to_owned(),
             Self::Unknown(data) => format!("unknown revert data {}", abbreviate(data)),

@@ -53,13 +53,13 @@ async fn create_profile_then_look_it_up_from_a_browser() {
     });
     let created = wait(relayer.create_profile(js(&input))).await.unwrap();
     let up = get(&created, "universalProfileAddress").as_string().unwrap();
-    let predicted = predict_profile_address(js(&json!({
+    let predicted = predict_profile_address(&js(&json!({
         "salt": get(&created, "salt").as_string(),
         "postDeploymentCallData": get(&created, "postDeploymentCallData").as_string(),
     })))
     .unwrap();
     assert_eq!(get(&predicted, "universalProfile").as_string().unwrap(), up);
-    let uri = decode_verifiable_uri(&get(&created, "lsp3Profile").as_string().unwrap()).unwrap();
+    let uri = decode_verifiable_uri(&get(&created, "lsp3Profile")).unwrap();
     let cid = get(&created, "metadataCid").as_string().unwrap();
     assert_eq!(get(&uri, "url").as_string().unwrap(), format!("ipfs://{cid}"));
 

@@ -13,12 +13,129 @@
 //! `<string>`, `<bytes32>`: addresses and `bytesN` are right-padded / right-cut to the slot, `uintN` and `bool`
 //! left-padded / left-cut (right-most bytes kept), `<string>` hashed like a static word (as erc725.js does).
 
-use alloy_primitives::{B256, U256, keccak256};
+use alloy_primitives::{B256, U256, b256, keccak256};
 
 use crate::{
     Error, Result,
     hex::{parse_address, parse_hex, write_left, write_right},
 };
+
+/// keccak256 of the words of the standard LSP key names, precomputed (checked against keccak256 by a test): the
+/// keys dApps encode over and over cost no hashing. Any other word is hashed.
+const KNOWN_WORDS: [(&str, B256); 26] = [
+    (
+        "SupportedStandards",
+        b256!("0xeafec4d89fa9619884b6b8913562645556254905436c3dc94cedcaf399eb63b2"),
+    ),
+    (
+        "LSP1UniversalReceiverDelegate",
+        b256!("0x0cfc51aec37c55a4d0b1a65c6255c4bf2fbdf6277f3cc0730c45b828b6db8b47"),
+    ),
+    (
+        "LSP3Profile",
+        b256!("0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5"),
+    ),
+    (
+        "LSP4DigitalAsset",
+        b256!("0xa4d96624a38f7ac2d8d9a604ecf07c12c77e480c2f633d1dcd00d99c1f348f2e"),
+    ),
+    (
+        "LSP4Metadata",
+        b256!("0x9afb95cacc9f95858ec44aa8c3b685511002e30ae54415823f406128b85b238e"),
+    ),
+    (
+        "LSP4TokenName",
+        b256!("0xdeba1e292f8ba88238e10ab3c7f88bd4be4fac56cad5194b6ecceaf653468af1"),
+    ),
+    (
+        "LSP4TokenSymbol",
+        b256!("0x2f0a68ab07768e01943a599e73362a0e17a63a72e94dd2e384d2c1d4db932756"),
+    ),
+    (
+        "LSP4TokenType",
+        b256!("0xe0261fa95db2eb3b5439bd033cda66d56b96f92f243a8228fd87550ed7bdfdb3"),
+    ),
+    (
+        "LSP4Creators[]",
+        b256!("0x114bd03b3a46d48759680d81ebb2b414fda7d030a7105a851867accf1c2352e7"),
+    ),
+    (
+        "LSP4CreatorsMap",
+        b256!("0x6de85eaf5d982b4e5da05ff01c962e85c94e9d1442aff18b618e62adebbdd1c9"),
+    ),
+    (
+        "LSP5ReceivedAssets[]",
+        b256!("0x6460ee3c0aac563ccbf76d6e1d07bada78e3a9514e6382b736ed3f478ab7b90b"),
+    ),
+    (
+        "LSP5ReceivedAssetsMap",
+        b256!("0x812c4334633eb816c80deebfa5fb7d2509eb438ca1b6418106442cb5ccc62f6c"),
+    ),
+    (
+        "AddressPermissions",
+        b256!("0x4b80742de2bfc4e96c4646a1a3ab0d953cefc439a036841c29ce43fb2653ec7d"),
+    ),
+    (
+        "AddressPermissions[]",
+        b256!("0xdf30dba06db6a30e65354d9a64c609861f089545ca58c6b4dbe31a5f338cb0e3"),
+    ),
+    (
+        "Permissions",
+        b256!("0x82acb3630321a1f0eba31ed50a758feb535243577c1a79ae55bed8ca03e226ec"),
+    ),
+    (
+        "AllowedCalls",
+        b256!("0x393a64c71c7751178e0d0cdf5d4d715d5a8e66bf6295808e62c26a55270b021e"),
+    ),
+    (
+        "AllowedERC725YDataKeys",
+        b256!("0x866c29119e9809cabfcb1c27fd8ea98c655fe73a373bd93012e0842cbff2b9fe"),
+    ),
+    (
+        "LSP8TokenIdFormat",
+        b256!("0xf675e9361af1c1664c1868cfa3eb97672d6b1a513aa5b81dec34c9ee330e818d"),
+    ),
+    (
+        "LSP8TokenMetadataBaseURI",
+        b256!("0x1a7628600c3bac7101f53697f48df381ddc36b9015e7d7c9c5633d1252aa2843"),
+    ),
+    (
+        "LSP8ReferenceContract",
+        b256!("0x708e7b881795f2e6b6c2752108c177ec89248458de3bf69d0d43480b3e5034e6"),
+    ),
+    (
+        "LSP9Vault",
+        b256!("0x7c0334a14085fefa8b51ae5a40895018882bdb9084a1c4c2dd52ab7d56d177ff"),
+    ),
+    (
+        "LSP10Vaults[]",
+        b256!("0x55482936e01da86729a45d2b87a6b1d3bc582bea0ec00e38bdb340e3af6f9f06"),
+    ),
+    (
+        "LSP10VaultsMap",
+        b256!("0x192448c3c0f88c7f238c7f70449c270032f9752568e88cc8936ce3a2cb18e3ec"),
+    ),
+    (
+        "LSP12IssuedAssets[]",
+        b256!("0x7c8c3416d6cda87cd42c71ea1843df28ac4850354f988d55ee2eaa47b6dc05cd"),
+    ),
+    (
+        "LSP12IssuedAssetsMap",
+        b256!("0x74ac2555c10b9349e78f717c46b53fa8d834d189b61bd57dbb8142d635b0604e"),
+    ),
+    (
+        "LSP17Extension",
+        b256!("0xcee78b4094da86011096c2ba3c05480b8cd6f45ac6b096862721190431db2bb6"),
+    ),
+];
+
+/// keccak256 of a key-name word.
+fn word_hash(word: &str) -> B256 {
+    KNOWN_WORDS
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map_or_else(|| keccak256(word.as_bytes()), |(_, h)| *h)
+}
 
 /// Encodes an LSP2 key name, filling its `<type>` parts from `dynamic_parts` in order.
 ///
@@ -66,7 +183,7 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             let value = parts.next().ok_or_else(|| invalid("missing dynamic part"))?;
             encode_dynamic_part(word, value, size)
         } else {
-            Ok(keccak256(word.as_bytes()).iter().take(size).copied().collect())
+            Ok(word_hash(word).iter().take(size).copied().collect())
         }
     };
     let mut key = [0u8; 32];
@@ -77,15 +194,15 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
                     "'<' and '>' are only allowed around dynamic parts after ':'",
                 ));
             }
-            key = keccak256(name.as_bytes()).0;
+            key = word_hash(name).0;
         }
         [first, second] => {
-            let hash = keccak256(first.as_bytes());
+            let hash = word_hash(first);
             let parts = hash.iter().take(10).chain(&[0, 0]).copied();
             write_left(&mut key, parts.chain(slot(second, 20)?));
         }
         [first, second, third] => {
-            let hash = keccak256(first.as_bytes());
+            let hash = word_hash(first);
             let parts = hash.iter().take(6).copied().chain(slot(second, 4)?);
             write_left(&mut key, parts.chain([0, 0]).chain(slot(third, 20)?));
         }
@@ -111,7 +228,7 @@ pub fn encode_array_element_key(name: &str, index: u128) -> Result<B256> {
             name: name.to_owned(),
         });
     }
-    Ok(array_element_key(keccak256(name.as_bytes()), index))
+    Ok(array_element_key(word_hash(name), index))
 }
 
 /// The element key for an Array whose length key is `length_key`.
@@ -220,6 +337,15 @@ fn parse_uint(value: &str) -> Option<U256> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn precomputed_word_hashes_are_keccak256() {
+        for (word, hash) in KNOWN_WORDS {
+            assert_eq!(hash, keccak256(word.as_bytes()), "{word}");
+            assert_eq!(word_hash(word), hash);
+        }
+        assert_eq!(word_hash("MyCustomKey"), keccak256(b"MyCustomKey"));
+    }
 
     #[test]
     fn rejects_malformed_names() {

@@ -1,30 +1,57 @@
-//! Browser / Node bindings (feature `wasm`). Thin: every function converts JS values, calls the core and converts
-//! back. Errors become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
+//! Browser / Node bindings. Thin: every function converts JS values, calls the core and converts back. Errors
+//! become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
+//!
+//! Two builds of the npm package come from this module:
+//! - feature `wasm-lite` (`profile-relayer/lite`): the encodings: VerifiableURI, data keys, LSP6 permissions,
+//!   LSP8 token ids, LSP23 data and prediction, LSP25 relay-call digests and calldata, LSP15 quota messages,
+//!   revert decoding. Hashing is keccak256 only.
+//! - feature `wasm` (`profile-relayer`): the above plus the typed API clients (`RelayerClient`, `LookupClient`),
+//!   IPFS CIDs and LSP25 / LSP15 signer recovery (secp256k1).
+//!
+//! Strings and results cross the boundary through [`io`] (native string writes and reads, objects built with
+//! cached keys), not through serde.
 
+#[cfg(feature = "wasm")]
 mod client;
+#[cfg(feature = "wasm")]
+mod full;
+mod io;
 mod relay;
 mod types;
 
+#[cfg(feature = "wasm")]
 pub use self::client::fetch_relay_call_params;
+#[cfg(feature = "wasm")]
 pub use self::client::{LookupClient, RelayerClient};
-pub use self::relay::{DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput};
+#[cfg(feature = "wasm")]
+pub use self::full::{compute_cid, verify_cid};
+pub use self::relay::{
+    DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput, encode_execute_relay_call,
+    encode_relay_call_message, quota_message, relay_call_digest,
+};
+#[cfg(feature = "wasm")]
 pub use self::relay::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParamsInput};
-
-use alloy_primitives::{B256, Bytes};
-use js_sys::{Reflect, Uint8Array};
-use wasm_bindgen::{JsCast, prelude::*};
-
+#[cfg(feature = "wasm")]
+pub use self::relay::{decode_relay_call_revert, recover_quota_signer, recover_relay_call_signer};
 pub use self::types::{
     CustomNetwork, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses, ProfileData,
 };
-use self::types::{NetworkInput, from_js, to_js};
+
+use alloy_primitives::{Address, B256, Bytes};
+use js_sys::{Array, JsString, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, prelude::*};
+
+use self::io::{
+    Obj, address_arg, array_arg, ascii, fixed_arg, hex_arg, hex_js, interned, object, string_arg, utf8,
+    utf8_of,
+};
 use crate::{
     Error,
-    hex::{parse_address, parse_fixed, parse_hex, to_hex},
-    lsp2::{self, Content},
+    lsp2::{self, Content, UriFormat},
     lsp6::Permissions,
     lsp8::{self, TokenIdFormat},
     lsp23,
+    networks::{Lsp23Constants, Network},
 };
 
 type JsResult<T> = Result<T, Error>;
@@ -60,7 +87,7 @@ export type ProfileRelayerErrorCode =
 /** The error every function of this package throws. */
 export interface ProfileRelayerError extends Error {
   name: "ProfileRelayerError";
-  /** A core code, or (from the clients) the service's code, `NETWORK_ERROR`, `HTTP_ERROR`, `PREDICTION_MISMATCH`, … */
+  /** A core code, or (from the clients of the full package) the service's code, `NETWORK_ERROR`, … */
   code: ProfileRelayerErrorCode | ServiceErrorCode;
   /** HTTP status, for errors answered by the service. */
   status?: number;
@@ -69,6 +96,15 @@ export interface ProfileRelayerError extends Error {
 }
 /** A LUKSO network: name, chain id, or custom LSP23 constants (e.g. a local chain). */
 export type NetworkInput = "mainnet" | "testnet" | 42 | 4201 | CustomNetwork;
+/** An entry of `encodeKeyNames`: a key name, or a name with its dynamic parts (as in erc725.js `getData`). */
+export type KeyNameInput = string | { keyName: string; dynamicKeyParts?: string | string[] };
+"#;
+
+#[cfg(not(feature = "wasm"))]
+#[wasm_bindgen(typescript_custom_section)]
+const TS_LITE: &'static str = r#"
+/** Codes only the clients of the full package (`profile-relayer`) produce. */
+export type ServiceErrorCode = "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH";
 "#;
 
 #[wasm_bindgen]
@@ -76,6 +112,12 @@ extern "C" {
     /// `NetworkInput` on the JS side.
     #[wasm_bindgen(typescript_type = "NetworkInput")]
     pub type NetworkInputJs;
+    /// `string | string[]` on the JS side (dynamic key parts).
+    #[wasm_bindgen(typescript_type = "string | string[]")]
+    pub type KeyPartsJs;
+    /// `Hex` on the JS side.
+    #[wasm_bindgen(typescript_type = "Hex")]
+    pub type HexJs;
 }
 
 /// Every error code, in declaration order.
@@ -96,22 +138,25 @@ pub fn is_profile_relayer_error(value: &JsValue) -> bool {
     })
 }
 
-fn content_of(content: &JsValue) -> JsResult<ContentBuf> {
-    if let Some(text) = content.as_string() {
-        Ok(ContentBuf::Text(text))
-    } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
-        Ok(ContentBuf::Bytes(bytes.to_vec()))
-    } else {
-        Err(Error::InvalidContent)
-    }
-}
-
 enum ContentBuf {
     Text(String),
     Bytes(Vec<u8>),
 }
 
 impl ContentBuf {
+    fn of(content: &JsValue) -> JsResult<Self> {
+        if let Some(text) = utf8_of(content) {
+            // written by the JS engine from a JS string: valid UTF-8 (lone surrogates become U+FFFD)
+            Ok(Self::Text(
+                String::from_utf8(text).map_err(|_| Error::InvalidContent)?,
+            ))
+        } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
+            Ok(Self::Bytes(bytes.to_vec()))
+        } else {
+            Err(Error::InvalidContent)
+        }
+    }
+
     fn as_content(&self) -> Content<'_> {
         match self {
             Self::Text(t) => Content::Text(t),
@@ -127,52 +172,180 @@ impl ContentBuf {
     }
 }
 
+/// A string argument as Rust text.
+fn text_arg(field: &str, value: &JsValue) -> JsResult<String> {
+    String::from_utf8(string_arg(field, value)?)
+        .map_err(|_| Error::InvalidArgument(format!("{field}: expected a string")))
+}
+
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,
 /// a `Uint8Array` with `keccak256(bytes)`. Hash exactly what you upload.
 #[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
 pub fn encode_verifiable_uri(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
-    url: &str,
-) -> JsResult<String> {
-    let content = content_of(content)?;
-    Ok(to_hex(lsp2::encode_verifiable_uri(content.as_content(), url)))
+    #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
+) -> JsResult<JsString> {
+    let content = ContentBuf::of(content)?;
+    let url = text_arg("url", url)?;
+    Ok(hex_js(&lsp2::encode_verifiable_uri(content.as_content(), &url)))
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
 #[wasm_bindgen(js_name = decodeVerifiableUri, unchecked_return_type = "DecodedVerifiableUri")]
-pub fn decode_verifiable_uri(value: &str) -> JsResult<JsValue> {
-    let uri = lsp2::decode_verifiable_uri(&parse_hex("value", value)?)?;
-    to_js(&DecodedVerifiableUri::from(&uri))
+pub fn decode_verifiable_uri(
+    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
+) -> JsResult<JsValue> {
+    let uri = lsp2::decode_verifiable_uri(&hex_arg("value", value)?)?;
+    // one JS string for method, hash (and an ASCII URL), sliced: one native call instead of three
+    let mut text = Vec::with_capacity(10 + 2 + 2 * uri.data.len() + uri.url.len());
+    push_hex(&mut text, uri.method.as_slice());
+    let method_end = text.len();
+    push_hex(&mut text, &uri.data);
+    let hash_end = text.len();
+    let ascii_url = uri.url.is_ascii();
+    if ascii_url {
+        text.extend_from_slice(uri.url.as_bytes());
+    }
+    let all = ascii(&text);
+    let o = object();
+    o.put(
+        "format",
+        &interned(match uri.format {
+            UriFormat::VerifiableUri => "verifiableUri",
+            UriFormat::Legacy => "legacy",
+        }),
+    );
+    o.put("method", &all.slice(0, method_end as u32).into());
+    if let Some(name) = uri.verification_method().name() {
+        o.put("methodName", &interned(name));
+    }
+    o.put("hash", &all.slice(method_end as u32, hash_end as u32).into());
+    let url = if ascii_url {
+        all.slice(hash_end as u32, text.len() as u32)
+    } else {
+        utf8(&uri.url)
+    };
+    o.put("url", &url.into());
+    Ok(o.into())
+}
+
+/// Appends `0x` and the lower-case hex of `bytes`.
+fn push_hex(text: &mut Vec<u8>, bytes: &[u8]) {
+    text.extend_from_slice(b"0x");
+    let start = text.len();
+    text.resize(start + 2 * bytes.len(), 0);
+    if let Some(out) = text.get_mut(start..) {
+        // the slice is exactly twice the input: cannot fail
+        let _ = alloy_primitives::hex::encode_to_slice(bytes, out);
+    }
 }
 
 /// Checks fetched `content` against a VerifiableURI value: `true` if keccak256 of its bytes equals the hash.
 /// Throws `UNVERIFIABLE_METHOD` when the value carries no keccak256 hash.
 #[wasm_bindgen(js_name = verifyVerifiableUri)]
 pub fn verify_verifiable_uri(
-    value: &str,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
 ) -> JsResult<bool> {
-    let uri = lsp2::decode_verifiable_uri(&parse_hex("value", value)?)?;
-    lsp2::verify(&uri, content_of(content)?.bytes())
+    let uri = lsp2::decode_verifiable_uri(&hex_arg("value", value)?)?;
+    lsp2::verify(&uri, ContentBuf::of(content)?.bytes())
 }
 
-/// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order.
-/// An Array name (`Name[]`) gives its length key.
+/// The dynamic parts of a key name: absent, one string, or an array of strings.
+fn dynamic_parts(parts: &JsValue) -> JsResult<Vec<String>> {
+    if parts.is_undefined() || parts.is_null() {
+        return Ok(Vec::new());
+    }
+    if parts.is_string() {
+        return Ok(vec![text_arg("dynamicKeyParts", parts)?]);
+    }
+    array_arg("dynamicKeyParts", parts)?
+        .iter()
+        .map(|p| text_arg("dynamicKeyParts", &p))
+        .collect()
+}
+
+fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
+    let name = string_arg("name", name)?;
+    let name =
+        std::str::from_utf8(&name).map_err(|_| Error::InvalidArgument("name: expected a string".into()))?;
+    lsp2::encode_key_name(name, &dynamic_parts(parts)?)
+}
+
+/// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order (one
+/// string or an array). An Array name (`Name[]`) gives its length key.
 #[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
-pub fn encode_key_name(name: &str, dynamic_key_parts: Option<Vec<String>>) -> JsResult<String> {
-    Ok(to_hex(
-        lsp2::encode_key_name(name, &dynamic_key_parts.unwrap_or_default())?.as_slice(),
-    ))
+pub fn encode_key_name(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
+    #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
+) -> JsResult<JsString> {
+    let key = key_name(name, &dynamic_key_parts.map_or(JsValue::UNDEFINED, Into::into))?;
+    Ok(hex_js(key.as_slice()))
+}
+
+/// The data keys of many key names in one call (the same rules as `encodeKeyName`): each entry is a name or
+/// `{ keyName, dynamicKeyParts }`. Throws for the first invalid entry, naming its index.
+#[wasm_bindgen(js_name = encodeKeyNames, unchecked_return_type = "Hex[]")]
+pub fn encode_key_names(
+    #[wasm_bindgen(unchecked_param_type = "KeyNameInput[]")] names: &JsValue,
+) -> Result<Array, JsValue> {
+    let list = array_arg("names", names)?;
+    let mut keys = Vec::with_capacity(list.length() as usize);
+    for (i, entry) in list.iter().enumerate() {
+        let key = if entry.is_string() {
+            key_name(&entry, &JsValue::UNDEFINED)
+        } else if entry.is_object() {
+            reject_unknown_keys(&entry, &["keyName", "dynamicKeyParts"], "entry").and_then(|()| {
+                let o: &Obj = entry.unchecked_ref();
+                key_name(&o.field("keyName"), &o.field("dynamicKeyParts"))
+            })
+        } else {
+            Err(Error::InvalidArgument(
+                "expected a key name or { keyName, dynamicKeyParts }".into(),
+            ))
+        };
+        keys.push(key.map_err(|e| at_index("names", i, e))?);
+    }
+    Ok(hex_array(keys.iter().map(B256::as_slice)))
+}
+
+/// The error of the failing entry of a batch: the entry's own code, the message prefixed with `what[i]: ` and an
+/// `index` property.
+fn at_index(what: &str, i: usize, e: Error) -> JsValue {
+    let message = format!("{what}[{i}]: {e}");
+    let err: JsValue = e.into();
+    let _ = Reflect::set(&err, &JsValue::from_str("message"), &JsValue::from_str(&message));
+    let _ = Reflect::set(&err, &JsValue::from_str("index"), &JsValue::from_f64(i as f64));
+    err
+}
+
+/// A JS array of `0x` hex strings, made from one JS string and slices of it.
+fn hex_array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Array {
+    let mut text = Vec::new();
+    let mut ends = Vec::new();
+    for item in items {
+        push_hex(&mut text, item);
+        ends.push(text.len());
+    }
+    let all = ascii(&text);
+    let out = Array::new_with_length(ends.len() as u32);
+    let mut start = 0;
+    for (i, end) in ends.into_iter().enumerate() {
+        out.set(i as u32, all.slice(start as u32, end as u32).into());
+        start = end;
+    }
+    out
 }
 
 /// The key of element `index` of an Array: `bytes16(keccak256(name)) ‖ uint128(index)`.
 #[wasm_bindgen(js_name = encodeArrayElementKey, unchecked_return_type = "Hex")]
 pub fn encode_array_element_key(
-    name: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
-) -> JsResult<String> {
-    Ok(to_hex(
-        lsp2::encode_array_element_key(name, array_index(index)?)?.as_slice(),
+) -> JsResult<JsString> {
+    let name = text_arg("name", name)?;
+    Ok(hex_js(
+        lsp2::encode_array_element_key(&name, array_index(index)?)?.as_slice(),
     ))
 }
 
@@ -180,7 +353,7 @@ fn array_index(index: &JsValue) -> JsResult<u128> {
     let bad = |reason: &str| Error::InvalidArrayIndex {
         value: index
             .as_string()
-            .or_else(|| index.as_f64().map(|f| f.to_string()))
+            .or_else(|| index.as_f64().map(|_| io::number_text(index)))
             .unwrap_or_default(),
         reason: reason.to_owned(),
     };
@@ -207,14 +380,14 @@ fn array_index(index: &JsValue) -> JsResult<u128> {
     Err(bad("expected a number or a bigint"))
 }
 
-fn keys_values(keys: &[String], values: &[String]) -> JsResult<(Vec<B256>, Vec<Bytes>)> {
-    let keys = keys
+fn keys_values(keys: &JsValue, values: &JsValue) -> JsResult<(Vec<B256>, Vec<Bytes>)> {
+    let keys = array_arg("keys", keys)?
         .iter()
-        .map(|k| parse_fixed::<32>("keys", k))
+        .map(|k| fixed_arg::<32>("keys", &k).map(B256::from))
         .collect::<Result<Vec<_>, _>>()?;
-    let values = values
+    let values = array_arg("values", values)?
         .iter()
-        .map(|v| parse_hex("values", v).map(Bytes::from))
+        .map(|v| hex_arg("values", &v).map(Bytes::from))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((keys, values))
 }
@@ -222,36 +395,56 @@ fn keys_values(keys: &[String], values: &[String]) -> JsResult<(Vec<B256>, Vec<B
 /// `abi.encode(bytes32[] keys, bytes[] values)`: the LSP23 `postDeploymentCallData`.
 #[wasm_bindgen(js_name = encodePostDeploymentCallData, unchecked_return_type = "Hex")]
 pub fn encode_post_deployment_calldata(
-    #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "Hex[]")] values: Vec<String>,
-) -> JsResult<String> {
-    let (keys, values) = keys_values(&keys, &values)?;
-    Ok(to_hex(lsp23::encode_post_deployment_calldata(&keys, &values)?))
+    #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Hex[]")] values: &JsValue,
+) -> JsResult<JsString> {
+    let (keys, values) = keys_values(keys, values)?;
+    Ok(hex_js(&lsp23::encode_post_deployment_calldata(&keys, &values)?))
+}
+
+fn keys_values_object(data: &lsp23::ProfileData) -> Obj {
+    let o = object();
+    o.put("keys", &hex_array(data.keys.iter().map(B256::as_slice)).into());
+    o.put(
+        "values",
+        &hex_array(data.values.iter().map(|v| v.as_ref())).into(),
+    );
+    o
 }
 
 /// Decodes and validates `postDeploymentCallData` (canonical ABI, as many values as keys).
 #[wasm_bindgen(js_name = decodePostDeploymentCallData, unchecked_return_type = "DataKeysValues")]
-pub fn decode_post_deployment_calldata(calldata: &str) -> JsResult<JsValue> {
-    let data = lsp23::decode_post_deployment_calldata(&parse_hex("postDeploymentCallData", calldata)?)?;
-    to_js(&DataKeysValues::from(&data))
+pub fn decode_post_deployment_calldata(
+    #[wasm_bindgen(unchecked_param_type = "Hex")] calldata: &JsValue,
+) -> JsResult<JsValue> {
+    let data = lsp23::decode_post_deployment_calldata(&hex_arg("postDeploymentCallData", calldata)?)?;
+    Ok(keys_values_object(&data).into())
 }
 
 /// The data a profile created from controller addresses gets (relayer deploy Form 1): LSP3Profile, the universal
 /// receiver delegate and its permissions, each controller's permissions and `AddressPermissions[]`.
 #[wasm_bindgen(js_name = profileDataFromControllers, unchecked_return_type = "ProfileData")]
 pub fn profile_data_from_controllers(
-    #[wasm_bindgen(unchecked_param_type = "Address[]")] controllers: Vec<String>,
-    lsp3_profile: Option<String>,
+    #[wasm_bindgen(unchecked_param_type = "Address[]")] controllers: &JsValue,
+    #[wasm_bindgen(js_name = lsp3Profile)] lsp3_profile: Option<HexJs>,
     network: Option<NetworkInputJs>,
 ) -> JsResult<JsValue> {
-    let controllers = controllers
+    let controllers = array_arg("controllers", controllers)?
         .iter()
-        .map(|c| parse_address("controllers", c))
+        .map(|c| address_arg("controllers", &c))
         .collect::<Result<Vec<_>, _>>()?;
-    let lsp3 = lsp3_profile.map(|v| parse_hex("lsp3Profile", &v)).transpose()?;
+    let lsp3 = match lsp3_profile.map(JsValue::from) {
+        Some(v) if !(v.is_undefined() || v.is_null()) => Some(hex_arg("lsp3Profile", &v)?),
+        _ => None,
+    };
     let constants = network_constants(network.map(Into::into))?;
     let data = lsp23::profile_data_from_controllers(&controllers, lsp3.as_deref(), &constants)?;
-    to_js(&ProfileData::new(&data)?)
+    let o = keys_values_object(&data);
+    o.put(
+        "postDeploymentCallData",
+        &hex_js(&data.to_post_deployment_calldata()?),
+    );
+    Ok(o.into())
 }
 
 const CUSTOM_NETWORK_KEYS: &[&str] = &[
@@ -263,31 +456,66 @@ const CUSTOM_NETWORK_KEYS: &[&str] = &[
 ];
 
 /// The LSP23 constants of an optional `NetworkInput` argument (mainnet when absent).
-pub(crate) fn network_constants(network: Option<JsValue>) -> JsResult<crate::networks::Lsp23Constants> {
+pub(crate) fn network_constants(network: Option<JsValue>) -> JsResult<Lsp23Constants> {
     match network {
-        Some(n) if !n.is_undefined() && !n.is_null() => {
-            check_network_keys(&n)?;
-            from_js::<NetworkInput>(n, "network")?.constants()
+        Some(n) => network_of(&n),
+        None => Ok(Network::Mainnet.constants()),
+    }
+}
+
+/// `"mainnet"`, `"testnet"`, a chain id, custom constants, or absent (mainnet).
+fn network_of(n: &JsValue) -> JsResult<Lsp23Constants> {
+    if n.is_undefined() || n.is_null() {
+        return Ok(Network::Mainnet.constants());
+    }
+    if let Some(name) = n.as_string() {
+        return Ok(Network::parse(&name)?.constants());
+    }
+    if let Some(id) = n.as_f64() {
+        if id.fract() == 0.0 && (0.0..1e15).contains(&id) {
+            // exact: an integer below 2^53
+            return Ok(Network::from_chain_id(id as u64)?.constants());
         }
-        _ => NetworkInput::default().constants(),
+        return Err(Error::UnknownNetwork(io::number_text(n)));
     }
+    if !n.is_object() || Array::is_array(n) {
+        return Err(Error::InvalidArgument(
+            "network: expected \"mainnet\", \"testnet\", a chain id or { factory, universalProfileInit, \
+             keyManagerInit, postDeploymentModule, universalReceiverDelegate? }"
+                .into(),
+        ));
+    }
+    reject_unknown_keys(n, CUSTOM_NETWORK_KEYS, "network")?;
+    let o: &Obj = n.unchecked_ref();
+    let address = |key: &'static str| -> JsResult<Option<Address>> {
+        let v = o.field(key);
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        address_arg(&format!("network.{key}"), &v).map(Some)
+    };
+    let required = |key: &'static str| -> JsResult<Address> {
+        address(key)?.ok_or_else(|| Error::InvalidArgument(format!("network: missing field `{key}`")))
+    };
+    Ok(Lsp23Constants {
+        factory: required("factory")?,
+        universal_profile_init: required("universalProfileInit")?,
+        key_manager_init: required("keyManagerInit")?,
+        post_deployment_module: required("postDeploymentModule")?,
+        universal_receiver_delegate: address("universalReceiverDelegate")?
+            .unwrap_or(Lsp23Constants::V0_14_0.universal_receiver_delegate),
+    })
 }
 
-fn check_network_keys(network: &JsValue) -> JsResult<()> {
-    if network.is_object() {
-        reject_unknown_keys(network, CUSTOM_NETWORK_KEYS, "network")?;
-    }
-    Ok(())
-}
-
-// serde-wasm-bindgen only reads the fields it knows, so a typo would be silently ignored without this check
-fn reject_unknown_keys(obj: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
+/// Rejects an object with a key outside `allowed` (a typo would otherwise be silently ignored). Keys are
+/// compared as JS strings, without copying them.
+pub(crate) fn reject_unknown_keys(obj: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
     let keys = js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>());
     for key in keys.iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !allowed.contains(&key.as_str()) {
+        if !allowed.iter().any(|a| io::with_interned(a, |a| key == *a)) {
             return Err(Error::InvalidArgument(format!(
-                "{what}: unknown field {key:?} (expected one of {})",
+                "{what}: unknown field {} (expected one of {})",
+                crate::Quoted(&key.as_string().unwrap_or_default()),
                 allowed.join(", ")
             )));
         }
@@ -295,90 +523,134 @@ fn reject_unknown_keys(obj: &JsValue, allowed: &[&str], what: &str) -> JsResult<
     Ok(())
 }
 
-fn deployment_args(input: JsValue) -> JsResult<(B256, Vec<u8>, crate::networks::Lsp23Constants)> {
+const DEPLOYMENT_KEYS: &[&str] = &["salt", "postDeploymentCallData", "network", "implementations"];
+
+fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)> {
     if !input.is_object() {
         return Err(Error::InvalidArgument(
             "expected an object {salt, postDeploymentCallData, network?}".into(),
         ));
     }
-    reject_unknown_keys(
-        &input,
-        &["salt", "postDeploymentCallData", "network", "implementations"],
-        "input",
-    )?;
-    check_network_keys(&Reflect::get(&input, &JsValue::from_str("network")).unwrap_or(JsValue::UNDEFINED))?;
-    let input: DeploymentInput = from_js(input, "input")?;
-    let salt = parse_fixed::<32>("salt", &input.salt)?;
-    let calldata = parse_hex("postDeploymentCallData", &input.post_deployment_call_data)?;
-    Ok((salt, calldata, input.constants()?))
+    reject_unknown_keys(input, DEPLOYMENT_KEYS, "input")?;
+    let o: &Obj = input.unchecked_ref();
+    let field = |key: &'static str| -> JsResult<JsValue> {
+        let v = o.field(key);
+        if v.is_undefined() || v.is_null() {
+            return Err(Error::InvalidArgument(format!("input: missing field `{key}`")));
+        }
+        Ok(v)
+    };
+    let salt = B256::from(fixed_arg::<32>("salt", &field("salt")?)?);
+    let calldata = hex_arg("postDeploymentCallData", &field("postDeploymentCallData")?)?;
+    let network = o.field("network");
+    let constants = network_of(&network)?;
+    let implementations = o.field("implementations");
+    let constants = if implementations.is_undefined() || implementations.is_null() {
+        constants
+    } else {
+        match implementations.as_string().as_deref() {
+            Some("v0.14.0") => constants,
+            Some("v0.12.1") if network.is_object() => {
+                return Err(Error::InvalidArgument(
+                    "implementations only applies to named networks; give the addresses in network".into(),
+                ));
+            }
+            Some("v0.12.1") => Lsp23Constants::V0_12_1,
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "input: implementations must be \"v0.14.0\" or \"v0.12.1\"".into(),
+                ));
+            }
+        }
+    };
+    Ok((salt, calldata, constants))
+}
+
+fn prediction_object(p: &lsp23::Prediction) -> JsValue {
+    // one JS string for the three results, sliced: one native call instead of three
+    let (up, km) = (
+        p.universal_profile.to_checksum_buffer(None),
+        p.key_manager.to_checksum_buffer(None),
+    );
+    let mut text = Vec::with_capacity(42 + 42 + 66);
+    text.extend_from_slice(up.as_str().as_bytes());
+    text.extend_from_slice(km.as_str().as_bytes());
+    push_hex(&mut text, p.generated_salt.as_slice());
+    let all = ascii(&text);
+    let o = object();
+    o.put("universalProfile", &all.slice(0, 42).into());
+    o.put("keyManager", &all.slice(42, 84).into());
+    o.put("generatedSalt", &all.slice(84, 150).into());
+    o.into()
 }
 
 /// Predicts the Universal Profile and KeyManager addresses (EIP-55) an LSP23 deployment creates.
 #[wasm_bindgen(js_name = predictProfileAddress, unchecked_return_type = "PredictedAddresses")]
 pub fn predict_profile_address(
-    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: &JsValue,
 ) -> JsResult<JsValue> {
     let (salt, calldata, constants) = deployment_args(input)?;
-    let p = lsp23::predict_addresses(salt, &calldata, &constants)?;
-    to_js(&PredictedAddresses {
-        universal_profile: p.universal_profile.to_checksum(None),
-        key_manager: p.key_manager.to_checksum(None),
-        generated_salt: p.generated_salt.to_string(),
-    })
+    Ok(prediction_object(&lsp23::predict_addresses(
+        salt, &calldata, &constants,
+    )?))
+}
+
+/// `predictProfileAddress` for many deployments in one call (e.g. candidate salts). Throws for the first
+/// invalid entry, naming its index.
+#[wasm_bindgen(js_name = predictProfileAddresses, unchecked_return_type = "PredictedAddresses[]")]
+pub fn predict_profile_addresses(
+    #[wasm_bindgen(unchecked_param_type = "DeploymentInput[]")] inputs: &JsValue,
+) -> Result<Array, JsValue> {
+    let list = array_arg("inputs", inputs)?;
+    let out = Array::new_with_length(list.length());
+    for (i, input) in list.iter().enumerate() {
+        let p = deployment_args(&input)
+            .and_then(|(salt, calldata, constants)| lsp23::predict_addresses(salt, &calldata, &constants))
+            .map_err(|e| at_index("inputs", i, e))?;
+        out.set(i as u32, prediction_object(&p));
+    }
+    Ok(out)
 }
 
 /// The `deployERC1167Proxies(…)` calldata for the LSP23 factory (what a relayer sends).
 #[wasm_bindgen(js_name = encodeDeployCalldata, unchecked_return_type = "Hex")]
 pub fn encode_deploy_calldata(
-    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: JsValue,
-) -> JsResult<String> {
+    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: &JsValue,
+) -> JsResult<JsString> {
     let (salt, calldata, constants) = deployment_args(input)?;
-    Ok(to_hex(lsp23::deploy_erc1167_proxies_calldata(
+    Ok(hex_js(&lsp23::deploy_erc1167_proxies_calldata(
         salt, &calldata, &constants,
     )?))
 }
 
 /// A random 32-byte salt (`crypto.getRandomValues`).
 #[wasm_bindgen(js_name = generateSalt, unchecked_return_type = "Hex")]
-pub fn generate_salt() -> JsResult<String> {
-    Ok(lsp23::generate_salt()?.to_string())
+pub fn generate_salt() -> JsResult<JsString> {
+    Ok(hex_js(lsp23::generate_salt()?.as_slice()))
 }
 
 /// The bytes32 value of a set of LSP6 permissions (`"SETDATA"`, `"ALL_PERMISSIONS"`, …).
 #[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
-pub fn encode_permissions(names: Vec<String>) -> JsResult<String> {
-    Ok(Permissions::from_names(&names)?.to_bytes32().to_string())
+pub fn encode_permissions(
+    #[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue,
+) -> JsResult<JsString> {
+    let names = array_arg("names", names)?
+        .iter()
+        .map(|n| text_arg("names", &n))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(hex_js(Permissions::from_names(&names)?.to_bytes32().as_slice()))
 }
 
 /// The names of the LSP6 permissions set in a bytes32 value.
-#[wasm_bindgen(js_name = decodePermissions)]
-pub fn decode_permissions(value: &str) -> JsResult<Vec<String>> {
-    let p = Permissions::from_bytes32(parse_fixed::<32>("permissions", value)?);
-    Ok(p.names().into_iter().map(str::to_owned).collect())
+#[wasm_bindgen(js_name = decodePermissions, unchecked_return_type = "string[]")]
+pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue) -> JsResult<Array> {
+    let p = Permissions::from_bytes32(fixed_arg::<32>("permissions", value)?.into());
+    Ok(p.names().into_iter().map(interned).collect())
 }
 
 /// An LSP8 token id as bytes32 in `format` (0 number, 1 string, 2 address, 3 unique id, 4 hash, 100–104 mixed).
 #[wasm_bindgen(js_name = encodeTokenId, unchecked_return_type = "Hex")]
-pub fn encode_token_id(format: u32, value: &str) -> JsResult<String> {
+pub fn encode_token_id(format: u32, value: &str) -> JsResult<JsString> {
     let format = TokenIdFormat::from_u64(u64::from(format))?;
-    Ok(lsp8::encode_token_id(format, value)?.to_string())
-}
-
-/// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
-#[wasm_bindgen(js_name = computeCid)]
-pub fn compute_cid(bytes: &[u8]) -> String {
-    crate::ipfs::raw_cid(bytes).to_string()
-}
-
-/// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
-/// malformed CID, a path, or a hash function other than sha2-256.
-#[wasm_bindgen(js_name = verifyCid)]
-pub fn verify_cid(cid: &str, bytes: &[u8]) -> JsResult<bool> {
-    let target = crate::ipfs::CidPath::parse(cid)?;
-    if !target.path.is_empty() {
-        return Err(Error::InvalidCid(
-            "a CID with a path names a file inside a directory, not a block".into(),
-        ));
-    }
-    crate::ipfs::verify_block(&target.cid, bytes)
+    Ok(hex_js(lsp8::encode_token_id(format, value)?.as_slice()))
 }

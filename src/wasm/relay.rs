@@ -8,12 +8,16 @@ use serde::Serialize;
 use tsify::Tsify;
 use wasm_bindgen::{JsCast, prelude::*};
 
-use super::{JsResult, reject_unknown_keys, types::to_js};
+use super::{
+    JsResult,
+    io::{self, interned},
+    reject_unknown_keys,
+};
 use crate::{
     Error,
-    hex::{parse_address, parse_fixed, parse_hex, parse_uint256, to_hex},
+    hex::{parse_address, parse_hex, parse_uint256, to_hex},
     lsp15::{self, QuotaScheme},
-    lsp25::{self, RelayCall, Revert, ValidityTimestamps},
+    lsp25::{self, RelayCall, ValidityTimestamps},
 };
 
 /// What the controller signs for an LSP25 relay call.
@@ -132,7 +136,7 @@ fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
             return Ok(U256::from(f as u64));
         }
         return Err(invalid(
-            f.to_string(),
+            io::number_text(v),
             "a number must be an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint or a string beyond)",
         ));
     }
@@ -166,7 +170,7 @@ fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
     uint256(&v, key)
 }
 
-fn object(input: &JsValue, allowed: &[&str], what: &str) -> JsResult<()> {
+fn object(input: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
     if !input.is_object() {
         return Err(Error::InvalidArgument(format!(
             "{what}: expected an object {{{}}}",
@@ -186,7 +190,11 @@ fn chain_id(v: &JsValue) -> JsResult<u64> {
 }
 
 fn payload(obj: &JsValue) -> JsResult<Bytes> {
-    Ok(parse_hex("payload", &string_field(obj, "payload")?)?.into())
+    let v = get(obj, "payload");
+    if is_absent(&v) {
+        return Err(Error::MissingField("payload".to_owned()));
+    }
+    Ok(io::hex_arg("payload", &v)?.into())
 }
 
 fn relay_call_args(input: &JsValue) -> JsResult<(Address, u64, RelayCall)> {
@@ -241,8 +249,9 @@ pub fn encode_relay_call_message(
     Ok(to_hex(call.encoded_message(chain)))
 }
 
-/// The controller that signed a relay call (EIP-55). A signature for another KeyManager, chain or payload
+/// The controller that signed a relay call (EIP-55) (full package only: secp256k1 recovery). A signature for another KeyManager, chain or payload
 /// recovers to some other address.
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = recoverRelayCallSigner, unchecked_return_type = "Address")]
 pub fn recover_relay_call_signer(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
@@ -316,14 +325,19 @@ pub fn quota_message(
         QuotaScheme::Packed => lsp15::packed_quota_message(up, ts).to_string(),
         QuotaScheme::Text => lsp15::text_quota_message(address, ts),
     };
-    to_js(&QuotaMessage {
-        scheme: scheme.as_str().to_owned(),
-        message,
-        hash: lsp15::quota_signing_hash(scheme, up, address, ts).to_string(),
-    })
+    let o = io::object();
+    o.put("scheme", &interned(scheme.as_str()));
+    o.put("message", &io::utf8(&message).into());
+    o.put(
+        "hash",
+        &io::hex_js(lsp15::quota_signing_hash(scheme, up, address, ts).as_slice()).into(),
+    );
+    Ok(o.into())
 }
 
-/// The address that signed an LSP15 quota request under `scheme` (default `"packed"`), EIP-55.
+/// The address that signed an LSP15 quota request under `scheme` (default `"packed"`), EIP-55 (full package
+/// only: secp256k1 recovery).
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = recoverQuotaSigner, unchecked_return_type = "Address")]
 pub fn recover_quota_signer(
     #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,
@@ -337,31 +351,37 @@ pub fn recover_quota_signer(
 }
 
 /// Decodes the revert data of a relay call (LSP6 / LSP20 / LSP25 / profile custom errors, `Error(string)`,
-/// `Panic(uint256)`); never throws for well-formed hex.
+/// `Panic(uint256)`); never throws for well-formed hex. Full package only (the error tables are large).
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = decodeRelayCallRevert, unchecked_return_type = "DecodedRevert")]
 pub fn decode_relay_call_revert(
     #[wasm_bindgen(unchecked_param_type = "Hex")] data: &str,
 ) -> JsResult<JsValue> {
-    let revert = Revert::decode(&parse_hex("data", data)?);
-    to_js(&DecodedRevert {
-        name: revert.name().to_owned(),
-        reason: revert.describe(),
-        code: revert.to_error(0, &RelayCall::default()).code().to_owned(),
-    })
+    let revert = lsp25::Revert::decode(&parse_hex("data", data)?);
+    let o = io::object();
+    o.put("name", &io::utf8(revert.name()).into());
+    o.put("reason", &io::utf8(&revert.describe()).into());
+    o.put(
+        "code",
+        &interned(revert.to_error(0, &RelayCall::default()).code()),
+    );
+    Ok(o.into())
 }
 
 /// `setData(key, value)` calldata for the profile: the payload of a relay call that writes one data key, e.g.
 /// `encodeSetData(encodeKeyName("LSP3Profile"), encodeVerifiableUri(json, url))`.
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetData, unchecked_return_type = "Hex")]
 pub fn encode_set_data(
     #[wasm_bindgen(unchecked_param_type = "Hex")] key: &str,
     #[wasm_bindgen(unchecked_param_type = "Hex")] value: &str,
 ) -> JsResult<String> {
-    let key = parse_fixed::<32>("key", key)?;
+    let key = crate::hex::parse_fixed::<32>("key", key)?;
     Ok(to_hex(lsp25::set_data_payload(key, &parse_hex("value", value)?)))
 }
 
 /// `setDataBatch(keys, values)` calldata for the profile (as many values as keys).
+#[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetDataBatch, unchecked_return_type = "Hex")]
 pub fn encode_set_data_batch(
     #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: Vec<String>,
@@ -369,7 +389,7 @@ pub fn encode_set_data_batch(
 ) -> JsResult<String> {
     let keys = keys
         .iter()
-        .map(|k| parse_fixed::<32>("keys", k))
+        .map(|k| crate::hex::parse_fixed::<32>("keys", k))
         .collect::<Result<Vec<_>, _>>()?;
     let values = values
         .iter()
@@ -378,6 +398,7 @@ pub fn encode_set_data_batch(
     Ok(to_hex(lsp25::set_data_batch_payload(&keys, &values)?))
 }
 
+#[cfg(feature = "wasm")]
 /// Input of `RelayerClient.execute`: a relay call on `address` (the profile), and either its `signature` or a
 /// `sign` callback. With `sign`, the client builds the LSP25 digest (which needs `keyManager` and `chainId`) and
 /// calls `sign(digest)`; sign the 32 bytes raw (viem `account.sign({ hash })`, `@lukso/eip191-signer.js`
@@ -411,6 +432,7 @@ pub struct ExecuteInput {
     pub sign: Option<String>,
 }
 
+#[cfg(feature = "wasm")]
 /// Input of `RelayerClient.quota`: the profile and either a `signature` over the quota message of `timestamp`,
 /// or a `sign` callback, called as `sign(message, quotaMessage)` with the message to `personal_sign`: for
 /// `"packed"` the 32 bytes as hex (viem `signMessage({ message: { raw: message } })`), for `"text"` the string
@@ -438,6 +460,7 @@ pub struct QuotaInput {
     pub sign: Option<String>,
 }
 
+#[cfg(feature = "wasm")]
 /// How a client call gets its signature.
 #[derive(Debug)]
 pub(super) enum SignWith {
@@ -447,6 +470,7 @@ pub(super) enum SignWith {
     Callback(js_sys::Function),
 }
 
+#[cfg(feature = "wasm")]
 fn sign_with(input: &JsValue) -> JsResult<SignWith> {
     let signature = get(input, "signature");
     let sign = get(input, "sign");
@@ -467,6 +491,7 @@ fn sign_with(input: &JsValue) -> JsResult<SignWith> {
     }
 }
 
+#[cfg(feature = "wasm")]
 /// A checked `RelayerClient.execute` input.
 #[derive(Debug)]
 pub(super) struct ExecuteArgs {
@@ -480,6 +505,7 @@ pub(super) struct ExecuteArgs {
     pub sign: SignWith,
 }
 
+#[cfg(feature = "wasm")]
 /// Reads an `ExecuteInput`.
 pub(super) fn execute_args(input: &JsValue) -> JsResult<ExecuteArgs> {
     object(
@@ -529,6 +555,7 @@ pub(super) fn execute_args(input: &JsValue) -> JsResult<ExecuteArgs> {
     })
 }
 
+#[cfg(feature = "wasm")]
 /// A checked `RelayerClient.quota` input.
 #[derive(Debug)]
 pub(super) struct QuotaArgs {
@@ -542,6 +569,7 @@ pub(super) struct QuotaArgs {
     pub sign: SignWith,
 }
 
+#[cfg(feature = "wasm")]
 /// Reads a `QuotaInput`; `now` is used when no timestamp is given (only allowed with `sign`).
 pub(super) fn quota_input_args(input: &JsValue, now: u64) -> JsResult<QuotaArgs> {
     object(
@@ -579,6 +607,7 @@ pub(super) fn quota_input_args(input: &JsValue, now: u64) -> JsResult<QuotaArgs>
     })
 }
 
+#[cfg(feature = "wasm")]
 /// Checks a signature a `sign` callback answered.
 pub(super) fn check_signature(value: &JsValue) -> JsResult<String> {
     let hex = value.as_string().ok_or_else(|| {
@@ -588,6 +617,7 @@ pub(super) fn check_signature(value: &JsValue) -> JsResult<String> {
     Ok(hex)
 }
 
+#[cfg(feature = "wasm")]
 /// Input of `fetchRelayCallParams`.
 #[derive(Debug, Clone, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -605,6 +635,7 @@ pub struct RelayCallParamsInput {
     pub channel: Option<String>,
 }
 
+#[cfg(feature = "wasm")]
 /// What a relay call's signature needs from the chain, read by `fetchRelayCallParams`: spread it into
 /// `RelayerClient.execute({ ...params, address, payload, sign })`.
 #[derive(Debug, Clone, Serialize, Tsify)]
@@ -619,6 +650,7 @@ pub struct RelayCallParams {
     pub nonce: String,
 }
 
+#[cfg(feature = "wasm")]
 /// Reads a `RelayCallParamsInput`: `(rpcUrl, profile, controller, channel)`.
 pub(super) fn relay_call_params_args(input: &JsValue) -> JsResult<(String, Address, Address, u128)> {
     object(input, &["rpcUrl", "address", "controller", "channel"], "input")?;

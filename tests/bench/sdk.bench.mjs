@@ -1,24 +1,31 @@
 // SDK benchmark: this package (wasm) against erc725.js and viem, in one Node process, on the same inputs.
-// Every pair is first checked to give identical output, then timed. Prints ops/s, the ratio and the gzip size of
-// the npm package's wasm and JS glue.
+// Every case is first checked to give identical output (the lite and the full entry, and the peer), then timed in
+// interleaved rounds (ours, peer, ours, …; the median of the rounds), so that load on a shared machine hits both.
+// Then the bundle size of each entry point: esbuild builds a page importing it (minified, tree-shaken JS + the wasm).
 //
-//   node tests/bench/sdk.bench.mjs            # full run (~1 s per case)
+//   node tests/bench/sdk.bench.mjs            # full run (5 rounds of 300 ms per side and case)
 //   node tests/bench/sdk.bench.mjs --quick    # smoke run used by the test command (output checks + short timing)
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { decodeDataSourceWithHash, encodeDataSourceWithHash, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
+import { build } from 'esbuild';
 import { encodeAbiParameters, getCreate2Address, keccak256, toHex } from 'viem';
-import * as sdk from 'profile-relayer';
+import * as full from 'profile-relayer';
+import * as lite from 'profile-relayer/lite';
 
 const quick = process.argv.includes('--quick');
-const budgetMs = quick ? 30 : 1000;
+const rounds = quick ? 1 : 5;
+const budgetMs = quick ? 20 : 300;
 
 // inputs
 const json = JSON.stringify({ LSP3Profile: { name: 'alice', description: 'hi', links: [], tags: ['a'] } });
 const url = 'ipfs://QmYr1VJLwerg6pEoscdhVGugo39pa6rycEZLjtRPDfW84UAx';
 const controller = '0xcafecafecafecafecafecafecafecafecafecafe';
-const profile = sdk.profileDataFromControllers([controller], sdk.encodeVerifiableUri(json, url));
+const profile = lite.profileDataFromControllers([controller], lite.encodeVerifiableUri(json, url));
 const { keys, values, postDeploymentCallData } = profile;
 const salt = '0x' + '11'.repeat(32);
 const C = {
@@ -41,72 +48,124 @@ function viemPredict(s, calldata) {
   return { universalProfile, keyManager };
 }
 
-const vuri = sdk.encodeVerifiableUri(json, url);
+// batch inputs: 100 controllers' permission keys, 100 candidate salts
+const controllers = Array.from({ length: 100 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
+const salts = Array.from({ length: 100 }, (_, i) => `0x${(i + 1).toString(16).padStart(64, '0')}`);
+const PERMISSIONS = 'AddressPermissions:Permissions:<address>';
+
+const vuri = lite.encodeVerifiableUri(json, url);
 const cases = [
   {
-    name: 'VerifiableURI encode (hash + layout)',
-    peer: 'erc725.js',
-    ours: () => sdk.encodeVerifiableUri(json, url),
+    name: 'VerifiableURI encode (keccak256 + layout)',
+    peer: 'erc725.js encodeDataSourceWithHash + viem keccak256',
+    ours: (sdk) => sdk.encodeVerifiableUri(json, url),
     theirs: () => encodeDataSourceWithHash({ method: 'keccak256(utf8)', data: keccak256(toHex(json)) }, url),
   },
   {
     name: 'VerifiableURI decode',
-    peer: 'erc725.js',
-    ours: () => { const d = sdk.decodeVerifiableUri(vuri); return [d.hash, d.url]; },
+    peer: 'erc725.js decodeDataSourceWithHash',
+    ours: (sdk) => { const d = sdk.decodeVerifiableUri(vuri); return [d.hash, d.url]; },
     theirs: () => { const d = decodeDataSourceWithHash(vuri); return [d.verification.data, d.url]; },
   },
   {
-    name: 'key name: singleton LSP3Profile',
-    peer: 'erc725.js',
-    ours: () => sdk.encodeKeyName('LSP3Profile'),
+    name: 'key name LSP3Profile',
+    peer: 'erc725.js encodeKeyName',
+    ours: (sdk) => sdk.encodeKeyName('LSP3Profile'),
     theirs: () => erc725EncodeKeyName('LSP3Profile'),
   },
   {
-    name: 'key name: AddressPermissions:Permissions:<address>',
-    peer: 'erc725.js',
-    ours: () => sdk.encodeKeyName('AddressPermissions:Permissions:<address>', [controller]),
-    theirs: () => erc725EncodeKeyName('AddressPermissions:Permissions:<address>', [controller]),
+    name: 'key name AddressPermissions:Permissions:<address>',
+    peer: 'erc725.js encodeKeyName',
+    ours: (sdk) => sdk.encodeKeyName(PERMISSIONS, [controller]),
+    theirs: () => erc725EncodeKeyName(PERMISSIONS, [controller]),
   },
   {
-    name: 'ABI: postDeploymentCallData (7 keys/values)',
-    peer: 'viem',
-    ours: () => sdk.encodePostDeploymentCallData(keys, values),
+    name: 'key name MyApp:Settings:<address> (no precomputed word)',
+    peer: 'erc725.js encodeKeyName',
+    ours: (sdk) => sdk.encodeKeyName('MyApp:Settings:<address>', [controller]),
+    theirs: () => erc725EncodeKeyName('MyApp:Settings:<address>', [controller]),
+  },
+  {
+    name: 'abi.encode(bytes32[], bytes[]) (7 keys/values)',
+    peer: 'viem encodeAbiParameters',
+    ours: (sdk) => sdk.encodePostDeploymentCallData(keys, values),
     theirs: () => encodeAbiParameters([{ type: 'bytes32[]' }, { type: 'bytes[]' }], [keys, values]),
   },
   {
-    name: 'LSP23 CREATE2 prediction (UP + KM)',
-    peer: 'viem',
-    ours: () => { const p = sdk.predictProfileAddress({ salt, postDeploymentCallData }); return [p.universalProfile, p.keyManager]; },
+    name: 'LSP23 prediction (UP + KM)',
+    peer: 'viem encodeAbiParameters + keccak256 + getCreate2Address ×2',
+    ours: (sdk) => { const p = sdk.predictProfileAddress({ salt, postDeploymentCallData }); return [p.universalProfile, p.keyManager]; },
     theirs: () => { const p = viemPredict(salt, postDeploymentCallData); return [p.universalProfile, p.keyManager]; },
+  },
+  {
+    name: 'batch: 100 permission keys (encodeKeyNames)',
+    peer: 'erc725.js encodeKeyName ×100',
+    batch: 100,
+    ours: (sdk) => sdk.encodeKeyNames(controllers.map((c) => ({ keyName: PERMISSIONS, dynamicKeyParts: c }))),
+    theirs: () => controllers.map((c) => erc725EncodeKeyName(PERMISSIONS, c)),
+  },
+  {
+    name: 'batch: 100 predictions (predictProfileAddresses)',
+    peer: 'viem recipe ×100',
+    batch: 100,
+    ours: (sdk) => sdk.predictProfileAddresses(salts.map((s) => ({ salt: s, postDeploymentCallData })))
+      .map((p) => [p.universalProfile, p.keyManager]),
+    theirs: () => salts.map((s) => { const p = viemPredict(s, postDeploymentCallData); return [p.universalProfile, p.keyManager]; }),
   },
 ];
 
 function opsPerSecond(fn) {
-  for (let i = 0; i < 200; i++) fn(); // warm-up (JIT, wasm tier-up)
   let n = 0;
   const start = process.hrtime.bigint();
   const end = start + BigInt(budgetMs) * 1_000_000n;
   let now = start;
   while (now < end) {
-    for (let i = 0; i < 100; i++) fn();
-    n += 100;
+    for (let i = 0; i < 10; i++) fn();
+    n += 10;
     now = process.hrtime.bigint();
   }
   return (n * 1e9) / Number(now - start);
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
 for (const c of cases) {
-  assert.deepEqual(c.ours(), c.theirs(), `${c.name}: outputs differ`);
-  const ours = opsPerSecond(c.ours);
-  const theirs = opsPerSecond(c.theirs);
-  rows.push({ case: c.name, peer: c.peer, 'profile-relayer ops/s': Math.round(ours), 'peer ops/s': Math.round(theirs), ratio: `${(ours / theirs).toFixed(1)}x` });
+  const expected = c.theirs();
+  assert.deepEqual(c.ours(lite), expected, `${c.name}: lite output differs from the peer`);
+  assert.deepEqual(c.ours(full), expected, `${c.name}: full output differs from the peer`);
+  const ours = () => c.ours(lite);
+  for (let i = 0; i < (quick ? 20 : 300); i++) { ours(); c.theirs(); } // warm-up (JIT, wasm tier-up)
+  const a = [];
+  const b = [];
+  for (let r = 0; r < rounds; r++) { a.push(opsPerSecond(ours)); b.push(opsPerSecond(c.theirs)); }
+  const [o, t] = [median(a), median(b)];
+  const per = c.batch ? ` (×${c.batch}/call)` : '';
+  rows.push({ case: c.name, peer: c.peer, [`ours ops/s`]: Math.round(o) + per, 'peer ops/s': Math.round(t) + per, ratio: `${(o / t).toFixed(1)}x` });
 }
 console.table(rows);
 
-const pkg = new URL('../../pkg/web/', import.meta.url);
-const wasm = readFileSync(new URL('profile_relayer_bg.wasm', pkg));
-const glue = readFileSync(new URL('profile_relayer.js', pkg));
+// bundle sizes: a page importing each entry, built by esbuild (the `web` builds: no wasm ESM integration needed)
+const pkg = fileURLToPath(new URL('../../pkg/', import.meta.url));
 const gz = (b) => gzipSync(b, { level: 9 }).length;
-console.log(`package size (web build): wasm ${wasm.length} B (${gz(wasm)} B gzip), JS glue ${glue.length} B (${gz(glue)} B gzip), total gzip ${((gz(wasm) + gz(glue)) / 1024).toFixed(1)} KiB`);
-console.log(`node ${process.version}, ${quick ? 'quick' : 'full'} run, ${budgetMs} ms per measurement`);
+const pages = [
+  { entry: 'profile-relayer/lite/web', wasm: 'lite/web', uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, encodeKeyNames, profileDataFromControllers, predictProfileAddress, generateSalt, encodePermissions, relayCallDigest' },
+  { entry: 'profile-relayer/web', wasm: 'web', uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, predictProfileAddress, computeCid, recoverRelayCallSigner, RelayerClient, LookupClient' },
+];
+const dir = mkdtempSync(join(tmpdir(), 'sdk-bundle-'));
+const sizes = [];
+try {
+  for (const p of pages) {
+    writeFileSync(join(dir, 'page.js'), `import init, { ${p.uses} } from '${p.entry}';\nawait init();\nglobalThis.sdk = { ${p.uses} };\n`);
+    const out = await build({
+      entryPoints: [join(dir, 'page.js')], bundle: true, minify: true, format: 'esm', write: false, logLevel: 'silent',
+      nodePaths: [fileURLToPath(new URL('../node_modules', import.meta.url))],
+    });
+    const js = out.outputFiles[0].contents;
+    const wasm = readFileSync(join(pkg, p.wasm, 'profile_relayer_bg.wasm'));
+    sizes.push({ entry: p.entry, 'JS (min+gzip)': gz(js), 'wasm (gzip)': gz(wasm), 'total KiB gzip': ((gz(js) + gz(wasm)) / 1024).toFixed(1) });
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.table(sizes);
+console.log(`node ${process.version}, ${quick ? 'quick' : 'full'} run, ${rounds} round(s) of ${budgetMs} ms per side`);

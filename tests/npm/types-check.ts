@@ -1,4 +1,5 @@
 // Type-checked with `tsc --noEmit` (tests/tsconfig.json): the generated declarations are complete and precise.
+import * as lite from 'profile-relayer/lite';
 import {
   type Address,
   type DecodedVerifiableUri,
@@ -116,6 +117,18 @@ async function clients(): Promise<[CreateProfileResult, IndexRecord]> {
   return [created, record];
 }
 
+// the encodings-only entry: typed the same, plus the batch calls; no clients
+function liteEntry(): [Hex[], Address] {
+  const keys: Hex[] = lite.encodeKeyNames(['LSP3Profile', { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller }]);
+  const single: Hex = lite.encodeKeyName('AddressPermissions:Permissions:<address>', controller);
+  const [p]: PredictedAddresses[] = lite.predictProfileAddresses([{ salt, postDeploymentCallData: calldata }]);
+  // @ts-expect-error: the lite entry has no clients
+  new lite.RelayerClient({ baseUrl: 'x', apiKey: 'y' });
+  // @ts-expect-error: an entry is a name or { keyName, dynamicKeyParts }
+  lite.encodeKeyNames([{ name: 'LSP3Profile' }]);
+  return [[...keys, single], p.universalProfile];
+}
+
 async function web(): Promise<Hex> {
   await initWeb();
   return webEncodeKeyName('LSP3Profile') as Hex;
@@ -144,4 +157,4 @@ async function relay(): Promise<[ExecuteResponse, QuotaResponse, TransactionStat
   return [sent, left, status];
 }
 
-export { clients, relay, element, format, keys, ok, tx, up, values, key, web };
+export { clients, relay, element, format, keys, liteEntry, ok, tx, up, values, key, web };

@@ -45,8 +45,14 @@ fn verifiable_uri_vectors() {
                         Uint8Array::from(profile_relayer::hex::parse_hex("x", hex).unwrap().as_slice()).into()
                     }
                 };
-                let value = encode_verifiable_uri(&content, input["url"].as_str().unwrap()).unwrap();
-                assert_eq!(value, case["expected"].as_str().unwrap().to_lowercase(), "{id}");
+                let value: JsValue = encode_verifiable_uri(&content, &js(&input["url"]))
+                    .unwrap()
+                    .into();
+                assert_eq!(
+                    value.as_string().unwrap(),
+                    case["expected"].as_str().unwrap().to_lowercase(),
+                    "{id}"
+                );
                 assert!(verify_verifiable_uri(&value, &content).unwrap(), "{id} verifies");
                 let decoded = decode_verifiable_uri(&value).unwrap();
                 assert_eq!(
@@ -61,7 +67,7 @@ fn verifiable_uri_vectors() {
                 );
             }
             _ => {
-                let decoded = decode_verifiable_uri(input.as_str().unwrap()).unwrap();
+                let decoded = decode_verifiable_uri(&js(input)).unwrap();
                 for field in ["method", "hash", "url"] {
                     assert_eq!(
                         get(&decoded, field),
@@ -79,16 +85,15 @@ fn data_key_vectors() {
     for case in vectors(include_str!("../fixtures/vectors/data-keys.json")) {
         let input = &case["input"];
         let name = input["name"].as_str().unwrap();
+        let name = JsValue::from_str(name);
         let key = if case["function"] == "encodeKeyName" {
-            let parts = input
-                .get("dynamicKeyParts")
-                .map(|p| serde_json::from_value(p.clone()).unwrap());
-            encode_key_name(name, parts).unwrap()
+            let parts = input.get("dynamicKeyParts").map(|p| js(p).unchecked_into());
+            encode_key_name(&name, parts).unwrap()
         } else {
-            encode_array_element_key(name, &js(&input["index"])).unwrap()
+            encode_array_element_key(&name, &js(&input["index"])).unwrap()
         };
         assert_eq!(
-            key,
+            String::from(key),
             case["expected"].as_str().unwrap().to_lowercase(),
             "{}",
             case["id"]
@@ -96,7 +101,7 @@ fn data_key_vectors() {
     }
     let big = js_sys::BigInt::from(1u128 << 64);
     assert_eq!(
-        encode_array_element_key("AddressPermissions[]", &big.into()).unwrap(),
+        String::from(encode_array_element_key(&"AddressPermissions[]".into(), &big.into()).unwrap()),
         "0xdf30dba06db6a30e65354d9a64c6098600000000000000010000000000000000"
     );
 }
@@ -104,7 +109,7 @@ fn data_key_vectors() {
 #[wasm_bindgen_test]
 fn prediction_vectors() {
     for case in vectors(include_str!("../fixtures/vectors/lsp23-address.json")) {
-        let p = predict_profile_address(js(&case["input"])).unwrap();
+        let p = predict_profile_address(&js(&case["input"])).unwrap();
         assert_eq!(
             get(&p, "universalProfile"),
             case["expected"]["universalProfile"].as_str().unwrap()
@@ -119,13 +124,14 @@ fn prediction_vectors() {
 #[wasm_bindgen_test]
 fn calldata_vectors() {
     for case in vectors(include_str!("../fixtures/vectors/post-deployment-calldata.json")) {
-        let keys: Vec<String> = serde_json::from_value(case["input"]["keys"].clone()).unwrap();
-        let values: Vec<String> = serde_json::from_value(case["input"]["values"].clone()).unwrap();
-        let hex = encode_post_deployment_calldata(keys.clone(), values).unwrap();
-        assert_eq!(hex, case["expected"].as_str().unwrap());
+        let keys = js(&case["input"]["keys"]);
+        let hex: JsValue = encode_post_deployment_calldata(&keys, &js(&case["input"]["values"]))
+            .unwrap()
+            .into();
+        assert_eq!(hex.as_string().unwrap(), case["expected"].as_str().unwrap());
         let decoded = decode_post_deployment_calldata(&hex).unwrap();
         let got = Array::from(&Reflect::get(&decoded, &JsValue::from_str("keys")).unwrap());
-        assert_eq!(got.length() as usize, keys.len());
+        assert_eq!(got.length(), Array::from(&keys).length());
     }
 }
 
@@ -134,23 +140,20 @@ fn invalid_inputs_throw_coded_errors() {
     for case in vectors(include_str!("../fixtures/vectors/invalid-inputs.json")) {
         let id = case["id"].as_str().unwrap();
         let args: Vec<JsValue> = case["args"].as_array().unwrap().iter().map(js).collect();
-        let s = |i: usize| args[i].as_string().unwrap();
-        let strings = |i: usize| -> Vec<String> { serde_wasm_bindgen::from_value(args[i].clone()).unwrap() };
         let result: Result<JsValue, JsValue> = match case["function"].as_str().unwrap() {
-            "decodeVerifiableUri" => decode_verifiable_uri(&s(0)).map_err(Into::into),
-            "encodeVerifiableUri" => encode_verifiable_uri(&args[0], &s(1))
+            "decodeVerifiableUri" => decode_verifiable_uri(&args[0]).map_err(Into::into),
+            "encodeVerifiableUri" => encode_verifiable_uri(&args[0], &args[1])
                 .map(Into::into)
                 .map_err(Into::into),
-            "predictProfileAddress" => predict_profile_address(args[0].clone()).map_err(Into::into),
-            "decodePostDeploymentCallData" => decode_post_deployment_calldata(&s(0)).map_err(Into::into),
-            "encodePostDeploymentCallData" => encode_post_deployment_calldata(strings(0), strings(1))
+            "predictProfileAddress" => predict_profile_address(&args[0]).map_err(Into::into),
+            "decodePostDeploymentCallData" => decode_post_deployment_calldata(&args[0]).map_err(Into::into),
+            "encodePostDeploymentCallData" => encode_post_deployment_calldata(&args[0], &args[1])
                 .map(Into::into)
                 .map_err(Into::into),
-            "encodeKeyName" => {
-                let parts = args.get(1).map(|_| strings(1));
-                encode_key_name(&s(0), parts).map(Into::into).map_err(Into::into)
-            }
-            "encodeArrayElementKey" => encode_array_element_key(&s(0), &args[1])
+            "encodeKeyName" => encode_key_name(&args[0], args.get(1).cloned().map(JsCast::unchecked_into))
+                .map(Into::into)
+                .map_err(Into::into),
+            "encodeArrayElementKey" => encode_array_element_key(&args[0], &args[1])
                 .map(Into::into)
                 .map_err(Into::into),
             other => panic!("{other}"),
@@ -162,17 +165,20 @@ fn invalid_inputs_throw_coded_errors() {
 
 #[wasm_bindgen_test]
 fn errors_and_salts() {
-    let err: JsValue = encode_verifiable_uri(&JsValue::from_f64(42.0), "ipfs://x")
+    let err: JsValue = encode_verifiable_uri(&JsValue::from_f64(42.0), &"ipfs://x".into())
         .unwrap_err()
         .into();
     assert_eq!(code(err), "INVALID_CONTENT");
-    let err: JsValue = predict_profile_address(JsValue::from_str("nope"))
+    let err: JsValue = predict_profile_address(&JsValue::from_str("nope"))
         .unwrap_err()
         .into();
     assert_eq!(code(err), "INVALID_ARGUMENT");
     assert!(!is_profile_relayer_error(&js_sys::Error::new("other").into()));
     assert_eq!(error_codes().len(), profile_relayer::Error::ALL_CODES.len());
-    let (a, b) = (generate_salt().unwrap(), generate_salt().unwrap());
+    let (a, b) = (
+        String::from(generate_salt().unwrap()),
+        String::from(generate_salt().unwrap()),
+    );
     assert_eq!(a.len(), 66);
     assert_ne!(a, b);
 }

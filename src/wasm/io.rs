@@ -1,0 +1,356 @@
+//! Conversions across the JS ↔ wasm boundary, where most of the time of a small call goes.
+//!
+//! wasm-bindgen's own `&str` / `String` conversions copy strings in with a JS loop over `charCodeAt` and out with
+//! `TextDecoder` on a fresh view: fine for short text, slow for a 2 KB `postDeploymentCallData` and costly for
+//! every 66-character hex result. Here strings are written into wasm memory in one native call and results are
+//! made in one native call: Node's `Buffer` methods over the wasm memory when `Buffer` exists (`utf8Write`,
+//! `latin1Slice` for hex, `utf8Slice`), else `TextEncoder.encodeInto` / `TextDecoder` (browsers). Results that
+//! are objects are built field by field with cached keys, never through serde.
+
+use std::cell::RefCell;
+
+use alloy_primitives::hex;
+use js_sys::{JsString, Uint8Array};
+use wasm_bindgen::{JsCast, prelude::*};
+
+use crate::{Error, Result};
+
+#[wasm_bindgen]
+extern "C" {
+    /// Node's `Buffer` over the wasm memory.
+    #[wasm_bindgen(js_name = Buffer)]
+    type NodeBuffer;
+    #[wasm_bindgen(method, js_name = utf8Write)]
+    fn utf8_write(this: &NodeBuffer, s: &JsString, offset: u32, length: u32) -> u32;
+    #[wasm_bindgen(method, js_name = latin1Slice)]
+    fn latin1_slice(this: &NodeBuffer, start: u32, end: u32) -> JsString;
+    #[wasm_bindgen(method, js_name = utf8Slice)]
+    fn utf8_slice(this: &NodeBuffer, start: u32, end: u32) -> JsString;
+
+    #[wasm_bindgen(js_name = Function)]
+    type BufferClass;
+    #[wasm_bindgen(method, catch, js_name = from)]
+    fn from(this: &BufferClass, memory: &JsValue) -> std::result::Result<NodeBuffer, JsValue>;
+
+    type TextEncoder;
+    #[wasm_bindgen(constructor, catch)]
+    fn new() -> std::result::Result<TextEncoder, JsValue>;
+    #[wasm_bindgen(method, js_name = encodeInto)]
+    fn encode_into(this: &TextEncoder, s: &JsString, dst: &Uint8Array) -> EncodeIntoResult;
+
+    type EncodeIntoResult;
+    #[wasm_bindgen(method, getter)]
+    fn written(this: &EncodeIntoResult) -> u32;
+
+    type TextDecoder;
+    #[wasm_bindgen(constructor, catch)]
+    fn new() -> std::result::Result<TextDecoder, JsValue>;
+    #[wasm_bindgen(method)]
+    fn decode(this: &TextDecoder, src: &Uint8Array) -> JsString;
+
+    /// A plain object, written with `o[k] = v`.
+    #[wasm_bindgen(js_name = Object)]
+    pub(crate) type Obj;
+    #[wasm_bindgen(method, indexing_setter)]
+    pub(crate) fn set(this: &Obj, key: &JsValue, value: &JsValue);
+    #[wasm_bindgen(method, indexing_getter)]
+    pub(crate) fn get(this: &Obj, key: &JsValue) -> JsValue;
+}
+
+/// How strings cross: Node's `Buffer` (fast, native) or the Encoding API.
+enum Backend {
+    Node {
+        buffer: NodeBuffer,
+    },
+    Web {
+        encoder: TextEncoder,
+        decoder: TextDecoder,
+    },
+    /// Neither exists: wasm-bindgen's own conversions.
+    Plain,
+}
+
+struct Io {
+    backend: Backend,
+    /// Memory size (pages) the views were made for; memory growth detaches them.
+    pages: usize,
+    memory: js_sys::WebAssembly::Memory,
+    /// The whole memory as bytes (Encoding API backend).
+    bytes: Option<Uint8Array>,
+}
+
+thread_local! {
+    static IO: RefCell<Option<Io>> = const { RefCell::new(None) };
+}
+
+fn pages() -> usize {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size::<0>()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}
+
+fn node_buffer_class() -> Option<BufferClass> {
+    let class = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("Buffer")).ok()?;
+    if !class.is_function() {
+        return None;
+    }
+    let proto = js_sys::Reflect::get(&class, &JsValue::from_str("prototype")).ok()?;
+    let has =
+        |name: &str| js_sys::Reflect::get(&proto, &JsValue::from_str(name)).is_ok_and(|f| f.is_function());
+    (has("utf8Write") && has("latin1Slice") && has("utf8Slice")).then(|| class.unchecked_into())
+}
+
+impl Io {
+    fn new() -> Self {
+        let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+        let backend = if let Some(buffer) = node_buffer_class().and_then(|c| c.from(&memory.buffer()).ok()) {
+            Backend::Node { buffer }
+        } else if let (Ok(encoder), Ok(decoder)) = (TextEncoder::new(), TextDecoder::new()) {
+            Backend::Web { encoder, decoder }
+        } else {
+            Backend::Plain
+        };
+        let mut io = Self {
+            backend,
+            pages: pages(),
+            memory,
+            bytes: None,
+        };
+        io.refresh_bytes();
+        io
+    }
+
+    fn refresh_bytes(&mut self) {
+        self.bytes =
+            matches!(self.backend, Backend::Web { .. }).then(|| Uint8Array::new(&self.memory.buffer()));
+    }
+
+    /// Re-creates the views when the memory has grown since they were made.
+    fn fresh(&mut self) {
+        let now = pages();
+        if now == self.pages {
+            return;
+        }
+        self.pages = now;
+        if let Backend::Node { buffer } = &mut self.backend {
+            match node_buffer_class().and_then(|c| c.from(&self.memory.buffer()).ok()) {
+                Some(b) => *buffer = b,
+                None => self.backend = Backend::Plain,
+            }
+        }
+        self.refresh_bytes();
+    }
+
+    fn view(&self, ptr: usize, len: usize) -> Option<Uint8Array> {
+        self.bytes
+            .as_ref()
+            .map(|b| b.subarray(u32_of(ptr), u32_of(ptr.saturating_add(len))))
+    }
+}
+
+fn with_io<R>(f: impl FnOnce(&mut Io) -> R) -> R {
+    IO.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let io = slot.get_or_insert_with(Io::new);
+        io.fresh();
+        f(io)
+    })
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The UTF-8 bytes of a JS string (`None` when `value` is not a string).
+pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
+    if !value.is_string() {
+        return None;
+    }
+    let s: &JsString = value.unchecked_ref();
+    // UTF-8 takes at most 3 bytes per UTF-16 unit
+    let cap = (s.length() as usize).saturating_mul(3);
+    let mut out: Vec<u8> = Vec::with_capacity(cap);
+    // the reservation above may have grown the memory: `with_io` re-creates the views first
+    let written = with_io(|io| match &io.backend {
+        Backend::Node { buffer } => Some(buffer.utf8_write(s, u32_of(out.as_ptr() as usize), u32_of(cap))),
+        Backend::Web { encoder, .. } => io
+            .view(out.as_ptr() as usize, cap)
+            .map(|v| encoder.encode_into(s, &v).written()),
+        Backend::Plain => None,
+    });
+    match written {
+        Some(n) => {
+            // SAFETY: the native writer initialised exactly `n <= cap` bytes from the start of the buffer
+            unsafe { out.set_len((n as usize).min(cap)) };
+            Some(out)
+        }
+        None => value.as_string().map(String::into_bytes),
+    }
+}
+
+/// A JS string from ASCII bytes (hex, addresses).
+pub(crate) fn ascii(bytes: &[u8]) -> JsString {
+    debug_assert!(bytes.is_ascii());
+    string_from(bytes, true)
+}
+
+/// A JS string from UTF-8 bytes.
+pub(crate) fn utf8(bytes: &str) -> JsString {
+    string_from(bytes.as_bytes(), false)
+}
+
+fn string_from(bytes: &[u8], ascii: bool) -> JsString {
+    let (ptr, end) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + bytes.len());
+    let made = with_io(|io| match &io.backend {
+        Backend::Node { buffer } if ascii => Some(buffer.latin1_slice(u32_of(ptr), u32_of(end))),
+        Backend::Node { buffer } => Some(buffer.utf8_slice(u32_of(ptr), u32_of(end))),
+        Backend::Web { decoder, .. } => io.view(ptr, bytes.len()).map(|v| decoder.decode(&v)),
+        Backend::Plain => None,
+    });
+    made.unwrap_or_else(|| JsString::from(String::from_utf8_lossy(bytes).as_ref()))
+}
+
+/// `0x`-prefixed lower-case hex of `bytes` as a JS string.
+pub(crate) fn hex_js(bytes: &[u8]) -> JsString {
+    const STACK: usize = 128;
+    let len = 2 + 2 * bytes.len();
+    if bytes.len() <= STACK {
+        let mut buf = [0u8; 2 + 2 * STACK];
+        if let Some(out) = buf.get_mut(..len)
+            && write_hex(bytes, out)
+        {
+            return ascii(out);
+        }
+    }
+    let mut buf = vec![0u8; len];
+    if write_hex(bytes, &mut buf) {
+        ascii(&buf)
+    } else {
+        JsString::from(hex::encode_prefixed(bytes).as_str())
+    }
+}
+
+fn write_hex(bytes: &[u8], out: &mut [u8]) -> bool {
+    match out.split_at_mut_checked(2) {
+        Some((prefix, digits)) => {
+            prefix.copy_from_slice(b"0x");
+            hex::encode_to_slice(bytes, digits).is_ok()
+        }
+        None => false,
+    }
+}
+
+/// A string argument, or `INVALID_ARGUMENT` naming `field`.
+pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
+    utf8_of(value).ok_or_else(|| Error::InvalidArgument(format!("{field}: expected a string")))
+}
+
+/// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
+pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
+    let text = string_arg(field, value)?;
+    let digits = match text.as_slice() {
+        [b'0', b'x', rest @ ..] => rest,
+        _ => return slow_parse(field, &text),
+    };
+    // const-hex strips one more prefix by itself: only hex digits may follow ours
+    if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
+        return slow_parse(field, &text);
+    }
+    let mut out = vec![0u8; digits.len() / 2];
+    match hex::decode_to_slice(digits, &mut out) {
+        Ok(()) => Ok(out),
+        Err(_) => slow_parse(field, &text),
+    }
+}
+
+/// The exact error of the core's parser.
+fn slow_parse(field: &str, text: &[u8]) -> Result<Vec<u8>> {
+    crate::hex::parse_hex(field, &String::from_utf8_lossy(text))
+}
+
+/// A `0x` hex string of exactly `N` bytes.
+pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<[u8; N]> {
+    let bytes = hex_arg(field, value)?;
+    let got = bytes.len();
+    <[u8; N]>::try_from(bytes).map_err(|_| Error::InvalidLength {
+        field: field.to_owned(),
+        expected: N,
+        got,
+    })
+}
+
+/// An address argument (see [`crate::hex::parse_address`]).
+pub(crate) fn address_arg(field: &str, value: &JsValue) -> Result<alloy_primitives::Address> {
+    let text = string_arg(field, value)?;
+    crate::hex::parse_address(field, std::str::from_utf8(&text).unwrap_or_default())
+}
+
+/// The elements of a JS array argument.
+pub(crate) fn array_arg(field: &str, value: &JsValue) -> Result<js_sys::Array> {
+    if js_sys::Array::is_array(value) {
+        Ok(value.clone().unchecked_into())
+    } else {
+        Err(Error::InvalidArgument(format!("{field}: expected an array")))
+    }
+}
+
+thread_local! {
+    /// JS strings made once: object keys and constant values, by the address of the Rust literal (a few dozen
+    /// literals, so a linear scan over integers).
+    static INTERNED: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the JS string for a `'static` text, made once per literal (borrowed: no table slot).
+/// `f` must not intern a new text.
+pub(crate) fn with_interned<R>(text: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+    let id = (text.as_ptr() as usize, text.len());
+    INTERNED.with(|cell| {
+        let known = cell.borrow().iter().position(|(i, _)| *i == id);
+        let index = known.unwrap_or_else(|| {
+            let mut list = cell.borrow_mut();
+            list.push((id, JsValue::from_str(text)));
+            list.len() - 1
+        });
+        let list = cell.borrow();
+        match list.get(index) {
+            Some((_, value)) => f(value),
+            None => f(&JsValue::UNDEFINED),
+        }
+    })
+}
+
+/// The JS string for a `'static` text, made once per literal.
+pub(crate) fn interned(text: &'static str) -> JsValue {
+    with_interned(text, JsValue::clone)
+}
+
+/// How JS prints a value that is a number (`String(n)`), without Rust's float formatting (≈ 14 KB of wasm).
+pub(crate) fn number_text(value: &JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Number>()
+        .and_then(|n| n.to_string_with_radix(10).ok())
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+/// A fresh plain object.
+pub(crate) fn object() -> Obj {
+    js_sys::Object::new().unchecked_into()
+}
+
+impl Obj {
+    /// `o[key] = value` with an interned key.
+    pub(crate) fn put(&self, key: &'static str, value: &JsValue) {
+        with_interned(key, |k| self.set(k, value));
+    }
+
+    /// `o[key]` with an interned key.
+    pub(crate) fn field(&self, key: &'static str) -> JsValue {
+        with_interned(key, |k| self.get(k))
+    }
+}

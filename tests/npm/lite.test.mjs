@@ -1,0 +1,120 @@
+// The encodings-only entry `profile-relayer/lite`: same results as the full package, none of its clients, CIDs or
+// signer recovery, batch calls, strict argument checks, and its size budget.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
+import { encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
+import * as full from 'profile-relayer';
+import * as lite from 'profile-relayer/lite';
+
+const SALT = '0x' + '11'.repeat(32);
+const controller = '0x3303Ce3b8644D566271DD2Eb54292d32F1458968';
+const pkg = new URL('../../pkg/', import.meta.url);
+
+test('lite gives the same results as the full package', () => {
+  const json = JSON.stringify({ LSP3Profile: { name: 'alice' } });
+  const vuri = lite.encodeVerifiableUri(json, 'ipfs://QmX');
+  assert.equal(vuri, full.encodeVerifiableUri(json, 'ipfs://QmX'));
+  assert.deepEqual(lite.decodeVerifiableUri(vuri), full.decodeVerifiableUri(vuri));
+  assert.equal(lite.encodeVerifiableUri(new Uint8Array([1, 2, 3]), 'ipfs://y'), full.encodeVerifiableUri(new Uint8Array([1, 2, 3]), 'ipfs://y'));
+  const data = lite.profileDataFromControllers([controller], vuri);
+  assert.deepEqual(data, full.profileDataFromControllers([controller], vuri));
+  const input = { salt: SALT, postDeploymentCallData: data.postDeploymentCallData };
+  assert.deepEqual(lite.predictProfileAddress(input), full.predictProfileAddress(input));
+  assert.equal(lite.encodeDeployCalldata(input), full.encodeDeployCalldata(input));
+  assert.deepEqual(lite.decodePostDeploymentCallData(data.postDeploymentCallData), { keys: data.keys, values: data.values });
+  assert.deepEqual(lite.decodePermissions(data.values[3]), full.decodePermissions(data.values[3]));
+  assert.equal(lite.encodePermissions(['SETDATA', 'CALL']), full.encodePermissions(['SETDATA', 'CALL']));
+  const call = { keyManager: controller, chainId: 42, nonce: 7n, payload: '0x44c028fe' };
+  assert.equal(lite.relayCallDigest(call), full.relayCallDigest(call));
+  assert.equal(lite.encodeRelayCallMessage(call), full.encodeRelayCallMessage(call));
+  assert.deepEqual(lite.quotaMessage(controller, 1700000000), full.quotaMessage(controller, 1700000000));
+});
+
+test('lite leaves out the clients, CIDs and signer recovery', () => {
+  for (const name of ['RelayerClient', 'LookupClient', 'computeCid', 'verifyCid', 'recoverRelayCallSigner', 'recoverQuotaSigner', 'decodeRelayCallRevert']) {
+    assert.equal(lite[name], undefined, name);
+    assert.equal(typeof full[name], 'function', name);
+  }
+});
+
+test('dynamic key parts: one string or an array, like erc725.js', () => {
+  const name = 'AddressPermissions:Permissions:<address>';
+  const expected = erc725EncodeKeyName(name, [controller]);
+  assert.equal(lite.encodeKeyName(name, controller), expected);
+  assert.equal(lite.encodeKeyName(name, [controller]), expected);
+  for (const n of ['LSP3Profile', 'LSP5ReceivedAssets[]', 'MyCustomKey', 'MyApp:Settings:<address>', 'A:B:<bytes4>']) {
+    const parts = n.includes('<address>') ? [controller] : n.includes('<bytes4>') ? ['0xcafecafe'] : undefined;
+    assert.equal(lite.encodeKeyName(n, parts), erc725EncodeKeyName(n, parts), n);
+  }
+});
+
+test('encodeKeyNames: one call, same keys as encodeKeyName; a bad entry is named by index', () => {
+  const entries = ['LSP3Profile', { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller },
+    { keyName: 'LSP5ReceivedAssetsMap:<address>', dynamicKeyParts: [controller] }, 'AddressPermissions[]'];
+  const keys = lite.encodeKeyNames(entries);
+  assert.deepEqual(keys, entries.map((e) => typeof e === 'string' ? lite.encodeKeyName(e) : lite.encodeKeyName(e.keyName, e.dynamicKeyParts)));
+  assert.deepEqual(lite.encodeKeyNames([]), []);
+  assert.throws(() => lite.encodeKeyNames(['LSP3Profile', 'A::B']),
+    (e) => lite.isProfileRelayerError(e) && e.code === 'INVALID_KEY_NAME' && e.index === 1 && /^names\[1\]: /.test(e.message));
+  assert.throws(() => lite.encodeKeyNames([{ keyName: 'LSP3Profile', parts: [] }]), (e) => e.code === 'INVALID_ARGUMENT' && /parts/.test(e.message));
+  assert.throws(() => lite.encodeKeyNames([42]), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => lite.encodeKeyNames('LSP3Profile'), { code: 'INVALID_ARGUMENT' });
+});
+
+test('predictProfileAddresses: one call, same addresses as predictProfileAddress', () => {
+  const { postDeploymentCallData } = lite.profileDataFromControllers([controller]);
+  const inputs = Array.from({ length: 5 }, (_, i) => ({ salt: `0x${String(i + 1).padStart(64, '0')}`, postDeploymentCallData }));
+  assert.deepEqual(lite.predictProfileAddresses(inputs), inputs.map((i) => lite.predictProfileAddress(i)));
+  assert.throws(() => lite.predictProfileAddresses([inputs[0], { salt: '0x12', postDeploymentCallData }]),
+    (e) => e.code === 'INVALID_LENGTH' && e.index === 1);
+});
+
+test('arguments are checked strictly, with the same codes as before', () => {
+  assert.throws(() => lite.encodeKeyName(42), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => lite.decodeVerifiableUri('0x0000'), { code: 'TRUNCATED_VERIFIABLE_URI' });
+  assert.throws(() => lite.decodeVerifiableUri('0x0x00'), { code: 'INVALID_HEX' });
+  assert.throws(() => lite.decodeVerifiableUri('0xzz'), (e) => e.code === 'INVALID_HEX' && /'z'/.test(e.message));
+  assert.throws(() => lite.decodeVerifiableUri(new Uint8Array(4)), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => lite.encodePostDeploymentCallData(['0x12'], ['0x']), { code: 'INVALID_LENGTH' });
+  assert.throws(() => lite.predictProfileAddress({ salt: SALT }), (e) => e.code === 'INVALID_ARGUMENT' && /postDeploymentCallData/.test(e.message));
+  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: { factory: controller } }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /universalProfileInit/.test(e.message));
+  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 1.5 }), { code: 'UNKNOWN_NETWORK' });
+  assert.throws(() => lite.encodeArrayElementKey('AddressPermissions[]', -1), (e) => e.code === 'INVALID_ARRAY_INDEX' && /-1/.test(e.message));
+  // strings with non-ASCII text and lone surrogates cross intact / as U+FFFD, as with TextEncoder
+  const text = 'héllo ✓ \u{1F600}';
+  assert.equal(lite.decodeVerifiableUri(lite.encodeVerifiableUri(text, `ipfs://${text}`)).url, `ipfs://${text}`);
+  assert.ok(lite.verifyVerifiableUri(lite.encodeVerifiableUri(text, 'x'), new TextEncoder().encode(text)));
+  assert.equal(lite.encodeVerifiableUri('\uD800', 'x'), lite.encodeVerifiableUri('\uFFFD', 'x'));
+});
+
+test('long inputs and memory growth keep results right', () => {
+  const big = 'x'.repeat(3_000_000);
+  const vuri = lite.encodeVerifiableUri(big, 'ipfs://big');
+  assert.ok(lite.verifyVerifiableUri(vuri, big));
+  const values = Array.from({ length: 50 }, (_, i) => '0x' + String(i % 10).repeat(20_000));
+  const keys = values.map((_, i) => lite.encodeArrayElementKey('LSP5ReceivedAssets[]', i));
+  const calldata = lite.encodePostDeploymentCallData(keys, values);
+  assert.deepEqual(lite.decodePostDeploymentCallData(calldata), { keys, values });
+});
+
+test('CommonJS require of the lite entry', () => {
+  const cjs = createRequire(import.meta.url)('profile-relayer/lite');
+  assert.equal(cjs.encodeKeyName('LSP3Profile'), '0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5');
+});
+
+test('--target web lite build loads with init()', async () => {
+  const web = await import('profile-relayer/lite/web');
+  await web.default({ module_or_path: readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)) });
+  assert.equal(web.encodeKeyName('LSP4Metadata'), '0x9afb95cacc9f95858ec44aa8c3b685511002e30ae54415823f406128b85b238e');
+  assert.deepEqual(web.decodeVerifiableUri(lite.encodeVerifiableUri('{}', 'ipfs://x')), lite.decodeVerifiableUri(lite.encodeVerifiableUri('{}', 'ipfs://x')));
+});
+
+test('the lite wasm stays within its budget', () => {
+  // ≤ 80 KiB gzip bundled: the minified JS is ≈ 3.1 KiB (bench/sdk.bench.mjs builds the page), so ≤ 76.5 KiB of wasm
+  const wasm = gzipSync(readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)), { level: 9 }).length;
+  assert.ok(wasm <= 76.5 * 1024, `${wasm} bytes of gzipped wasm`);
+});
