@@ -38,6 +38,7 @@ async function run(request, ctx, env, mayReplay) {
   if (request.method === 'OPTIONS' && request.body) {
     // a preflight's body (there should be none) is read here, before anything answers
     await drain(request.body).catch(() => {});
+    request = new Request(request.url, { method: 'OPTIONS', headers: request.headers });
   }
   const id = nextId++;
   const idempotent = request.method === 'GET' || request.method === 'HEAD';
