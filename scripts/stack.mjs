@@ -103,6 +103,16 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
       }, 5000);
       await exited;
       clearTimeout(timer);
+      // wrangler has exited; wait for the rest of its process group (workerd) to let go of its sockets
+      const group = child.pid;
+      for (let i = 0; i < 100; i++) {
+        try {
+          process.kill(-group, 0);
+        } catch {
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
   };
   const stop = async () => {
@@ -124,11 +134,16 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
    */
   const restartWorker = async ({ vars: extraVars = {} } = {}) => {
     await stopWorker();
-    try {
-      await launch(await freePort(), extraVars);
-    } catch (e) {
-      await stopWorker();
-      throw new Error(`${e.message}\n${stderr}`);
+    // a busy machine may still hold one of workerd's internal sockets for a moment: try again on fresh ports
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await launch(await freePort(), extraVars);
+        return;
+      } catch (e) {
+        await stopWorker();
+        if (attempt >= 3) throw new Error(`${e.message}\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
   };
 
