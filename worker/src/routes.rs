@@ -1,6 +1,6 @@
 //! HTTP routes. Handlers only convert, check and do I/O: parsing and encodings live in the core crate.
 
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{Address, B256};
 use profile_relayer::{
     api::{DeployRequest, DeployResponse, RegisterRequest, RegisterResponse},
     hex::parse_address,
@@ -360,13 +360,9 @@ async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
 
 /// ERC165 `supportsInterface(LSP0)` through `eth_call`.
 async fn is_universal_profile(config: &Config, address: Address) -> ApiResult<bool> {
-    const SUPPORTS_INTERFACE: [u8; 4] = [0x01, 0xff, 0xc9, 0xa7];
-    const LSP0: [u8; 4] = [0x24, 0x87, 0x1b, 0x3d];
-    let mut data = SUPPORTS_INTERFACE.to_vec();
-    data.extend_from_slice(&LSP0);
-    data.extend_from_slice(&[0u8; 28]);
-    match config.rpc().eth_call(address, &data).await {
-        Ok(out) => Ok(out.len() == 32 && U256::try_from_be_slice(&out) == Some(U256::from(1))),
+    let call = profile_relayer::erc165::supports_interface_calldata(profile_relayer::erc165::LSP0);
+    match config.rpc().eth_call(address, &call).await {
+        Ok(out) => Ok(profile_relayer::erc165::decode_supports_interface(&out)),
         // a revert: the contract has no ERC165
         Err(crate::rpc::RpcError::Node { .. }) => Ok(false),
         Err(e) => Err(e.into()),
