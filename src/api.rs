@@ -166,10 +166,16 @@ impl Quota {
     /// The quota at `now` (unix seconds) after `used` gas this month.
     #[must_use]
     pub fn monthly(used: u64, now: u64) -> Self {
+        Self::with_total(MONTHLY_GAS_QUOTA, used, now)
+    }
+
+    /// The quota at `now` of a deployment granting `total` gas a month, after `used` gas this month.
+    #[must_use]
+    pub fn with_total(total: u64, used: u64, now: u64) -> Self {
         Self {
-            total: MONTHLY_GAS_QUOTA,
+            total,
             used,
-            remaining: MONTHLY_GAS_QUOTA.saturating_sub(used),
+            remaining: total.saturating_sub(used),
             unit: "gas".to_owned(),
             reset_date: next_month_start(now),
         }

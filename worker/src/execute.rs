@@ -322,8 +322,8 @@ pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Qu
         .await?
         .usage
         .ok_or_else(|| ApiError::internal("meter answered no usage"))?;
-    let mut quota = Quota::monthly(usage.used, now);
-    quota.total = config.monthly_gas_quota;
+    let mut quota = Quota::with_total(config.monthly_gas_quota, usage.used, now);
+    // the meter's remaining also counts gas reserved by transactions not mined yet
     quota.remaining = usage.remaining;
     Ok(quota)
 }

@@ -58,8 +58,5 @@ pub async fn quota(kv: &KvStore, address: Address, now: u64, total: u64) -> ApiR
         .map_err(ApiError::internal)?
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let mut quota = Quota::monthly(used, now);
-    quota.total = total;
-    quota.remaining = total.saturating_sub(used);
-    Ok(quota)
+    Ok(Quota::with_total(total, used, now))
 }
