@@ -103,6 +103,16 @@ pub async fn fetch_with_timeout(
     }
 }
 
+impl From<RpcErrorObject> for RpcError {
+    fn from(e: RpcErrorObject) -> Self {
+        Self::Node {
+            data: e.data.as_ref().and_then(revert_data),
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
 /// Revert data in a JSON-RPC error's `data`: a `0x` hex string (geth, anvil) or `{"data": "0x…"}` (some nodes).
 fn revert_data(data: &Value) -> Option<Bytes> {
     match data {
@@ -173,11 +183,7 @@ impl Rpc {
         let parsed: RpcResponse = serde_json::from_value(self.post(method, body).await?)
             .map_err(|e| RpcError::Unavailable(format!("{method}: not a JSON-RPC answer: {e}")))?;
         if let Some(err) = parsed.error {
-            return Err(RpcError::Node {
-                code: err.code,
-                message: err.message,
-                data: err.data.as_ref().and_then(revert_data),
-            });
+            return Err(err.into());
         }
         Ok(parsed.result.unwrap_or(Value::Null))
     }
@@ -237,11 +243,7 @@ impl Rpc {
                 serde_json::from_value(answer).map_err(|e| RpcError::Decode(format!("batch: {e}")))?;
             return Err(single.error.map_or_else(
                 || RpcError::Decode("batch: not an array".to_owned()),
-                |e| RpcError::Node {
-                    code: e.code,
-                    message: e.message,
-                    data: e.data.as_ref().and_then(revert_data),
-                },
+                RpcError::from,
             ));
         };
         let mut out: Vec<Result<Value, RpcError>> = calls
@@ -257,11 +259,7 @@ impl Rpc {
             };
             if let Some(slot) = usize::try_from(id).ok().and_then(|i| out.get_mut(i)) {
                 *slot = match parsed.error {
-                    Some(e) => Err(RpcError::Node {
-                        code: e.code,
-                        message: e.message,
-                        data: e.data.as_ref().and_then(revert_data),
-                    }),
+                    Some(e) => Err(e.into()),
                     None => Ok(parsed.result.unwrap_or(Value::Null)),
                 };
             }
