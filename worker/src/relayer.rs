@@ -891,15 +891,23 @@ impl Relayer {
         }
     }
 
+    /// The stored copy of `tx`, read under `send_lock`, when it is still the one a round decided on; otherwise what
+    /// that round saw: gone from the lane, or changed meanwhile by another round (still pending).
+    fn still_stored(&self, tx: &PendingTx) -> ApiResult<Result<PendingTx, Round>> {
+        Ok(match self.lane_get(tx.nonce)? {
+            None => Err(Round::Gone),
+            Some(stored) if stored.hashes != tx.hashes => Err(Round::Pending),
+            Some(stored) => Ok(stored),
+        })
+    }
+
     /// The node lost the transaction and its nonce is unused: broadcast the stored bytes again.
     async fn rebroadcast(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
         let _guard = self.send_lock.lock().await;
-        let Some(stored) = self.lane_get(tx.nonce)? else {
-            return Ok(Round::Gone);
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
         };
-        if stored.hashes != tx.hashes {
-            return Ok(Round::Pending);
-        }
         let result = ctx.rpc.send_raw(&stored.raw).await;
         log_rebroadcast(&stored, &result);
         match (SendOutcome::of(&result), result) {
@@ -911,12 +919,11 @@ impl Relayer {
     /// Replaces the transaction with higher fees, from the stored copy, under the cap.
     async fn bump_fees(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
         let _guard = self.send_lock.lock().await;
-        let Some(stored) = self.lane_get(tx.nonce)? else {
-            return Ok(Round::Gone);
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
         };
-        if stored.hashes != tx.hashes
-            || now_ms().saturating_sub(stored.fees_checked_ms) < ctx.config.replace_after_ms
-        {
+        if now_ms().saturating_sub(stored.fees_checked_ms) < ctx.config.replace_after_ms {
             // another round replaced it meanwhile
             return Ok(Round::Pending);
         }
@@ -997,12 +1004,10 @@ impl Relayer {
     /// The nonce went to another transaction: the job is sent again with a fresh nonce (or is done).
     async fn dropped(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
         let _guard = self.send_lock.lock().await;
-        let Some(stored) = self.lane_get(tx.nonce)? else {
-            return Ok(Round::Gone);
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
         };
-        if stored.hashes != tx.hashes {
-            return Ok(Round::Pending);
-        }
         worker::console_warn!(
             "nonce {} was used by another transaction: {:?} dropped",
             stored.nonce,
