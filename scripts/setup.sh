@@ -16,6 +16,9 @@ BINARYEN_VERSION=132.0.0
 ANVIL_VERSION=1.7.1
 SCHEMATHESIS_VERSION=4.32.5
 
+# CI builds once from a clean checkout: incremental artifacts would only cost disk.
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
