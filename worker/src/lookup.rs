@@ -15,7 +15,7 @@ use worker::{Cache, Env, Request, Response};
 
 use crate::{
     config::Config,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     indexer::{self, Kind},
     search,
 };
@@ -29,8 +29,8 @@ fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
     let config = Config::from_env(env)?;
     // the canonical decimal only (`+42`, `042` name no chain)
     if chain_id != config.chain_id.to_string() {
-        return Err(ApiError::bad_request(
-            "UNKNOWN_CHAIN",
+        return Err(ApiError::new(
+            Code::UnknownChain,
             format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
         ));
     }
@@ -111,8 +111,7 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
                 with_tokens(env, &assets, record).await
             }
             None => Err(ApiError::new(
-                404,
-                "NOT_FOUND",
+                Code::NotFound,
                 format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"),
             )),
         }
@@ -169,8 +168,7 @@ pub async fn token(
                     .unwrap_or(Value::Null),
                 _ => {
                     return Err(ApiError::new(
-                        404,
-                        "NOT_FOUND",
+                        Code::NotFound,
                         format!("{address} is not an LSP8 collection"),
                     ));
                 }
@@ -178,8 +176,7 @@ pub async fn token(
         };
         if collection.get("kind").and_then(Value::as_str) != Some("LSP8IdentifiableDigitalAsset") {
             return Err(ApiError::new(
-                404,
-                "NOT_FOUND",
+                Code::NotFound,
                 format!("{address} is not an LSP8 collection"),
             ));
         }
@@ -201,8 +198,7 @@ pub async fn token(
         }
         if !indexer::index_token_now(env, address, token_id).await? {
             return Err(ApiError::new(
-                404,
-                "TOKEN_NOT_FOUND",
+                Code::TokenNotFound,
                 format!("{address} has no token {token_id}"),
             ));
         }
@@ -276,8 +272,8 @@ const MAX_HITS_PER_PAGE: u64 = 1000;
 /// A search number: an integer from 0 to `max`, else 400 `INVALID_PARAMETER`.
 fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
     value.filter(|v| *v <= max).ok_or_else(|| {
-        ApiError::bad_request(
-            "INVALID_PARAMETER",
+        ApiError::new(
+            Code::InvalidParameter,
             format!("{name} must be an integer from 0 to {max}"),
         )
     })
@@ -290,8 +286,7 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
     let (profiles, assets) = search::index_names(env);
     if index != profiles && index != assets {
         return Err(ApiError::new(
-            404,
-            "INDEX_NOT_FOUND",
+            Code::IndexNotFound,
             format!("no index {index:?} (this deployment has {profiles}, {assets})"),
         ));
     }
@@ -301,7 +296,7 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
     let body: Value = if bytes.is_empty() {
         json!({})
     } else {
-        serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
+        serde_json::from_slice(&bytes).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?
     };
     let (query, page, per) = algolia_params(&body)?;
     let result = search::search(env, index, &query, page, per).await?;
@@ -316,16 +311,13 @@ pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResul
 /// 400 `INVALID_JSON` when the body is not an object, `INVALID_FIELD_TYPE` / out of range fields.
 pub fn algolia_params(body: &Value) -> ApiResult<(String, u64, u64)> {
     let Value::Object(body) = body else {
-        return Err(ApiError::bad_request(
-            "INVALID_JSON",
-            "the body must be a JSON object",
-        ));
+        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
     };
     let text_field = |name: &str| match body.get(name) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(ApiError::bad_request(
-            "INVALID_FIELD_TYPE",
+        Some(_) => Err(ApiError::new(
+            Code::InvalidFieldType,
             format!("{name} must be a string"),
         )),
     };

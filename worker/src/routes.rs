@@ -13,7 +13,7 @@ use worker::{Date, Env, Headers, Method, Request, RequestInit, Response, Stub};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Period},
     relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
     store,
@@ -131,8 +131,7 @@ fn no_route(method: &str, path: &str, segments: &[&str]) -> ApiResult<Response> 
         return Err(ApiError::not_found(format!("no route {path}")));
     };
     let mut res = ApiError::new(
-        405,
-        "METHOD_NOT_ALLOWED",
+        Code::MethodNotAllowed,
         format!("{method} is not allowed on {path} (allowed: {allow})"),
     )
     .into_response();
@@ -252,13 +251,13 @@ async fn health(env: &Env) -> ApiResult<Response> {
 pub(crate) async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type.to_ascii_lowercase().starts_with("application/json") {
-        return Err(ApiError::bad_request(
-            "UNSUPPORTED_CONTENT_TYPE",
+        return Err(ApiError::new(
+            Code::UnsupportedContentType,
             "the body must be JSON with `Content-Type: application/json`",
         ));
     }
     let bytes = crate::body::request_bytes(&mut req, max).await?;
-    String::from_utf8(bytes).map_err(|_| ApiError::bad_request("INVALID_JSON", "the body is not UTF-8"))
+    String::from_utf8(bytes).map_err(|_| ApiError::new(Code::InvalidJson, "the body is not UTF-8"))
 }
 
 /// POSTs `body` to a Durable Object and decodes its answer, passing its error bodies through.
@@ -282,7 +281,7 @@ pub(crate) async fn call_do<B: Serialize, T: DeserializeOwned>(
             .get("retry-after")?
             .and_then(|v| v.parse().ok());
         let body: profile_relayer::api::ErrorBody = response.json().await?;
-        let mut err = ApiError::new(status, &body.error.code, body.error.message);
+        let mut err = ApiError::from_wire(status, &body.error.code, body.error.message);
         err.retry_after = retry_after;
         return Err(err);
     }
@@ -315,8 +314,8 @@ async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
         } => (salt, post_deployment_calldata),
     };
     if calldata.len() > config.max_deploy_data_bytes {
-        return Err(ApiError::bad_request(
-            "DEPLOY_DATA_TOO_LARGE",
+        return Err(ApiError::new(
+            Code::DeployDataTooLarge,
             format!(
                 "the profile data is {} bytes; this relayer deploys at most {} (MAX_DEPLOY_DATA_BYTES)",
                 calldata.len(),
@@ -376,16 +375,14 @@ async fn register(req: Request, env: &Env) -> ApiResult<Response> {
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     if config.rpc().code(address).await?.is_empty() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_FOUND",
+            Code::ProfileNotFound,
             format!("no contract at {address}"),
         ));
     }
     if !is_universal_profile(&config, address).await? {
         // a well-formed request naming a contract that is no profile: there is no profile to register (404)
         return Err(ApiError::new(
-            404,
-            "NOT_A_UNIVERSAL_PROFILE",
+            Code::NotAUniversalProfile,
             format!("{address} does not support the LSP0 interface (0x24871b3d)"),
         ));
     }
@@ -409,8 +406,7 @@ async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
         call_do(&relayer(env, &config)?, "/transaction", &hash).await?;
     let record = record.ok_or_else(|| {
         ApiError::new(
-            404,
-            "TRANSACTION_NOT_FOUND",
+            Code::TransactionNotFound,
             format!("this relayer sent no transaction {hash} (or its record expired)"),
         )
     })?;
@@ -428,8 +424,7 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
         call_do(&relayer(env, &config)?, "/pending", &RegisterJob { address }).await?;
     if !deployed && record.is_none() && pending.is_none() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_FOUND",
+            Code::ProfileNotFound,
             format!("{address} is neither deployed nor registered"),
         ));
     }
@@ -462,21 +457,15 @@ pub(crate) fn integer(v: &Value) -> Option<u64> {
 
 fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     let value: Value =
-        serde_json::from_str(body).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?;
+        serde_json::from_str(body).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?;
     let Value::Object(obj) = value else {
-        return Err(ApiError::bad_request(
-            "INVALID_JSON",
-            "the body must be a JSON object",
-        ));
+        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
     };
     if let Some(k) = obj
         .keys()
         .find(|k| !["name", "scopes", "rateLimitPerMinute", "gasBudgetPerMonth"].contains(&k.as_str()))
     {
-        return Err(ApiError::bad_request(
-            "UNKNOWN_FIELD",
-            format!("unknown field {k:?}"),
-        ));
+        return Err(ApiError::new(Code::UnknownField, format!("unknown field {k:?}")));
     }
     Ok(obj)
 }
@@ -485,13 +474,12 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env).await?;
     let config = Config::from_env(env)?;
     let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
-    let field_type =
-        |f: &str, t: &str| ApiError::bad_request("INVALID_FIELD_TYPE", format!("{f} must be {t}"));
+    let field_type = |f: &str, t: &str| ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"));
     let name = match obj.get("name") {
         // at most 100 characters (not bytes), as the document's maxLength counts
         Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 100 => s.trim().to_owned(),
         Some(_) => return Err(field_type("name", "a non-empty string of at most 100 characters")),
-        None => return Err(ApiError::bad_request("MISSING_FIELD", "missing field \"name\"")),
+        None => return Err(ApiError::new(Code::MissingField, "missing field \"name\"")),
     };
     let scopes: Vec<Scope> = match obj.get("scopes") {
         None => Scope::ALL.to_vec(),
@@ -609,7 +597,7 @@ async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
 async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
     auth::authenticate_admin(req, env).await?;
     let kv = env.kv("API_KEYS")?;
-    let not_found = || ApiError::new(404, "API_KEY_NOT_FOUND", format!("no API key with id {id}"));
+    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not_found());
     }

@@ -11,7 +11,7 @@ use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Reque
 
 use crate::{
     config::var,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
 };
 
 thread_local! {
@@ -359,8 +359,7 @@ impl Algolia {
             .await?;
         if !(200..300).contains(&response.status_code()) {
             return Err(ApiError::new(
-                502,
-                "SEARCH_BACKEND_ERROR",
+                Code::SearchBackendError,
                 format!("Algolia answered HTTP {}", response.status_code()),
             ));
         }

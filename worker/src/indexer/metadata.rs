@@ -131,7 +131,7 @@ pub(crate) async fn fetch_url(ctx: &Ctx<'_>, url: &str) -> Result<Vec<u8>, Fetch
             ctx.budget.spend(1);
             let content = fetch_content(ctx.env, &ctx.ipfs, &target)
                 .await
-                .map_err(|e| FetchError::transient(&e.code))?;
+                .map_err(|e| FetchError::transient(e.code))?;
             Ok(content.bytes)
         } else if url.starts_with("data:") {
             data_url::DataUrl::process(url)

@@ -24,7 +24,7 @@ use worker::{Date, Env};
 pub use self::{chain::Kind, writer::checkpoint};
 use crate::{
     config::{Config, number, var},
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     ipfs::IpfsConfig,
     rpc::Rpc,
     search,
@@ -183,8 +183,7 @@ pub async fn index_now(env: &Env, address: Address) -> ApiResult<Option<Kind>> {
 /// The answer for a contract the indexer refuses.
 pub fn unindexable(code: &str, message: &str) -> ApiError {
     ApiError::new(
-        422,
-        "UNINDEXABLE_CONTRACT",
+        Code::UnindexableContract,
         format!("the contract cannot be indexed ({code}): {message}"),
     )
 }

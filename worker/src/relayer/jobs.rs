@@ -9,7 +9,7 @@ use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus}
 
 use crate::{
     config::{self, Config},
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     execute::{ExecuteJob, ExecuteOutcome, MinedFacts, relayer_subject},
     meter::{MeterClient, MeterOp, Period},
     signer::{self},
@@ -218,8 +218,8 @@ impl Relayer {
                     // the same signed nonce again: answered with the same transaction, never sent twice
                     let (request, _) = signer::decode(&existing.raw).map_err(ApiError::internal)?;
                     if request.input != job.calldata {
-                        return Err(ApiError::bad_request(
-                            "INVALID_RELAY_NONCE",
+                        return Err(ApiError::new(
+                            Code::InvalidRelayNonce,
                             "another relay call with this signer and nonce is pending",
                         ));
                     }
@@ -306,7 +306,7 @@ impl Relayer {
                         relayer_subject(ctx.config.chain_id),
                         Period::Day,
                         ctx.config.max_gas_per_day,
-                        "DAILY_GAS_CEILING",
+                        Code::DailyGasCeiling,
                     )];
                     if let Some(key) = &job.key_id {
                         reserve.insert(
@@ -315,7 +315,7 @@ impl Relayer {
                                 format!("key:{key}"),
                                 Period::Month,
                                 job.key_budget,
-                                "GAS_BUDGET_EXCEEDED",
+                                Code::GasBudgetExceeded,
                             ),
                         );
                     }

@@ -33,7 +33,7 @@ use self::jobs::Job;
 pub use self::jobs::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome};
 use crate::{
     config::{self, Config},
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     execute::ExecuteJob,
     rpc::Rpc,
     signer::Signer,
@@ -184,7 +184,7 @@ impl Relayer {
     /// After the node was unreachable it may come back as another node (restart, failover): re-read the chain id
     /// and reconcile the lane again.
     fn note_error(&self, e: &ApiError) {
-        if e.code == "RPC_UNAVAILABLE" {
+        if e.is(Code::RpcUnavailable) {
             self.next_nonce.set(None);
             self.chain_checked.set(false);
         }

@@ -7,7 +7,7 @@ use worker::Result;
 use profile_relayer::api::TransactionState;
 
 use crate::{
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     rpc::{Receipt, Rpc, RpcError, SendOutcome},
     signer::{self, TxRequest, bumped_fees_capped, initial_fees},
     txlog,
@@ -138,15 +138,13 @@ impl Relayer {
             Job::Deploy { universal_profile } => {
                 if reverted {
                     return Err(ApiError::new(
-                        502,
-                        "DEPLOYMENT_REVERTED",
+                        Code::DeploymentReverted,
                         format!("transaction {hash} reverted"),
                     ));
                 }
                 if ctx.rpc.code(universal_profile).await?.is_empty() {
                     return Err(ApiError::new(
-                        502,
-                        "DEPLOYMENT_MISMATCH",
+                        Code::DeploymentMismatch,
                         format!("transaction {hash} was mined but no contract is at the predicted address"),
                     ));
                 }
@@ -346,7 +344,7 @@ impl Relayer {
                         );
                         Ok(Round::Pending)
                     }
-                    Err(e) if e.code == "DEPLOYMENT_WOULD_REVERT" => {
+                    Err(e) if e.is(Code::DeploymentWouldRevert) => {
                         self.lane_write(Some(stored.nonce), None)?;
                         Err(e)
                     }

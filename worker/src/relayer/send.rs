@@ -6,7 +6,7 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use profile_relayer::api::TransactionState;
 
 use crate::{
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     execute::reserve_all,
     meter::Period,
     rpc::{RpcError, SendOutcome},
@@ -24,7 +24,7 @@ pub(super) struct SendPlan {
     pub(super) gas_limit: Option<u64>,
     pub(super) charge: Option<Charge>,
     /// Subjects to reserve the gas limit on before signing: (subject, period, limit, refusal code).
-    pub(super) reserve: Vec<(String, Period, u64, &'static str)>,
+    pub(super) reserve: Vec<(String, Period, u64, Code)>,
     /// Earlier hashes of the job that were dropped.
     pub(super) dropped: Vec<B256>,
     /// The lane row this send replaces (a dropped job sent again), removed in the same write.
@@ -36,8 +36,7 @@ pub(super) const TRANSFER_GAS: u64 = 21_000;
 
 pub(super) fn fee_too_high(base: u128, tip: u128, cap: u128) -> ApiError {
     let mut err = ApiError::new(
-        503,
-        "FEE_TOO_HIGH",
+        Code::FeeTooHigh,
         format!(
             "the network asks {base} wei base fee + {tip} wei tip per gas, above the relayer's limit of {cap} wei; \
              retry later"
@@ -133,8 +132,7 @@ impl Relayer {
                     .await
                     .map_err(|e| match e {
                         RpcError::Node { message, .. } => ApiError::new(
-                            502,
-                            "DEPLOYMENT_WOULD_REVERT",
+                            Code::DeploymentWouldRevert,
                             format!("the factory call would revert: {message}"),
                         ),
                         other => other.into(),
@@ -143,8 +141,8 @@ impl Relayer {
             }
         };
         if gas_limit > ctx.config.max_transaction_gas {
-            return Err(ApiError::bad_request(
-                "GAS_LIMIT_TOO_HIGH",
+            return Err(ApiError::new(
+                Code::GasLimitTooHigh,
                 format!(
                     "the transaction needs {gas_limit} gas; this relayer sends at most {} (MAX_TRANSACTION_GAS)",
                     ctx.config.max_transaction_gas
@@ -163,8 +161,7 @@ impl Relayer {
         let balance = balance?;
         if balance < U256::from(gas_limit) * U256::from(max_fee) {
             let mut err = ApiError::new(
-                503,
-                "INSUFFICIENT_FUNDS",
+                Code::InsufficientFunds,
                 "the relayer's balance cannot pay for this deployment",
             );
             err.retry_after = Some(60);
