@@ -30,8 +30,8 @@ macro_rules! codes {
             }
 
             /// What the code means (its documentation), for the README's table.
-            #[must_use]
-            pub fn meaning(self) -> &'static str {
+            #[cfg(test)]
+            fn meaning(self) -> &'static str {
                 match self {
                     $(Self::$variant => concat!($($doc),*).trim_start(),)*
                 }
