@@ -70,11 +70,22 @@ fn cors(res: &mut Response) {
     }
 }
 
-/// Cron trigger: one indexer run (a bounded block range plus due retries).
+/// Cron trigger: one indexer run of every configured chain (each a bounded block range plus due retries, within
+/// its share of the budget); one chain failing does not stop the others.
 #[event(scheduled)]
 pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    match indexer::run(&env).await {
-        Ok(stats) => worker::console_log!("indexer: {}", serde_json::to_string(&stats).unwrap_or_default()),
+    match indexer::run_all(&env).await {
+        Ok(runs) => {
+            for (chain_id, result) in runs {
+                match result {
+                    Ok(stats) => worker::console_log!(
+                        "indexer {chain_id}: {}",
+                        serde_json::to_string(&stats).unwrap_or_default()
+                    ),
+                    Err(e) => worker::console_error!("indexer {chain_id}: {} {}", e.code, e.message),
+                }
+            }
+        }
         Err(e) => worker::console_error!("indexer: {} {}", e.code, e.message),
     }
 }

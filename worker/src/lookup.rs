@@ -1,4 +1,4 @@
-//! Lookup API: `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
+//! Lookup API (every configured chain; `:chainId` decimal or hex): `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
 //! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
 //! read from chain and indexed on demand — only what exists on chain is ever written (a token id is checked with
 //! `tokenOwnerOf` first). Address answers go through the Cache API with `ETag`. Every answer that is not a cache
@@ -20,21 +20,11 @@ use crate::{
     search,
 };
 
+pub use crate::config::chain;
+
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
 async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
     crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
-}
-
-fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
-    let config = Config::from_env(env)?;
-    // the canonical decimal only (`+42`, `042` name no chain)
-    if chain_id != config.chain_id.to_string() {
-        return Err(ApiError::new(
-            Code::UnknownChain,
-            format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
-        ));
-    }
-    Ok(config)
 }
 
 fn cache_seconds(env: &Env) -> u64 {
@@ -86,21 +76,21 @@ fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
 
 /// `GET /v1/:chainId/address/:address`.
 pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     cached(req, env, async {
         limit_ip(req, env).await?;
-        let (profiles, assets) = search::index_names(env);
+        let (profiles, assets) = chain.index_names();
         let id = address.to_checksum(None);
         for index in [&profiles, &assets] {
             if let Some(record) = search::get(env, index, &id).await? {
                 return with_tokens(env, &assets, record).await;
             }
         }
-        if let Some((code, message)) = indexer::recorded_error(env, &id).await? {
+        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &id).await? {
             return Err(indexer::unindexable(&code, &message));
         }
-        match indexer::index_now(env, address).await? {
+        match indexer::index_now(env, &chain, address).await? {
             Some(Kind::Profile) => search::get(env, &profiles, &id)
                 .await?
                 .ok_or_else(|| ApiError::internal("record vanished")),
@@ -148,21 +138,22 @@ pub async fn token(
     address: &str,
     token: &str,
 ) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     let token = urlencoding_decode(token);
     cached(req, env, async {
         limit_ip(req, env).await?;
-        let (_, assets) = search::index_names(env);
+        let assets = chain.assets_index();
         let record = search::get(env, &assets, &address.to_checksum(None)).await?;
         if record.is_none()
-            && let Some((code, message)) = indexer::recorded_error(env, &address.to_checksum(None)).await?
+            && let Some((code, message)) =
+                indexer::recorded_error(env, chain.chain_id, &address.to_checksum(None)).await?
         {
             return Err(indexer::unindexable(&code, &message));
         }
         let collection = match record {
             Some(c) => c,
-            None => match indexer::index_now(env, address).await? {
+            None => match indexer::index_now(env, &chain, address).await? {
                 Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
                     .await?
                     .unwrap_or(Value::Null),
@@ -193,10 +184,10 @@ pub async fn token(
         if let Some(record) = search::get(env, &assets, &object_id).await? {
             return Ok(record);
         }
-        if let Some((code, message)) = indexer::recorded_error(env, &object_id).await? {
+        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &object_id).await? {
             return Err(indexer::unindexable(&code, &message));
         }
-        if !indexer::index_token_now(env, address, token_id).await? {
+        if !indexer::index_token_now(env, &chain, address, token_id).await? {
             return Err(ApiError::new(
                 Code::TokenNotFound,
                 format!("{address} has no token {token_id}"),
@@ -221,7 +212,7 @@ pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Respon
     let config = chain(env, chain_id)?;
     limit_ip(req, env).await?;
     let counts = search::counts(env).await?;
-    let (profiles, assets) = search::index_names(env);
+    let (profiles, assets) = config.index_names();
     let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
     let head = config.rpc().block_number().await.ok();
     let next = indexer::checkpoint(env, config.chain_id).await?;
@@ -232,7 +223,7 @@ pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Respon
             { "name": profiles, "entries": count(&profiles) },
             { "name": assets, "entries": count(&assets) },
         ],
-        "unindexable": indexer::error_count(env).await?,
+        "unindexable": indexer::error_count(env, config.chain_id).await?,
         "lastIndexedBlock": last,
         "headBlock": head,
         "lag": match (head, last) { (Some(h), Some(l)) => Some(h.saturating_sub(l)), (Some(h), None) => Some(h), _ => None },
@@ -241,7 +232,7 @@ pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Respon
 
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.
 pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     limit_ip(req, env).await?;
     let url = req.url()?;
     let param = |k: &str| {
@@ -258,7 +249,7 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
         Some(p) => bounded("hitsPerPage", p.parse().ok(), MAX_HITS_PER_PAGE)?,
         None => 20,
     };
-    let (profiles, assets) = search::index_names(env);
+    let (profiles, assets) = chain.index_names();
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
     Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
@@ -283,11 +274,11 @@ fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
 pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
     limit_ip(&req, env).await?;
     let max = Config::from_env(env)?.max_body_bytes;
-    let (profiles, assets) = search::index_names(env);
-    if index != profiles && index != assets {
+    let names = crate::config::all_index_names(env)?;
+    if !names.iter().any(|n| n == index) {
         return Err(ApiError::new(
             Code::IndexNotFound,
-            format!("no index {index:?} (this deployment has {profiles}, {assets})"),
+            format!("no index {index:?} (this deployment has {})", names.join(", ")),
         ));
     }
     // Algolia's browser clients send JSON as `text/plain` (no preflight): the content type is not checked

@@ -108,7 +108,7 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         }
         (Method::Post, ["admin", "indexer", "run"]) => {
             auth::authenticate_admin(&req, env).await?;
-            json_response(200, &crate::indexer::run(env).await?)
+            run_indexer(&req, env).await
         }
         (Method::Post, ["api", "v0", "add"]) => {
             auth::authenticate(&req, env, Scope::Upload).await?;
@@ -162,27 +162,65 @@ fn allowed_methods(segments: &[&str]) -> Option<String> {
     Some(methods.join(", "))
 }
 
+/// `POST /admin/indexer/run[?chainId=]`: one run of the chain named (decimal or hex), or of every configured chain
+/// as the cron does. Without a chain the answer is the first chain's run (today's shape for a one-chain deployment,
+/// or its error) with `chains`: every chain's run or `{chainId, error}`.
+async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response> {
+    let url = req.url()?;
+    if let Some((_, chain_id)) = url.query_pairs().find(|(k, _)| k == "chainId") {
+        let chain = crate::config::chain(env, &chain_id)?;
+        return json_response(200, &crate::indexer::run(env, &chain).await?);
+    }
+    let mut chains = Vec::new();
+    let mut first_error = None;
+    for (i, (chain_id, result)) in crate::indexer::run_all(env).await?.into_iter().enumerate() {
+        match result {
+            Ok(stats) => chains.push(serde_json::to_value(&stats).map_err(ApiError::internal)?),
+            Err(e) => {
+                chains
+                    .push(json!({ "chainId": chain_id, "error": { "code": e.code, "message": e.message } }));
+                if i == 0 {
+                    first_error = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut body = chains
+        .first()
+        .cloned()
+        .ok_or_else(|| ApiError::config("no chain is configured"))?;
+    if let Some(fields) = body.as_object_mut() {
+        fields.insert("chains".into(), Value::Array(chains));
+    }
+    json_response(200, &body)
+}
+
 /// `GET /openapi.json`: the document narrowed to this deployment (see [`served_openapi`]).
 fn openapi(req: &Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
     let url = req.url()?;
     let origin = url.origin().ascii_serialization();
-    let (profiles, assets) = crate::search::index_names(env);
+    let chains = crate::config::chains(env)?;
+    let ids: Vec<u64> = chains.iter().map(|c| c.chain_id).collect();
+    let names = crate::config::all_index_names(env)?;
     let doc = served_openapi(
         &origin,
-        config.chain_id,
-        [profiles.as_str(), assets.as_str()],
+        &ids,
+        &names,
         config.constants.universal_receiver_delegate,
     )?;
     json_response(200, &doc)
 }
 
-/// [`OPENAPI`] with what depends on the deployment filled in: the server (`origin`), the one chain id and the two
-/// index names it answers, and the universal receiver delegate, which cannot be a controller.
+/// [`OPENAPI`] with what depends on the deployment filled in: the server (`origin`), the chain ids (decimal, then
+/// hex) and index names it answers, and the universal receiver delegate, which cannot be a controller.
 fn served_openapi(
     origin: &str,
-    chain_id: u64,
-    index_names: [&str; 2],
+    chain_ids: &[u64],
+    index_names: &[String],
     receiver_delegate: Address,
 ) -> ApiResult<Value> {
     let mut doc: Value = serde_json::from_str(OPENAPI).map_err(ApiError::internal)?;
@@ -193,7 +231,18 @@ fn served_openapi(
             "/servers",
             json!([{ "url": origin, "description": "this deployment" }]),
         ),
-        ("/components/schemas/ChainId/enum", json!([chain_id])),
+        (
+            "/components/schemas/ChainId/enum",
+            chain_ids
+                .iter()
+                .map(|id| json!(id))
+                .chain(
+                    chain_ids
+                        .iter()
+                        .map(|id| json!(profile_relayer::networks::chain_id_hex(*id))),
+                )
+                .collect(),
+        ),
         (
             "/components/schemas/IndexName",
             json!({ "type": "string", "enum": index_names }),
@@ -242,9 +291,14 @@ fn now() -> u64 {
     Date::now().as_millis() / 1000
 }
 
+/// `GET /health`: the relayer's chain and every chain the lookup API and the indexer serve.
 async fn health(env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    json_response(200, &json!({ "status": "ok", "chainId": config.chain_id }))
+    let chains: Vec<u64> = crate::config::chains(env)?.iter().map(|c| c.chain_id).collect();
+    json_response(
+        200,
+        &json!({ "status": "ok", "chainId": config.chain_id, "chains": chains }),
+    )
 }
 
 /// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.
@@ -679,13 +733,16 @@ mod tests {
         let urd = profile_relayer::networks::Lsp23Constants::V0_14_0.universal_receiver_delegate;
         let doc = served_openapi(
             "https://relayer.example",
-            4201,
-            ["p_universal_profiles", "p_assets"],
+            &[4201, 42],
+            &["p_universal_profiles".into(), "p_assets".into()],
             urd,
         )
         .unwrap();
         assert_eq!(doc["servers"][0]["url"], "https://relayer.example");
-        assert_eq!(doc["components"]["schemas"]["ChainId"]["enum"], json!([4201]));
+        assert_eq!(
+            doc["components"]["schemas"]["ChainId"]["enum"],
+            json!([4201, 42, "0x1069", "0x2a"])
+        );
         assert_eq!(
             doc["components"]["schemas"]["IndexName"]["enum"],
             json!(["p_universal_profiles", "p_assets"])

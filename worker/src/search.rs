@@ -1,6 +1,7 @@
 //! The search index: D1 with SQLite FTS5 (embedded default, always written; the lookup routes read it), plus
 //! Algolia when configured (`ALGOLIA_APP_ID` + secret `ALGOLIA_ADMIN_KEY`): records are pushed with the batch API.
-//! Index names: `<INDEX_PREFIX>_universal_profiles`, `<INDEX_PREFIX>_assets` (`prod_mainnet`, `prod_testnet`, …).
+//! Index names, per chain: `<indexPrefix>_universal_profiles`, `<indexPrefix>_assets` (`prod_mainnet`, `prod_testnet`,
+//! …; see `config::ChainConfig`).
 
 use std::cell::Cell;
 
@@ -26,8 +27,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, 
 description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
 next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
-CREATE TABLE IF NOT EXISTS index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, token_id TEXT, \
-code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER);
+CREATE TABLE IF NOT EXISTS unindexable (chain_id INTEGER NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
+token_id TEXT, code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER, \
+PRIMARY KEY (chain_id, object_id));
 CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
 token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
 PRIMARY KEY (index_name, object_id));";
@@ -55,18 +57,39 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
                 return Err(ApiError::internal(e));
             }
         }
+        per_chain_errors(env, &db).await?;
         SCHEMA_READY.with(|c| c.set(true));
     }
     Ok(db)
 }
 
-/// The two index names of this deployment.
-pub fn index_names(env: &Env) -> (String, String) {
-    let prefix = env
-        .var("INDEX_PREFIX")
-        .map(|v| v.to_string())
-        .unwrap_or_else(|_| "dev_local".to_owned());
-    (format!("{prefix}_universal_profiles"), format!("{prefix}_assets"))
+/// Moves what a single-chain release stored without a chain to the first configured chain (the one that release
+/// indexed): `index_errors` rows into `unindexable`, and the retries queued under `errors` to `<prefix>_errors`.
+/// Each step is one transaction and can run any number of times, also in two isolates at once: once
+/// `index_errors` is dropped, the copy fails with "no such table" and changes nothing.
+async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
+    let Some(first) = crate::config::chains(env)?.into_iter().next() else {
+        return Ok(());
+    };
+    let chain = JsValue::from_f64(first.chain_id as f64);
+    let copy = db
+        .prepare(
+            "INSERT OR IGNORE INTO unindexable (chain_id, object_id, address, token_id, code, message, block, \
+             attempts, updated_at) SELECT ?1, object_id, address, token_id, code, message, block, attempts, \
+             updated_at FROM index_errors",
+        )
+        .bind(&[chain])?;
+    if let Err(e) = db.batch(vec![copy, db.prepare("DROP TABLE index_errors")]).await
+        && !e.to_string().contains("no such table")
+    {
+        return Err(ApiError::internal(e));
+    }
+    db.prepare("UPDATE OR IGNORE retries SET index_name = ?1 WHERE index_name = 'errors'")
+        .bind(&[first.errors_queue().into()])?
+        .run()
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(())
 }
 
 /// A record as stored and returned.

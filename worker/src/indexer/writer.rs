@@ -1,6 +1,6 @@
 //! Turning reads into records and writing them: one D1 batch per chunk holds the records, their full-text rows,
 //! the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only the
-//! chunk in flight. Candidates that misbehave go to `index_errors`, never to the search index.
+//! chunk in flight. Candidates that misbehave go to `unindexable`, never to the search index.
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
@@ -41,7 +41,7 @@ pub(crate) enum Outcome {
         record: Record,
         retry: Option<String>,
     },
-    /// The candidate misbehaves: recorded in `index_errors`.
+    /// The candidate misbehaves: recorded in `unindexable`.
     Error {
         object_id: String,
         address: Address,
@@ -301,8 +301,6 @@ pub(crate) struct Cursor {
     pub(crate) window: u64,
 }
 
-const ERROR_ERRORS: &str = "errors";
-
 fn f(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
@@ -313,6 +311,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
     let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
     let mut statements: Vec<D1PreparedStatement> = Vec::new();
     let mut pushed: Vec<(String, Record)> = Vec::new();
+    // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
+    let errors_queue = ctx.config.errors_queue();
+    let chain_id = f(ctx.config.chain_id);
     let clear_retry = |index: &str, id: &str| -> ApiResult<D1PreparedStatement> {
         Ok(db
             .prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
@@ -350,10 +351,10 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 let token = field("tokenId");
                 statements.extend(search::upsert_statements(&db, &index, &record)?);
                 statements.push(
-                    db.prepare("DELETE FROM index_errors WHERE object_id = ?1")
-                        .bind(&[id.as_str().into()])?,
+                    db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
+                        .bind(&[chain_id.clone(), id.as_str().into()])?,
                 );
-                statements.push(clear_retry(ERROR_ERRORS, &id)?);
+                statements.push(clear_retry(&errors_queue, &id)?);
                 statements.push(match reason {
                     Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
                     None => clear_retry(&index, &id)?,
@@ -371,9 +372,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 let token = token_id.map(|t| t.to_string());
                 statements.push(
                     db.prepare(
-                        "INSERT INTO index_errors (object_id, address, token_id, code, message, block, attempts, updated_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) ON CONFLICT (object_id) DO UPDATE SET code = ?4, \
-                         message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
+                        "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
+                         chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
+                         SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
                     )
                     .bind(&[
                         object_id.as_str().into(),
@@ -383,6 +384,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                         error.message.chars().take(MAX_TEXT).collect::<String>().into(),
                         f(block),
                         f(now()),
+                        chain_id.clone(),
                     ])?,
                 );
                 // a contract that stopped being indexable leaves the search index
@@ -390,9 +392,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                     statements.extend(search::delete_statements(&db, index, &object_id)?);
                 }
                 statements.push(if error.retryable {
-                    retry(ERROR_ERRORS, &object_id, &address, token.as_deref(), &error.code)?
+                    retry(&errors_queue, &object_id, &address, token.as_deref(), &error.code)?
                 } else {
-                    clear_retry(ERROR_ERRORS, &object_id)?
+                    clear_retry(&errors_queue, &object_id)?
                 });
             }
         }
@@ -450,27 +452,32 @@ struct ErrorRow {
     message: Option<String>,
 }
 
-/// The recorded error of a candidate.
-pub(crate) async fn recorded_error(env: &Env, object_id: &str) -> ApiResult<Option<(String, String)>> {
+/// The recorded error of a candidate on a chain.
+pub(crate) async fn recorded_error(
+    env: &Env,
+    chain_id: u64,
+    object_id: &str,
+) -> ApiResult<Option<(String, String)>> {
     let db = search::db(env).await?;
     let row: Option<ErrorRow> = db
-        .prepare("SELECT code, message FROM index_errors WHERE object_id = ?1")
-        .bind(&[object_id.into()])?
+        .prepare("SELECT code, message FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
+        .bind(&[f(chain_id), object_id.into()])?
         .first(None)
         .await
         .map_err(ApiError::internal)?;
     Ok(row.map(|r| (r.code, r.message.unwrap_or_default())))
 }
 
-/// Number of recorded errors.
-pub(crate) async fn error_count(env: &Env) -> ApiResult<u64> {
+/// Number of recorded errors of a chain.
+pub(crate) async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
     #[derive(Deserialize)]
     struct Count {
         n: f64,
     }
     let db = search::db(env).await?;
     let row: Option<Count> = db
-        .prepare("SELECT COUNT(*) AS n FROM index_errors")
+        .prepare("SELECT COUNT(*) AS n FROM unindexable WHERE chain_id = ?1")
+        .bind(&[f(chain_id)])?
         .first(None)
         .await
         .map_err(ApiError::internal)?;
@@ -487,9 +494,19 @@ struct RetryRow {
 pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
     let limit = (ctx.budget.left() / 4 / 3).min(50);
+    // this chain's queues only: its two indexes and its errors
+    let queues = [
+        ctx.profiles.clone(),
+        ctx.assets.clone(),
+        ctx.config.errors_queue(),
+    ];
+    let queue_args = queues.iter().map(|q| JsValue::from_str(q));
     let due: Vec<RetryRow> = db
-        .prepare("SELECT address, token_id FROM retries WHERE next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2")
-        .bind(&[f(now()), f(u64::from(limit))])?
+        .prepare(
+            "SELECT address, token_id FROM retries WHERE index_name IN (?3, ?4, ?5) AND next_attempt_at <= ?1 \
+             ORDER BY next_attempt_at LIMIT ?2",
+        )
+        .bind(&[f(now()), f(u64::from(limit))].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
         .all()
         .await
         .map_err(ApiError::internal)?
@@ -522,8 +539,13 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
         let statements = gone
             .iter()
             .map(|id| {
-                db.prepare("DELETE FROM retries WHERE object_id = ?1")
-                    .bind(&[id.as_str().into()])
+                db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
+                    .bind(
+                        &[JsValue::from_str(id)]
+                            .into_iter()
+                            .chain(queue_args.clone())
+                            .collect::<Vec<_>>(),
+                    )
             })
             .collect::<Result<Vec<_>, _>>()?;
         db.batch(statements).await.map_err(ApiError::internal)?;
