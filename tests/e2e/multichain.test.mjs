@@ -6,10 +6,17 @@
 // 400, and that one chain's node going down does not stop the other chain's indexing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { encodeDeployData, getAddress } from 'viem';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
+import { HOSTILE } from './hostile-contracts.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -17,11 +24,14 @@ const UP = require('@lukso/universalprofile-contracts/artifacts/UniversalProfile
 const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev accounts
 const OTHER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const stateDir = mkdtempSync(join(tmpdir(), 'multichain-'));
 let stack;
 let A; // chain 42, the relayer's
 let B; // chain 4201
 before(async () => {
   stack = await startStack({
+    stateDir,
     chainId: 42,
     extraChains: [{ chainId: 4201, indexPrefix: 'dev_testnet' }],
     vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0' },
@@ -30,6 +40,7 @@ before(async () => {
 });
 after(async () => {
   await stack?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 const get = async (path, status = 200) => {
@@ -172,6 +183,19 @@ test('an unknown or malformed chain id is a 400 UNKNOWN_CHAIN on every route', a
   }
 });
 
+test('a contract unindexable on one chain is recorded for that chain only', async () => {
+  const hostile = getAddress('0x00000000000000000000000000000000000b0bad');
+  await A.rpc('anvil_setCode', [hostile, HOSTILE.reverts.runtime]);
+  await send(A, { to: hostile, data: '0x' }); // DataChanged: the indexer discovers it
+  await runIndexer('?chainId=42');
+  const refused = await get(`/v1/0x2a/address/${hostile}`, 422);
+  assert.equal(refused.error.code, 'UNINDEXABLE_CONTRACT');
+  assert.equal((await get('/v1/42/stats')).unindexable, 1);
+  // the same address on the other chain: no contract, no recorded error
+  assert.equal((await get(`/v1/4201/address/${hostile}`, 404)).error.code, 'NOT_FOUND');
+  assert.equal((await get('/v1/4201/stats')).unindexable, 0);
+});
+
 test('the cron indexes both chains, and one chain whose node is down does not stop the other', async () => {
   const gamma = await deployLsp7(A, 'Gamma Token', 'GAM');
   const delta = await deployLsp7(B, 'Delta Token', 'DEL');
@@ -192,4 +216,34 @@ test('the cron indexes both chains, and one chain whose node is down does not st
   assert.equal((await get('/v1/42/search?q=epsilon')).assets.hits[0].address, last);
   // the stopped chain's records are still served from its index
   assert.equal((await get(`/v1/4201/address/${token}`)).name, 'Beta Token');
+});
+
+const wrangler = (...args) =>
+  promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
+    cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
+const d1 = async (command) =>
+  JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
+
+test('a database written by the single-chain release is migrated to the first chain', async () => {
+  await stack.stopWorker();
+  // what the previous release stored: errors without a chain, and their retries queued under `errors`
+  const legacy = '0x000000000000000000000000000000000000dEaD';
+  await d1(`CREATE TABLE index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, token_id TEXT,
+    code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER);
+    INSERT INTO index_errors VALUES ('${legacy}', '${legacy}', NULL, 'CALL_REVERTED', 'recorded by the old release', 1, 1, 0);
+    INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason)
+      VALUES ('errors', '${legacy}', '${legacy}', NULL, 1, 99999999999, 'CALL_REVERTED');`);
+  await stack.restartWorker();
+  const refused = await get(`/v1/42/address/${legacy}`, 422);
+  assert.match(refused.error.message, /recorded by the old release/);
+  assert.equal((await get('/v1/42/stats')).unindexable, 2);
+  assert.equal((await get('/v1/4201/stats')).unindexable, 0);
+  const [tables] = await d1("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");
+  assert.deepEqual(tables.results, []);
+  const [retries] = await d1(`SELECT index_name FROM retries WHERE object_id = '${legacy}'`);
+  assert.deepEqual(retries.results, [{ index_name: 'dev_local_errors' }]);
+  // a second start (a new isolate) finds nothing left to migrate
+  await stack.restartWorker();
+  assert.equal((await get('/v1/42/stats')).unindexable, 2);
 });
