@@ -147,24 +147,83 @@ pub fn delete_statements(
     ])
 }
 
-/// Pushes records to Algolia when configured: one batch request per index.
+/// Pushes records to Algolia when configured: one batch request per index, every record trimmed below
+/// `ALGOLIA_MAX_RECORD_BYTES` (see [`crate::algolia::trim`]). When Algolia rejects a batch (4xx), its records are
+/// pushed one by one; a record rejected alone (or too large even trimmed) is recorded in `index_errors` (code
+/// `ALGOLIA_REJECTED`) and never blocks the others or the checkpoint. Transient failures (5xx, 429, network) fail.
 pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
     let Some(algolia) = Algolia::from_env(env)? else {
         return Ok(());
     };
+    let max = var(env, "ALGOLIA_MAX_RECORD_BYTES")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(crate::algolia::trim::DEFAULT_MAX_RECORD_BYTES);
     let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
     indexes.sort_unstable();
     indexes.dedup();
+    let mut rejected: Vec<(&Record, String)> = Vec::new();
     for index in indexes {
-        let batch: Vec<&Record> = records
-            .iter()
-            .filter(|(i, _)| i == index)
-            .map(|(_, r)| r)
-            .collect();
-        algolia.push(index, &batch).await?;
+        let mut batch: Vec<(&Record, Record)> = Vec::new();
+        for (_, record) in records.iter().filter(|(i, _)| i == index) {
+            match crate::algolia::trim::trim(&record.0, max) {
+                Some(trimmed) => batch.push((record, Record(trimmed))),
+                None => rejected.push((
+                    record,
+                    format!("over ALGOLIA_MAX_RECORD_BYTES ({max}) even trimmed"),
+                )),
+            }
+        }
+        let all: Vec<&Record> = batch.iter().map(|(_, t)| t).collect();
+        if all.is_empty() {
+            continue;
+        }
+        match algolia.push(index, &all).await {
+            Err(e) if e.code == REJECTED && all.len() > 1 => {
+                for (original, trimmed) in &batch {
+                    match algolia.push(index, &[trimmed]).await {
+                        Err(e) if e.code == REJECTED => rejected.push((original, e.message)),
+                        other => other?,
+                    }
+                }
+            }
+            Err(e) if e.code == REJECTED => {
+                if let Some((original, _)) = batch.first() {
+                    rejected.push((original, e.message));
+                }
+            }
+            other => other?,
+        }
     }
+    if rejected.is_empty() {
+        return Ok(());
+    }
+    let db = db(env).await?;
+    let now = JsValue::from_f64(worker::Date::now().as_millis() as f64);
+    let mut statements = Vec::with_capacity(rejected.len());
+    for (record, message) in rejected {
+        worker::console_warn!("algolia: rejected {}: {message}", record.text("objectID"));
+        statements.push(
+            db.prepare(
+                "INSERT INTO index_errors (object_id, address, token_id, code, message, block, attempts, updated_at) \
+                 VALUES (?1, ?2, ?3, 'ALGOLIA_REJECTED', ?4, ?5, 1, ?6) ON CONFLICT (object_id) DO UPDATE SET \
+                 code = 'ALGOLIA_REJECTED', message = ?4, block = ?5, attempts = attempts + 1, updated_at = ?6",
+            )
+            .bind(&[
+                record.text("objectID").into(),
+                record.text("address").into(),
+                record.0.get("tokenId").and_then(Value::as_str).map_or(JsValue::NULL, JsValue::from_str),
+                message.into(),
+                record.0.get("indexedBlock").and_then(Value::as_f64).map_or(JsValue::NULL, JsValue::from_f64),
+                now.clone(),
+            ])?,
+        );
+    }
+    db.batch(statements).await.map_err(ApiError::internal)?;
     Ok(())
 }
+
+/// The error code of a push Algolia refused (4xx other than 429): retrying the same records cannot succeed.
+const REJECTED: &str = "SEARCH_BACKEND_REJECTED";
 
 #[derive(Deserialize)]
 struct Row {
@@ -357,7 +416,15 @@ impl Algolia {
         let response = Fetch::Request(Request::new_with_init(&url, &init)?)
             .send()
             .await?;
-        if !(200..300).contains(&response.status_code()) {
+        let status = response.status_code();
+        if (400..500).contains(&status) && status != 429 {
+            return Err(ApiError::new(
+                502,
+                REJECTED,
+                format!("Algolia rejected the batch (HTTP {status})"),
+            ));
+        }
+        if !(200..300).contains(&status) {
             return Err(ApiError::new(
                 502,
                 "SEARCH_BACKEND_ERROR",
