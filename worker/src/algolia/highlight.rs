@@ -49,8 +49,22 @@ fn prefix_len(word: &str, query: &str) -> Option<usize> {
     None
 }
 
-/// The highlight object of one text.
+/// Whether the highlight tags are the markers of a client that HTML-escapes highlighted values itself
+/// (InstantSearch's `escapeHTML`, the default, asks for `__ais-highlight__`): its values are left unescaped, else
+/// it would show `&amp;`.
+pub fn client_escapes(pre: &str) -> bool {
+    pre == "__ais-highlight__"
+}
+
+/// The highlight object of one text: HTML-escaped unless [`client_escapes`].
 pub fn highlight(text: &str, words: &[String], pre: &str, post: &str) -> Value {
+    let escape = |s: &str| {
+        if client_escapes(pre) {
+            s.to_owned()
+        } else {
+            escape(s)
+        }
+    };
     let mut value = String::with_capacity(text.len() + 16);
     let mut matched = vec![false; words.len()];
     let mut fully = true;
@@ -142,6 +156,11 @@ mod tests {
         // case-insensitive beyond ASCII, and byte offsets on multi-byte text
         assert_eq!(hl("ÉCOLE été", "éc")["value"], "<em>ÉC</em>OLE été");
         assert_eq!(hl("日本語", "日本")["value"], "<em>日本</em>語");
+        // InstantSearch escapes the values itself
+        let pre = "__ais-highlight__";
+        let post = "__/ais-highlight__";
+        let v = highlight("a<b", &query_words("a"), pre, post);
+        assert_eq!(v["value"], "__ais-highlight__a__/ais-highlight__<b");
     }
 
     #[cfg(not(target_arch = "wasm32"))]

@@ -59,16 +59,36 @@ async fn body(req: &mut Request, env: &Env) -> ApiResult<Map<String, Value>> {
     }
 }
 
+/// The answer of an Algolia route. Errors carry, next to this API's `{"error": {code, message}}`, Algolia's
+/// top-level `message` and `status`, which Algolia's clients show.
+pub fn answer(result: ApiResult<Value>) -> ApiResult<Response> {
+    match result {
+        Ok(value) => Ok(Response::from_json(&value)?),
+        Err(e) => {
+            let body = json!({
+                "error": { "code": e.code, "message": e.message },
+                "message": e.message,
+                "status": e.status,
+            });
+            let mut res = Response::from_json(&body)?.with_status(e.status);
+            if let Some(secs) = e.retry_after {
+                res.headers_mut().set("retry-after", &secs.to_string())?;
+            }
+            Ok(res)
+        }
+    }
+}
+
 /// `POST /1/indexes/:indexName/query`.
-pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
+pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
     limit_ip(&req, env).await?;
     check_index(env, index)?;
     let params = Params::from_body(&body(&mut req, env).await?)?;
-    Ok(Response::from_json(&search(env, index, &params).await?)?)
+    search(env, index, &params).await
 }
 
 /// `GET /1/indexes/:indexName?query=…`: the parameters in the URL (`x-algolia-*` ones ignored).
-pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Response> {
+pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Value> {
     limit_ip(req, env).await?;
     check_index(env, index)?;
     let url = req.url()?;
@@ -76,11 +96,11 @@ pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Respo
         url.query_pairs()
             .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("x-algolia-")),
     )?;
-    Ok(Response::from_json(&search(env, index, &params).await?)?)
+    search(env, index, &params).await
 }
 
 /// `POST /1/indexes/*/queries`: `{"requests": [{"indexName", "params" | fields…}]}` → `{"results": […]}`.
-pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Response> {
+pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Value> {
     limit_ip(&req, env).await?;
     let body = body(&mut req, env).await?;
     let Some(Value::Array(requests)) = body.get("requests") else {
@@ -122,13 +142,13 @@ pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Response> {
     for (index, params) in &parsed {
         results.push(search(env, index, params).await?);
     }
-    Ok(Response::from_json(&json!({ "results": results }))?)
+    Ok(json!({ "results": results }))
 }
 
 /// `POST /1/indexes/:indexName/browse`: every matching record in `objectID` order, `hitsPerPage` (default and
 /// most 1000) at a time; the answer's `cursor` (absent on the last page) continues where it stopped, with the
 /// parameters of the first call.
-pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
+pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
     limit_ip(&req, env).await?;
     check_index(env, index)?;
     let body = body(&mut req, env).await?;
@@ -142,9 +162,7 @@ pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult
             ));
         }
     };
-    Ok(Response::from_json(
-        &browse(env, index, &params, &after, page).await?,
-    )?)
+    browse(env, index, &params, &after, page).await
 }
 
 #[derive(Deserialize)]
