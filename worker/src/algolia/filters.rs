@@ -344,6 +344,8 @@ fn list<'a>(value: &'a Value, name: &str) -> Result<Vec<Vec<&'a str>>> {
     };
     match value {
         Value::Null => Ok(Vec::new()),
+        // an empty string is no filter, as with Algolia
+        Value::String(s) if s.trim().is_empty() => Ok(Vec::new()),
         Value::String(s) => Ok(vec![vec![s.as_str()]]),
         Value::Array(items) => items
             .iter()
@@ -581,6 +583,8 @@ mod tests {
         );
         assert_eq!(facet_filters(&json!("a:b")).unwrap(), Some(facet("a", "b")));
         assert_eq!(facet_filters(&json!([])).unwrap(), None);
+        assert_eq!(facet_filters(&json!("")).unwrap(), None);
+        assert_eq!(numeric_filters(&json!(" ")).unwrap(), None);
         assert!(facet_filters(&json!(["nocolon"])).is_err());
         assert!(facet_filters(&json!([[1]])).is_err());
         assert!(facet_filters(&json!({})).is_err());

@@ -109,6 +109,12 @@ pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Value> {
             "requests must be an array",
         ));
     };
+    if body.get("strategy").is_some_and(|s| !s.is_string()) {
+        return Err(ApiError::bad_request(
+            "INVALID_FIELD_TYPE",
+            "strategy must be a string",
+        ));
+    }
     if requests.len() > MAX_QUERIES {
         return Err(ApiError::bad_request(
             "TOO_MANY_QUERIES",
@@ -153,7 +159,11 @@ pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult
     check_index(env, index)?;
     let body = body(&mut req, env).await?;
     let (params, after, page) = match body.get("cursor") {
+        // no cursor (an empty one, as a client may send, included): the first page
         None | Some(Value::Null) => (Params::from_body_with(&body, 1000)?, String::new(), 0),
+        Some(Value::String(cursor)) if cursor.is_empty() => {
+            (Params::from_body_with(&body, 1000)?, String::new(), 0)
+        }
         Some(Value::String(cursor)) => params::decode_cursor(cursor)?,
         Some(_) => {
             return Err(ApiError::bad_request(

@@ -135,6 +135,8 @@ impl Default for Params {
 
 struct Builder {
     params: Params,
+    /// Numbers in text form that do not parse are ignored and clamped (the `params` string), else 400.
+    lenient: bool,
     filters: Option<Filter>,
     facet_filters: Option<Filter>,
     numeric_filters: Option<Filter>,
@@ -146,6 +148,7 @@ impl Builder {
         if !KNOWN.contains(&name) {
             return Ok(());
         }
+        let lenient = self.lenient;
         let p = &mut self.params;
         let string = || match value {
             Value::String(s) => Ok(s.clone()),
@@ -153,7 +156,15 @@ impl Builder {
         };
         let number = |max: u64, current: u64| -> ApiResult<u64> {
             match value {
-                Value::String(s) if text => Ok(s.trim().parse::<u64>().map_or(current, |n| n.min(max))),
+                Value::String(s) if text && lenient => {
+                    Ok(s.trim().parse::<u64>().map_or(current, |n| n.min(max)))
+                }
+                Value::String(s) if text => s
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n <= max)
+                    .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
                 v => crate::routes::integer(v)
                     .filter(|n| *n <= max)
                     .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
@@ -238,6 +249,7 @@ pub const DEFAULT_FACETS: &[&str] = &[
 impl Params {
     fn builder(hits_per_page: u64) -> Builder {
         Builder {
+            lenient: true,
             params: Self {
                 hits_per_page,
                 ..Self::default()
@@ -276,6 +288,7 @@ impl Params {
     /// From text pairs (a URL query).
     pub fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: impl Iterator<Item = (K, V)>) -> ApiResult<Self> {
         let mut builder = Self::builder(20);
+        builder.lenient = false;
         for (name, value) in pairs {
             let name = name.as_ref();
             builder.set(name, &from_text(name, value.as_ref())?, true)?;
@@ -423,6 +436,9 @@ mod tests {
         let get = Params::from_pairs([("query", "x"), ("hitsPerPage", "3")].into_iter()).unwrap();
         assert_eq!((get.query.as_str(), get.hits_per_page), ("x", 3));
         assert_eq!(get.encoded(), "query=x&hitsPerPage=3");
+        for bad in ["-1", "x", "1001"] {
+            assert!(Params::from_pairs([("page", bad)].into_iter()).is_err(), "{bad}");
+        }
     }
 
     #[test]
