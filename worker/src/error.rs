@@ -77,6 +77,14 @@ codes! {
     InvalidRelayNonce = (400, "INVALID_RELAY_NONCE"),
     /// The relay call reverts (the decoded reason is in the message).
     RelayCallReverted = (400, "RELAY_CALL_REVERTED"),
+    /// An Algolia `filters` / `facetFilters` / `numericFilters` expression cannot be parsed or is too large.
+    InvalidFilters = (400, "INVALID_FILTERS"),
+    /// A browse `cursor` this API did not answer.
+    InvalidCursor = (400, "INVALID_CURSOR"),
+    /// A multi-index search with more queries than the limit.
+    TooManyQueries = (400, "TOO_MANY_QUERIES"),
+    /// A multi-index query of a type not implemented (facet-value search).
+    UnsupportedQueryType = (400, "UNSUPPORTED_QUERY_TYPE"),
     /// No `Authorization: Bearer` key.
     MissingApiKey = (401, "MISSING_API_KEY"),
     /// The key is unknown.

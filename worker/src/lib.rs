@@ -2,6 +2,7 @@
 //! quota and rate limits. Encodings, validation and prediction come from the core crate; this crate converts,
 //! checks and does I/O (JSON-RPC, KV, Durable Objects).
 
+mod algolia;
 mod auth;
 mod body;
 mod config;
@@ -58,7 +59,7 @@ fn cors(res: &mut Response) {
         ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
         (
             "access-control-allow-headers",
-            "authorization, content-type, range, if-none-match",
+            "authorization, content-type, range, if-none-match, x-algolia-api-key, x-algolia-application-id",
         ),
         (
             "access-control-expose-headers",

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use worker::{Cache, Env, Request, Response};
 
 use crate::{
-    config::Config,
     error::{ApiError, ApiResult, Code},
     indexer::{self, Kind},
     search,
@@ -268,98 +267,4 @@ fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
             format!("{name} must be an integer from 0 to {max}"),
         )
     })
-}
-
-/// `POST /1/indexes/:indexName/query` (Algolia-compatible).
-pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
-    limit_ip(&req, env).await?;
-    let max = Config::from_env(env)?.max_body_bytes;
-    let names = crate::config::all_index_names(env)?;
-    if !names.iter().any(|n| n == index) {
-        return Err(ApiError::new(
-            Code::IndexNotFound,
-            format!("no index {index:?} (this deployment has {})", names.join(", ")),
-        ));
-    }
-    // Algolia's browser clients send JSON as `text/plain` (no preflight): the content type is not checked
-    let bytes = crate::body::request_bytes(&mut req, max).await?;
-    // no body is an empty query; anything else must be a JSON object
-    let body: Value = if bytes.is_empty() {
-        json!({})
-    } else {
-        serde_json::from_slice(&bytes).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?
-    };
-    let (query, page, per) = algolia_params(&body)?;
-    let result = search::search(env, index, &query, page, per).await?;
-    Ok(Response::from_json(&result)?)
-}
-
-/// The search parameters of an Algolia query body: `query`, `page` and `hitsPerPage`, as JSON fields or inside
-/// the url-encoded `params` string Algolia's clients send (which wins; values there that do not parse are ignored).
-/// Other Algolia parameters are accepted and ignored; numbers are bounded.
-///
-/// # Errors
-/// 400 `INVALID_JSON` when the body is not an object, `INVALID_FIELD_TYPE` / out of range fields.
-pub fn algolia_params(body: &Value) -> ApiResult<(String, u64, u64)> {
-    let Value::Object(body) = body else {
-        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
-    };
-    let text_field = |name: &str| match body.get(name) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(ApiError::new(
-            Code::InvalidFieldType,
-            format!("{name} must be a string"),
-        )),
-    };
-    let number_field = |name: &str, max: u64, default: u64| match body.get(name) {
-        None => Ok(default),
-        Some(v) => bounded(name, crate::routes::integer(v), max),
-    };
-    let mut query = text_field("query")?.unwrap_or_default().to_owned();
-    let mut page = number_field("page", MAX_PAGE, 0)?;
-    let mut per = number_field("hitsPerPage", MAX_HITS_PER_PAGE, 20)?;
-    if let Some(params) = text_field("params")? {
-        for (k, v) in url::form_urlencoded::parse(params.as_bytes()) {
-            match k.as_ref() {
-                "query" => query = v.into_owned(),
-                "page" => page = v.parse::<u64>().map_or(page, |p| p.min(MAX_PAGE)),
-                "hitsPerPage" => per = v.parse::<u64>().map_or(per, |p| p.min(MAX_HITS_PER_PAGE)),
-                _ => {}
-            }
-        }
-    }
-    Ok((query, page, per))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn algolia_parameters() {
-        let body = json!({ "query": "a", "page": 2, "params": "query=b%20c&hitsPerPage=5&page=x" });
-        assert_eq!(algolia_params(&body).unwrap(), ("b c".to_owned(), 2, 5));
-        assert_eq!(algolia_params(&json!([1])).unwrap_err().code, "INVALID_JSON");
-        assert_eq!(
-            algolia_params(&json!({ "query": 1 })).unwrap_err().code,
-            "INVALID_FIELD_TYPE"
-        );
-        let huge = json!({ "params": "page=99999999&hitsPerPage=99999999" });
-        assert_eq!(
-            algolia_params(&huge).unwrap(),
-            (String::new(), MAX_PAGE, MAX_HITS_PER_PAGE)
-        );
-    }
-
-    #[cfg(not(target_arch = "wasm32"))]
-    proptest::proptest! {
-        #[test]
-        fn algolia_params_never_panic(params in "\\PC{0,80}", query in "\\PC{0,20}", page in proptest::num::i64::ANY) {
-            let body = json!({ "query": query, "page": page, "hitsPerPage": page, "params": params });
-            if let Ok((_, page, per)) = algolia_params(&body) {
-                proptest::prop_assert!(page <= MAX_PAGE && per <= MAX_HITS_PER_PAGE);
-            }
-        }
-    }
 }

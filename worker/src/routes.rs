@@ -40,6 +40,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/{chainId}/stats"),
     ("GET", "/v1/{chainId}/search"),
     ("POST", "/1/indexes/{indexName}/query"),
+    ("GET", "/1/indexes/{indexName}"),
+    ("POST", "/1/indexes/{indexName}/browse"),
+    ("POST", "/1/indexes/*/queries"),
     ("POST", "/admin/indexer/run"),
 ];
 
@@ -96,9 +99,19 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         }
         (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
+        (Method::Post, ["1", "indexes", "*" | "%2A" | "%2a", "queries"]) => {
+            crate::algolia::answer(crate::algolia::queries_route(req, env).await)
+        }
         (Method::Post, ["1", "indexes", index, "query"]) => {
             let index = (*index).to_owned();
-            crate::lookup::algolia_query(req, env, &index).await
+            crate::algolia::answer(crate::algolia::query_route(req, env, &index).await)
+        }
+        (Method::Post, ["1", "indexes", index, "browse"]) => {
+            let index = (*index).to_owned();
+            crate::algolia::answer(crate::algolia::browse_route(req, env, &index).await)
+        }
+        (Method::Get, ["1", "indexes", index]) => {
+            crate::algolia::answer(crate::algolia::get_route(&req, env, index).await)
         }
         (Method::Post, ["admin", "panic"])
             if crate::config::var(env, "PANIC_TEST_ROUTE").as_deref() == Some("true") =>
