@@ -7,6 +7,7 @@ mod body;
 mod config;
 mod error;
 mod execute;
+mod image;
 mod indexer;
 mod ipfs;
 mod lookup;
