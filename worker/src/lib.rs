@@ -63,7 +63,7 @@ fn cors(res: &mut Response) {
         ),
         (
             "access-control-expose-headers",
-            "retry-after, etag, content-range, x-content-verified",
+            "retry-after, etag, content-range, x-content-verified, x-verified",
         ),
     ] {
         // a response with immutable headers keeps its own; never turn that into an error
