@@ -117,16 +117,15 @@ fn parse_hash(data: &str) -> ApiResult<B256> {
 }
 
 impl ImageQuery {
-    /// Parses the query parameters (`method`, `data`, `width`, `dpr`; others are ignored). An empty value is an
-    /// absent one.
+    /// Parses the query parameters (`method`, `data`, `width`, `dpr`; others are ignored).
     ///
     /// # Errors
-    /// 400 `INVALID_IMAGE_QUERY` for a malformed or out-of-range value or an unknown method. A hash method
-    /// without a hash (`data` absent or `0x`) is not an error: it answers `x-verified: false`.
+    /// 400 `INVALID_IMAGE_QUERY` for a malformed, empty or out-of-range value, an unknown method, or `data` that is
+    /// neither a 32-byte hash nor `0x`. A hash method without a hash (`data` absent or `0x`, what the wallet sends
+    /// for images without one) is not an error: it answers `x-verified: false`.
     pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> ApiResult<Self> {
         let (mut method, mut data, mut width, mut dpr) = (None, None, None, None);
         for (key, value) in pairs {
-            let value = value.trim();
             let slot = match key {
                 "method" => &mut method,
                 "data" => &mut data,
@@ -137,16 +136,18 @@ impl ImageQuery {
             if slot.is_some() {
                 return Err(invalid(format!("{key} is given more than once")));
             }
-            *slot = Some(value).filter(|v| !v.is_empty());
+            *slot = Some(value.trim());
         }
         let method = method.map(parse_method).transpose()?;
-        let verification = match (method, data) {
+        // `0x`: no hash
+        let hash = data
+            .filter(|d| !matches!(*d, "0x" | "0X"))
+            .map(parse_hash)
+            .transpose()?;
+        let verification = match (method, hash) {
             (None | Some(VerificationMethod::None), _) => Verification::None,
-            // nothing to compare with (`data=0x`, or none): not verified
-            (Some(VerificationMethod::Keccak256Bytes | VerificationMethod::Keccak256Utf8), Some(d))
-                if !matches!(d, "0x" | "0X") =>
-            {
-                Verification::Keccak256(parse_hash(d)?)
+            (Some(VerificationMethod::Keccak256Bytes | VerificationMethod::Keccak256Utf8), Some(h)) => {
+                Verification::Keccak256(h)
             }
             (Some(_), _) => Verification::Unverifiable,
         };
@@ -640,7 +641,7 @@ mod tests {
         );
         assert_eq!(query("").unwrap().verification, Verification::None);
         for unverifiable in [
-            "method=ecdsa&data=0x01",
+            "method=ecdsa",
             "method=keccak256(bytes)",
             "method=0x8019f9b1&data=0x",
         ] {
@@ -650,7 +651,6 @@ mod tests {
                 "{unverifiable}"
             );
         }
-        assert_eq!(query("width=&dpr=").unwrap(), query("").unwrap());
         assert_eq!(query("width=10&dpr=1.25").unwrap().target_width(), Some(13));
         assert_eq!(
             query("width=10000&dpr=5").unwrap().target_width(),
@@ -659,6 +659,12 @@ mod tests {
         assert_eq!(query("width=1&dpr=0.1").unwrap().target_width(), Some(1));
         assert_eq!(query("other=1&height=5").unwrap().width, None);
         for bad in [
+            "width=",
+            "dpr=",
+            "method=",
+            "data=",
+            "data=__main__",
+            "method=ecdsa&data=0x01",
             "width=0",
             "width=-1",
             "width=10001",
