@@ -27,6 +27,7 @@ use image::{
     codecs::{gif::GifDecoder, jpeg::JpegEncoder, png::PngEncoder, webp::WebPDecoder, webp::WebPEncoder},
     error::LimitErrorKind,
     imageops::FilterType,
+    metadata::Orientation,
 };
 use profile_relayer::{ipfs::CidPath, lsp2::VerificationMethod};
 use worker::{Env, Headers, Request, Response};
@@ -312,14 +313,22 @@ pub fn resize(bytes: &[u8], target_width: u32) -> ApiResult<Resized> {
     let Some(format) = still_format(bytes) else {
         return Ok(Resized::Original);
     };
-    // the header alone tells whether there is anything to do: an image at most as wide is never decoded
+    // the header alone tells whether there is anything to do: an image at most as wide (as displayed, after its
+    // EXIF orientation) is never decoded
     let mut reader = ImageReader::new(Cursor::new(bytes));
     reader.set_format(format);
     reader.limits(Limits::no_limits());
-    let (source_width, source_height) = reader.into_dimensions().map_err(image_error)?;
-    let rotated = matches!(format, ImageFormat::Jpeg | ImageFormat::WebP | ImageFormat::Png);
-    // with an EXIF rotation the displayed width may be the stored height: decide after decoding
-    if source_width <= target_width && (!rotated || source_height <= target_width) {
+    let mut header = reader.into_decoder().map_err(image_error)?;
+    let (stored_width, stored_height) = header.dimensions();
+    let turned = matches!(
+        header.orientation().map_err(image_error)?,
+        Orientation::Rotate90
+            | Orientation::Rotate270
+            | Orientation::Rotate90FlipH
+            | Orientation::Rotate270FlipH
+    );
+    let shown_width = if turned { stored_height } else { stored_width };
+    if shown_width <= target_width {
         return Ok(Resized::Original);
     }
     let Some(image) = decode(bytes, format)? else {
@@ -725,6 +734,29 @@ mod tests {
             panic!("not resized")
         };
         assert_eq!(dims(&bytes), (10, 1));
+    }
+
+    #[test]
+    fn exif_orientation_is_applied_before_scaling() {
+        use image::ImageEncoder;
+        // stored 200×100, EXIF orientation 6 (rotate 90°): displayed 100×200
+        let exif = [
+            0x4d, 0x4d, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01, 0x01, 0x12, 0x00, 0x03, 0x00, 0x00,
+            0x00, 0x01, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        let img = DynamicImage::ImageRgb8(ImageBuffer::from_pixel(200, 100, Rgb([10, 20, 30])));
+        let mut bytes = Vec::new();
+        let mut encoder = JpegEncoder::new_with_quality(&mut bytes, 90);
+        encoder.set_exif_metadata(exif.to_vec()).unwrap();
+        encoder
+            .write_image(img.as_bytes(), 200, 100, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        let Resized::Image { bytes: out, .. } = resize(&bytes, 50).unwrap() else {
+            panic!("not resized")
+        };
+        assert_eq!(dims(&out), (50, 100));
+        // displayed 100 wide: nothing to do at 150, although 200 pixels are stored per row
+        assert!(matches!(resize(&bytes, 150).unwrap(), Resized::Original));
     }
 
     #[test]
