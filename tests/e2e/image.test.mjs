@@ -236,7 +236,7 @@ test('bad parameters and CIDs are 400 JSON errors', async () => {
     'width=0', 'width=abc', 'width=10001', 'width=1.5', 'dpr=0', 'dpr=9', 'dpr=abc', 'width=5&width=6',
     'method=sha256&data=0x00', 'method=0xdeadbeef&data=0x00', `method=keccak256(bytes)&data=0x1234`,
   ]) {
-    assert.deepEqual(await errorOf(await image(`${cid}?${query}`)), { status: 400, code: 'INVALID_IMAGE_QUERY' }, query);
+    assert.deepEqual(await errorOf(await image(`${cid}?${query}`)), { status: 400, code: 'INVALID_PARAMETER' }, query);
   }
   assert.deepEqual(await errorOf(await image('not-a-cid?width=10')), { status: 400, code: 'INVALID_CID' });
   assert.deepEqual(await errorOf(await image(`${DAG_PB}%2F..%2Fx`)), { status: 400, code: 'INVALID_CID' });

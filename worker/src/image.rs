@@ -33,7 +33,7 @@ use profile_relayer::{ipfs::CidPath, lsp2::VerificationMethod};
 use worker::{Env, Headers, Request, Response};
 
 use crate::{
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     ipfs::IpfsConfig,
 };
 
@@ -71,7 +71,7 @@ pub struct ImageQuery {
 }
 
 fn invalid(message: impl Into<String>) -> ApiError {
-    ApiError::bad_request("INVALID_IMAGE_QUERY", message)
+    ApiError::new(Code::InvalidParameter, message)
 }
 
 fn parse_method(method: &str) -> ApiResult<VerificationMethod> {
@@ -121,7 +121,7 @@ impl ImageQuery {
     /// Parses the query parameters (`method`, `data`, `width`, `dpr`; others are ignored).
     ///
     /// # Errors
-    /// 400 `INVALID_IMAGE_QUERY` for a malformed, empty or out-of-range value, an unknown method, or `data` that is
+    /// 400 `INVALID_PARAMETER` for a malformed, empty or out-of-range value, an unknown method, or `data` that is
     /// neither a 32-byte hash nor `0x`. A hash method without a hash (`data` absent or `0x`, what the wallet sends
     /// for images without one) is not an error: it answers `x-verified: false`.
     pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> ApiResult<Self> {
@@ -222,8 +222,7 @@ fn limits() -> Limits {
 
 fn too_large(detail: impl core::fmt::Display) -> ApiError {
     ApiError::new(
-        413,
-        "IMAGE_TOO_LARGE",
+        Code::ImageTooLarge,
         format!(
             "the image is too large to resize ({detail}; at most {MAX_SOURCE_SIDE} pixels a side and \
              {MAX_DECODE_BYTES} bytes decoded); request it without width to get the original"
@@ -239,8 +238,7 @@ fn image_error(e: ImageError) -> ApiError {
             _ => too_large(l),
         },
         other => ApiError::new(
-            422,
-            "INVALID_IMAGE",
+            Code::InvalidImage,
             format!("the image cannot be decoded: {other}"),
         ),
     }
@@ -693,7 +691,7 @@ mod tests {
             "method=keccak256(bytes)&data=0xzz",
         ] {
             let e = query(bad).unwrap_err();
-            assert_eq!((e.status, e.code.as_str()), (400, "INVALID_IMAGE_QUERY"), "{bad}");
+            assert_eq!((e.status, e.code), (400, "INVALID_PARAMETER"), "{bad}");
         }
     }
 
@@ -841,7 +839,7 @@ mod tests {
     fn decompression_bombs_and_huge_images_are_413() {
         for (w, h) in [(100_000, 100_000), (12_001, 10), (8000, 8000), (5000, 4000)] {
             let e = resize(&bomb(w, h), 100).unwrap_err();
-            assert_eq!((e.status, e.code.as_str()), (413, "IMAGE_TOO_LARGE"), "{w}×{h}");
+            assert_eq!((e.status, e.code), (413, "IMAGE_TOO_LARGE"), "{w}×{h}");
         }
     }
 
@@ -850,7 +848,7 @@ mod tests {
         let mut broken = png(300, 200);
         broken.truncate(100);
         let e = resize(&broken, 10).unwrap_err();
-        assert_eq!((e.status, e.code.as_str()), (422, "INVALID_IMAGE"));
+        assert_eq!((e.status, e.code), (422, "INVALID_IMAGE"));
         // the fake PNG the schemathesis run uploads: a signature and 4 bytes
         let e = resize(&[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4], 10).unwrap_err();
         assert_eq!(e.status, 422);
