@@ -121,10 +121,14 @@ codes! {
     MethodNotAllowed = (405, "METHOD_NOT_ALLOWED"),
     /// The request body is larger than the route accepts.
     BodyTooLarge = (413, "BODY_TOO_LARGE"),
+    /// `/image` was asked to resize an image past its decoding bounds (served without `width`).
+    ImageTooLarge = (413, "IMAGE_TOO_LARGE"),
     /// The `Range` lies outside the content.
     RangeNotSatisfiable = (416, "RANGE_NOT_SATISFIABLE"),
     /// The contract's answers cannot be indexed (the reason is in the message).
     UnindexableContract = (422, "UNINDEXABLE_CONTRACT"),
+    /// `/image` was asked to resize bytes that do not decode as the image format they start like.
+    InvalidImage = (422, "INVALID_IMAGE"),
     /// Too many requests; retry after `Retry-After` seconds.
     RateLimited = (429, "RATE_LIMITED"),
     /// The profile's monthly gas quota is used up.

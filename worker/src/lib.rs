@@ -8,6 +8,7 @@ mod body;
 mod config;
 mod error;
 mod execute;
+mod image;
 mod indexer;
 mod ipfs;
 mod lookup;
@@ -63,7 +64,7 @@ fn cors(res: &mut Response) {
         ),
         (
             "access-control-expose-headers",
-            "retry-after, etag, content-range, x-content-verified",
+            "retry-after, etag, content-range, x-content-verified, x-verified",
         ),
     ] {
         // a response with immutable headers keeps its own; never turn that into an error

@@ -34,6 +34,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/admin/api-keys"),
     ("DELETE", "/admin/api-keys/{id}"),
     ("GET", "/ipfs/{cid}"),
+    ("GET", "/image/{cid}"),
+    ("HEAD", "/image/{cid}"),
     ("POST", "/api/v0/add"),
     ("GET", "/v1/{chainId}/address/{address}"),
     ("GET", "/v1/{chainId}/address/{address}/{tokenId}"),
@@ -90,6 +92,11 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             // IPFS gateways, which decode the URL path)
             let target = path.get("/ipfs/".len()..).unwrap_or_default();
             crate::ipfs::relay(&req, env, &target.replace("%2F", "/").replace("%2f", "/")).await
+        }
+        (Method::Get | Method::Head, ["image", _, ..]) => {
+            // as for /ipfs: a `%2F` inside the `{cid}` parameter separates path segments
+            let target = path.get("/image/".len()..).unwrap_or_default();
+            crate::image::route(&req, env, &target.replace("%2F", "/").replace("%2f", "/")).await
         }
         (Method::Get, ["v1", chain, "address", address]) => {
             crate::lookup::address(&req, env, chain, address).await
@@ -279,9 +286,9 @@ fn served_openapi(
 
 fn matches(pattern: &str, segments: &[&str]) -> bool {
     let parts: Vec<&str> = pattern.trim_matches('/').split('/').collect();
-    if pattern == "/ipfs/{cid}" {
-        // the CID may be followed by a path
-        return segments.first() == Some(&"ipfs") && segments.len() >= 2;
+    if let Some(prefix) = pattern.strip_suffix("/{cid}") {
+        // the CID may be followed by a path (`/ipfs/{cid}`, `/image/{cid}`)
+        return segments.first() == Some(&prefix.trim_start_matches('/')) && segments.len() >= 2;
     }
     parts.len() == segments.len()
         && parts
