@@ -34,15 +34,19 @@ pub struct MetadataInfo {
     pub status: String,
     /// The URL in the VerifiableURI (or the token's base URI + id).
     #[serde(rename = "metadataUrl")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub url: Option<String>,
     /// Why the fetch failed (`FETCH_TIMEOUT`, `HTTP_404`, …).
     #[serde(rename = "metadataError")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub error: Option<String>,
     /// JSON paths of the entries dropped because they did not parse (`links[1]`, `images[0][2]`, …).
     #[serde(rename = "metadataDropped", default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
     pub dropped: Vec<String>,
     /// The fetched JSON as text, kept when the parse was lossy (size-capped: absent when larger).
     #[serde(rename = "metadataRaw", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
     pub raw: Option<String>,
 }
 
@@ -67,8 +71,10 @@ pub struct ProfileRecord {
     #[serde(rename = "type")]
     pub record_type: String,
     /// `LSP3Profile.name`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub name: Option<String>,
     /// `LSP3Profile.description`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub description: Option<String>,
     /// `LSP3Profile.tags`.
     pub tags: Vec<String>,
@@ -144,14 +150,18 @@ pub struct AssetRecord {
     #[serde(rename = "type")]
     pub record_type: String,
     /// `LSP4TokenName`, else the metadata's name.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub name: Option<String>,
     /// `LSP4TokenSymbol`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub symbol: Option<String>,
     /// `LSP4TokenName` as on chain.
     #[serde(rename = "LSP4TokenName")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub lsp4_token_name: Option<String>,
     /// `LSP4TokenSymbol` as on chain.
     #[serde(rename = "LSP4TokenSymbol")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub lsp4_token_symbol: Option<String>,
     /// `LSP4TokenType` as on chain, by name (`TOKEN` 0, `NFT` 1, `COLLECTION` 2), as the wallet compares it.
     #[serde(rename = "LSP4TokenType")]
@@ -167,6 +177,7 @@ pub struct AssetRecord {
     #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub token_id_format: Option<TokenIdFormat>,
     /// `LSP4Metadata.description`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub description: Option<String>,
     /// `LSP4Metadata.links`.
     #[cfg_attr(feature = "wasm", tsify(type = "{ title: string; url: string }[]"))]
@@ -229,10 +240,13 @@ pub struct TokenRecord {
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub token_id_format: TokenIdFormat,
     /// The token id written in that format.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub token_id_text: Option<String>,
     /// `LSP4Metadata.name`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub name: Option<String>,
     /// `LSP4Metadata.description`.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub description: Option<String>,
     /// The icon, absolute; `""` when there is none.
     pub icon_url: String,
@@ -321,10 +335,13 @@ pub struct IndexerStatus {
     /// Candidates recorded as unindexable.
     pub unindexable: u64,
     /// The last block completely indexed.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub last_indexed_block: Option<u64>,
     /// The chain head (`null` when the node did not answer).
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub head_block: Option<u64>,
     /// `headBlock - lastIndexedBlock`.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
     pub lag: Option<u64>,
 }
 
