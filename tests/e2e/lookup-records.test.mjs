@@ -272,4 +272,17 @@ test('search hits carry the same fields (Algolia-shaped route)', async () => {
   assert.equal(hit.LSP4TokenType, 'NFT');
   assert.equal(hit.hasAssetImage, true);
   assert.equal(hit.imageUrl, `${BASE}/image/${imageCid}`);
+  // the attributes clients filter by
+  const filtered = await fetch(`${stack.workerUrl}/1/indexes/dev_local_assets/query`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '', filters: 'LSP4TokenType:NFT AND type:LSP7DigitalAsset', hitsPerPage: 50 }),
+  });
+  const narrowed = await filtered.json();
+  assert.equal(filtered.status, 200, JSON.stringify(narrowed));
+  assert.deepEqual(narrowed.hits.map((h) => h.address), [lsp7]);
+  const profiles = await (await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '', facetFilters: ['hasProfileImage:true'], hitsPerPage: 50 }),
+  })).json();
+  assert.deepEqual(profiles.hits.map((h) => h.address), [fullProfile]);
 });
