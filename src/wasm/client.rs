@@ -42,18 +42,22 @@ export interface ProfileStatus {
   universalProfileAddress: Address; deployed: boolean; registered: boolean;
   pendingTransaction: Hex | null; deploymentTransaction: Hex | null; registeredAt: number | null; quota: Quota | null;
 }
-/** A search / lookup record (see the service's OpenAPI document for every field). */
+/** A search / lookup record (see the service's OpenAPI document for every field; `ProfileRecord`, `AssetRecord`
+ * and `TokenRecord` type each kind). */
 export interface IndexRecord {
   objectID: string; address: Address; kind: "LSP0ERC725Account" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset" | "LSP8Token";
+  LSPStandard: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset";
+  type: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8DigitalAsset";
   name?: string | null; description?: string | null; symbol?: string | null; tokenId?: Hex; tags?: string[];
-  profileImageUrl?: string | null; imageUrl?: string | null; iconUrl?: string | null;
+  profileImageUrl?: string; imageUrl?: string; iconUrl?: string;
   metadataStatus: "verified" | "hash_mismatch" | "unverifiable" | "fetch_failed" | "none" | "invalid_uri";
   tokens?: { tokenId: Hex; name?: string | null; imageUrl?: string | null }[];
   [field: string]: unknown;
 }
 export interface SearchResult { hits: IndexRecord[]; nbHits: number; page: number; nbPages: number; hitsPerPage: number; processingTimeMS: number; }
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
-export interface Stats { chainId: number; indexes: { name: string; entries: number }[]; lastIndexedBlock: number | null; headBlock: number | null; lag: number | null; }
+/** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
+export type Stats = [IndexStats, IndexStats];
 export interface UploadResult { cid: string; url: string; size: number; }
 /** Input of `RelayerClient.createProfile`: the whole Form-2 flow. */
 export interface CreateProfileInput { metadata: unknown; controllers: Address[]; network?: NetworkInput; }
@@ -390,8 +394,9 @@ impl LookupClient {
         future_to_promise(async move { send_json(Request::get(&url), None).await })
     }
 
-    /// The profile or asset record of an address.
-    #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
+    /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
+    /// (`LSPStandard` `EOA` or `UnknownContract`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord | NotIndexed>")]
     pub fn address(&self, chain_id: u32, address: String) -> Promise {
         if let Err(e) = crate::hex::parse_address("address", &address) {
             return Promise::reject(&e.into());
@@ -406,10 +411,16 @@ impl LookupClient {
         self.get(&format!("/v1/{chain_id}/address/{address}/{encoded}"))
     }
 
-    /// Entries per index, last indexed block, head, lag.
+    /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
     pub fn stats(&self, chain_id: u32) -> Promise {
         self.get(&format!("/v1/{chain_id}/stats"))
+    }
+
+    /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
+    #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
+    pub fn indexer(&self, chain_id: u32) -> Promise {
+        self.get(&format!("/v1/{chain_id}/indexer"))
     }
 
     /// Full-text search over profiles and assets.
@@ -431,7 +442,7 @@ impl LookupClient {
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
-    /// listed by `stats()`.
+    /// listed by `stats()` (`[assets, profiles]`).
     #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
     pub fn search_index(
         &self,

@@ -146,9 +146,11 @@ test('lookups answer each chain its own record, under decimal and hex ids', asyn
     assert.equal(record.chainId, 4201);
     assert.equal((await get(`/v1/${id}/address/${profileB}`)).kind, 'LSP0ERC725Account');
   }
-  // a record of one chain is not answered under the other (read-through reads the other chain, finds nothing)
+  // a record of one chain is not answered under the other (read-through reads the other chain, finds no code)
   for (const [id, address] of [['4201', relayed], ['0x1069', profileA], ['42', profileB], ['0x2a', profileB]]) {
-    assert.equal((await get(`/v1/${id}/address/${address}`, 404)).error.code, 'NOT_FOUND', `${id} ${address}`);
+    const answer = await get(`/v1/${id}/address/${address}`);
+    assert.equal(answer.LSPStandard, 'EOA', `${id} ${address}`);
+    assert.equal(answer.chainId, id === '42' || id === '0x2a' ? 42 : 4201);
   }
 });
 
@@ -159,6 +161,7 @@ test('stats and search are per chain', async () => {
     assert.equal(entries(stats, 'dev_local_assets'), 1);
   }
   const stats = await get('/v1/0x1069/stats');
+  assert.deepEqual(stats.map((i) => i.name), ['dev_testnet_assets', 'dev_testnet_universal_profiles']);
   assert.equal(entries(stats, 'dev_testnet_universal_profiles'), 1);
   assert.equal(entries(stats, 'dev_testnet_assets'), 1);
 
@@ -177,7 +180,7 @@ test('stats and search are per chain', async () => {
 
 test('an unknown or malformed chain id is a 400 UNKNOWN_CHAIN on every route', async () => {
   for (const id of ['1', '31337', '0x1', '0x', '0x0x2a', '042', '%2B42', '-42', '%2042', '42a', '18446744073709551616']) {
-    for (const path of [`/v1/${id}/address/${token}`, `/v1/${id}/stats`, `/v1/${id}/search?q=a`, `/v1/${id}/address/${token}/1`]) {
+    for (const path of [`/v1/${id}/address/${token}`, `/v1/${id}/stats`, `/v1/${id}/indexer`, `/v1/${id}/search?q=a`, `/v1/${id}/address/${token}/1`]) {
       assert.equal((await get(path, 400)).error.code, 'UNKNOWN_CHAIN', path);
     }
   }
@@ -190,10 +193,10 @@ test('a contract unindexable on one chain is recorded for that chain only', asyn
   await runIndexer('?chainId=42');
   const refused = await get(`/v1/0x2a/address/${hostile}`, 422);
   assert.equal(refused.error.code, 'UNINDEXABLE_CONTRACT');
-  assert.equal((await get('/v1/42/stats')).unindexable, 1);
+  assert.equal((await get('/v1/42/indexer')).unindexable, 1);
   // the same address on the other chain: no contract, no recorded error
-  assert.equal((await get(`/v1/4201/address/${hostile}`, 404)).error.code, 'NOT_FOUND');
-  assert.equal((await get('/v1/4201/stats')).unindexable, 0);
+  assert.equal((await get(`/v1/4201/address/${hostile}`)).LSPStandard, 'EOA');
+  assert.equal((await get('/v1/4201/indexer')).unindexable, 0);
 });
 
 test('the cron indexes both chains, and one chain whose node is down does not stop the other', async () => {
@@ -237,13 +240,13 @@ test('a database written by the single-chain release is migrated to the first ch
   await stack.restartWorker();
   const refused = await get(`/v1/42/address/${legacy}`, 422);
   assert.match(refused.error.message, /recorded by the old release/);
-  assert.equal((await get('/v1/42/stats')).unindexable, 2);
-  assert.equal((await get('/v1/4201/stats')).unindexable, 0);
+  assert.equal((await get('/v1/42/indexer')).unindexable, 2);
+  assert.equal((await get('/v1/4201/indexer')).unindexable, 0);
   const [tables] = await d1("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");
   assert.deepEqual(tables.results, []);
   const [retries] = await d1(`SELECT index_name FROM retries WHERE object_id = '${legacy}'`);
   assert.deepEqual(retries.results, [{ index_name: 'dev_local_errors' }]);
   // a second start (a new isolate) finds nothing left to migrate
   await stack.restartWorker();
-  assert.equal((await get('/v1/42/stats')).unindexable, 2);
+  assert.equal((await get('/v1/42/indexer')).unindexable, 2);
 });

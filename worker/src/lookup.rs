@@ -1,4 +1,5 @@
-//! Lookup API (every configured chain; `:chainId` decimal or hex): `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
+//! Lookup API (every configured chain; `:chainId` decimal or hex): `/v1/:chainId/address/:address[/:tokenId]`,
+//! `/v1/:chainId/stats` (the incumbent's array), `/v1/:chainId/indexer` (the indexer's position), `/v1/:chainId/search`, and the
 //! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
 //! read from chain and indexed on demand — only what exists on chain is ever written (a token id is checked with
 //! `tokenOwnerOf` first). Address answers go through the Cache API with `ETag`. Every answer that is not a cache
@@ -7,15 +8,19 @@
 
 use alloy_primitives::{B256, keccak256};
 use profile_relayer::{
+    api::records::{IndexStats, IndexerStatus, NotIndexed, UNKNOWN_STANDARD},
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
 };
+use serde::Deserialize;
 use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
 use worker::{Cache, Env, Request, Response};
 
 use crate::{
+    config::ChainConfig,
     error::{ApiError, ApiResult, Code},
-    indexer::{self, Kind},
+    indexer::{self, Indexed, Kind},
     search,
 };
 
@@ -73,7 +78,66 @@ fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
     Ok(response)
 }
 
-/// `GET /v1/:chainId/address/:address`.
+/// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
+/// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
+fn miss_seconds(env: &Env) -> u64 {
+    crate::config::number(env, "LOOKUP_MISS_SECONDS", 600).unwrap_or(600)
+}
+
+/// A remembered "no profile or asset here" answer, if still fresh.
+async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiResult<Option<NotIndexed>> {
+    #[derive(Deserialize)]
+    struct Row {
+        standard: String,
+        checked_at: f64,
+    }
+    let seconds = miss_seconds(env);
+    if seconds == 0 {
+        return Ok(None);
+    }
+    let db = search::db(env).await?;
+    let since = indexer::now().saturating_sub(seconds);
+    let row: Option<Row> = db
+        .prepare("SELECT standard, checked_at FROM lookup_misses WHERE chain_id = ?1 AND address = ?2 AND checked_at > ?3")
+        .bind(&[JsValue::from_f64(chain_id as f64), id.into(), JsValue::from_f64(since as f64)])?
+        .first(None)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(row.and_then(|r| {
+        let address = id.parse().ok()?;
+        Some(NotIndexed::new(
+            address,
+            chain_id,
+            r.standard == UNKNOWN_STANDARD,
+            r.checked_at as u64,
+        ))
+    }))
+}
+
+/// Remembers a "no profile or asset here" answer.
+async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
+    if miss_seconds(env) == 0 {
+        return Ok(());
+    }
+    let db = search::db(env).await?;
+    db.prepare(
+        "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
+    )
+    .bind(&[
+        JsValue::from_f64(answer.chain_id as f64),
+        answer.address.as_str().into(),
+        answer.lsp_standard.as_str().into(),
+        JsValue::from_f64(now as f64),
+    ])?
+    .run()
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(())
+}
+
+/// `GET /v1/:chainId/address/:address`: the profile or asset record; for an address that holds neither, 200
+/// with `LSPStandard` `EOA` / `UnknownContract` (remembered for `LOOKUP_MISS_SECONDS`).
 pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) -> ApiResult<Response> {
     let chain = chain(env, chain_id)?;
     let address = parse_address("address", address)?;
@@ -89,20 +153,25 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
         if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &id).await? {
             return Err(indexer::unindexable(&code, &message));
         }
+        if let Some(miss) = remembered_miss(env, chain.chain_id, &id).await? {
+            return serde_json::to_value(miss).map_err(ApiError::internal);
+        }
         match indexer::index_now(env, &chain, address).await? {
-            Some(Kind::Profile) => search::get(env, &profiles, &id)
+            Indexed::Lsp(Kind::Profile) => search::get(env, &profiles, &id)
                 .await?
                 .ok_or_else(|| ApiError::internal("record vanished")),
-            Some(_) => {
+            Indexed::Lsp(_) => {
                 let record = search::get(env, &assets, &id)
                     .await?
                     .ok_or_else(|| ApiError::internal("record vanished"))?;
                 with_tokens(env, &assets, record).await
             }
-            None => Err(ApiError::new(
-                Code::NotFound,
-                format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"),
-            )),
+            Indexed::Nothing { contract } => {
+                let now = indexer::now();
+                let answer = NotIndexed::new(address, chain.chain_id, contract, now);
+                remember_miss(env, &answer, now).await?;
+                serde_json::to_value(answer).map_err(ApiError::internal)
+            }
         }
     })
     .await
@@ -153,7 +222,7 @@ pub async fn token(
         let collection = match record {
             Some(c) => c,
             None => match indexer::index_now(env, &chain, address).await? {
-                Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
+                Indexed::Lsp(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
                     .await?
                     .unwrap_or(Value::Null),
                 _ => {
@@ -206,27 +275,41 @@ fn urlencoding_decode(s: &str) -> String {
         .unwrap_or_else(|_| s.to_owned())
 }
 
-/// `GET /v1/:chainId/stats`.
+/// Entries per index, assets first then profiles: the array LUKSO's wallet destructures
+/// (`const [, profiles] = await fetch(…/stats)`).
+async fn index_stats(env: &Env, chain: &ChainConfig) -> ApiResult<Vec<IndexStats>> {
+    let counts = search::counts(env).await?;
+    let (profiles, assets) = chain.index_names();
+    let entry = |name: String| IndexStats {
+        entries: counts.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c),
+        name,
+    };
+    Ok(vec![entry(assets), entry(profiles)])
+}
+
+/// `GET /v1/:chainId/stats`: `[{name, entries}]` for the assets, then the profiles index.
 pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
+    let chain = chain(env, chain_id)?;
+    limit_ip(req, env).await?;
+    Ok(Response::from_json(&index_stats(env, &chain).await?)?)
+}
+
+/// `GET /v1/:chainId/indexer`: where the indexer stands (entries, unindexable candidates, last indexed block,
+/// head, lag).
+pub async fn indexer_status(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     let config = chain(env, chain_id)?;
     limit_ip(req, env).await?;
-    let counts = search::counts(env).await?;
-    let (profiles, assets) = config.index_names();
-    let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
     let head = config.rpc().block_number().await.ok();
     let next = indexer::checkpoint(env, config.chain_id).await?;
     let last = next.map(|n| n.saturating_sub(1));
-    Ok(Response::from_json(&json!({
-        "chainId": config.chain_id,
-        "indexes": [
-            { "name": profiles, "entries": count(&profiles) },
-            { "name": assets, "entries": count(&assets) },
-        ],
-        "unindexable": indexer::error_count(env, config.chain_id).await?,
-        "lastIndexedBlock": last,
-        "headBlock": head,
-        "lag": match (head, last) { (Some(h), Some(l)) => Some(h.saturating_sub(l)), (Some(h), None) => Some(h), _ => None },
-    }))?)
+    Ok(Response::from_json(&IndexerStatus {
+        chain_id: config.chain_id,
+        indexes: index_stats(env, &config).await?,
+        unindexable: indexer::error_count(env, config.chain_id).await?,
+        last_indexed_block: last,
+        head_block: head,
+        lag: head.map(|h| last.map_or(h, |l| h.saturating_sub(l))),
+    })?)
 }
 
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.

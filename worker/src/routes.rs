@@ -40,6 +40,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/{chainId}/address/{address}"),
     ("GET", "/v1/{chainId}/address/{address}/{tokenId}"),
     ("GET", "/v1/{chainId}/stats"),
+    ("GET", "/v1/{chainId}/indexer"),
     ("GET", "/v1/{chainId}/search"),
     ("POST", "/1/indexes/{indexName}/query"),
     ("GET", "/1/indexes/{indexName}"),
@@ -105,6 +106,7 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
             crate::lookup::token(&req, env, chain, address, token).await
         }
         (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
+        (Method::Get, ["v1", chain, "indexer"]) => crate::lookup::indexer_status(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
         (Method::Post, ["1", "indexes", "*" | "%2A" | "%2a", "queries"]) => {
             crate::algolia::answer(crate::algolia::queries_route(req, env).await)

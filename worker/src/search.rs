@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT
 token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
 PRIMARY KEY (index_name, object_id));
 CREATE TABLE IF NOT EXISTS push_rejections (index_name TEXT NOT NULL, object_id TEXT NOT NULL, message TEXT, \
-attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));";
+attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));
+CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
+checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
 
 const MIGRATIONS: &[&str] = &[
     "ALTER TABLE checkpoints ADD COLUMN next_item INTEGER NOT NULL DEFAULT 0",

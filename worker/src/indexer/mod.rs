@@ -134,6 +134,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) rpc: Rpc,
     pub(crate) profiles: String,
     pub(crate) assets: String,
+    /// `PUBLIC_BASE_URL`: image URLs in records are made absolute with it (relative when unset).
+    pub(crate) public_base_url: String,
     pub(crate) budget: Budget,
     /// Candidates processed at the same time.
     pub(crate) concurrency: usize,
@@ -166,24 +168,38 @@ impl<'a> Ctx<'a> {
             rpc,
             profiles,
             assets,
+            public_base_url: var(env, "PUBLIC_BASE_URL")
+                .map(|u| u.trim().trim_end_matches('/').to_owned())
+                .unwrap_or_default(),
             budget,
             concurrency: number::<usize>(env, "INDEXER_CONCURRENCY", 6)?.clamp(1, 32),
         })
     }
 }
 
-/// Reads the address from chain and indexes it now (the lookup route's read-through). `Ok(None)` when it is
-/// neither a profile nor an asset; `422 UNINDEXABLE_CONTRACT` when it misbehaves (nothing is written then).
-pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Option<Kind>> {
+/// What reading an address on demand found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexed {
+    /// A profile or asset, indexed now.
+    Lsp(Kind),
+    /// Neither a profile nor an asset (`contract`: the address has code). Nothing is written.
+    Nothing { contract: bool },
+}
+
+/// Reads the address from chain and indexes it now (the lookup route's read-through); `422
+/// UNINDEXABLE_CONTRACT` when it misbehaves (nothing is written then).
+pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Indexed> {
     let ctx = Ctx::new(env, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     let outcome = writer::process_address(&ctx, address, head).await?;
     let kind = outcome.kind();
-    if let writer::Outcome::Error { error, .. } = &outcome {
-        return Err(unindexable(&error.code, &error.message));
+    match &outcome {
+        writer::Outcome::Error { error, .. } => return Err(unindexable(&error.code, &error.message)),
+        writer::Outcome::NotIndexed { contract } => return Ok(Indexed::Nothing { contract: *contract }),
+        _ => {}
     }
     writer::write(&ctx, vec![outcome], None).await?;
-    Ok(kind)
+    Ok(kind.map_or(Indexed::Nothing { contract: true }, Indexed::Lsp))
 }
 
 /// The answer for a contract the indexer refuses.
