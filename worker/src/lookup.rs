@@ -36,6 +36,35 @@ fn cache_seconds(env: &Env) -> u64 {
     crate::config::number(env, "LOOKUP_CACHE_SECONDS", 60).unwrap_or(60)
 }
 
+/// The record fields holding an image URL.
+const URL_FIELDS: [&str; 4] = ["profileImageUrl", "backgroundImageUrl", "iconUrl", "imageUrl"];
+
+/// Makes the relative image URLs of records in `value` (`/image/…`, written by an indexer without
+/// `PUBLIC_BASE_URL`) absolute with `origin`, the origin the client called: the incumbent's clients load them as
+/// they are. Walks objects and arrays (records, hits, results).
+pub fn absolute_urls(value: &mut Value, origin: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(url) if URL_FIELDS.contains(&key.as_str()) && url.starts_with('/') => {
+                        *url = format!("{origin}{url}");
+                    }
+                    Value::Object(_) | Value::Array(_) => absolute_urls(v, origin),
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| absolute_urls(v, origin)),
+        _ => {}
+    }
+}
+
+/// The origin the client called (`https://host[:port]`).
+pub fn origin(req: &Request) -> ApiResult<String> {
+    Ok(req.url()?.origin().ascii_serialization())
+}
+
 async fn cached(
     req: &Request,
     env: &Env,
@@ -52,7 +81,9 @@ async fn cached(
         let fresh = Response::from_bytes(hit.bytes().await?)?.with_headers(headers);
         return not_modified(req, fresh);
     }
-    let body = serde_json::to_string(&build.await?).map_err(ApiError::internal)?;
+    let mut value = build.await?;
+    absolute_urls(&mut value, &origin(req)?);
+    let body = serde_json::to_string(&value).map_err(ApiError::internal)?;
     let hash = keccak256(body.as_bytes());
     let etag = format!(
         "\"{}\"",
@@ -334,7 +365,9 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
     let (profiles, assets) = chain.index_names();
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
-    Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
+    let mut value = json!({ "profiles": p, "assets": a });
+    absolute_urls(&mut value, &origin(req)?);
+    Ok(Response::from_json(&value)?)
 }
 
 /// Largest `page` of the search routes.
@@ -350,4 +383,27 @@ fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
             format!("{name} must be an integer from 0 to {max}"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_image_urls_become_absolute_everywhere_in_an_answer() {
+        let mut v = json!({
+            "results": [{ "hits": [{ "profileImageUrl": "/image/bafy", "iconUrl": "https://x/y.png", "name": "/a" }] }],
+            "imageUrl": "/ipfs/bafy/1.png",
+            "backgroundImageUrl": "",
+        });
+        absolute_urls(&mut v, "https://api.example.org");
+        assert_eq!(
+            v["results"][0]["hits"][0]["profileImageUrl"],
+            "https://api.example.org/image/bafy"
+        );
+        assert_eq!(v["results"][0]["hits"][0]["iconUrl"], "https://x/y.png");
+        assert_eq!(v["results"][0]["hits"][0]["name"], "/a");
+        assert_eq!(v["imageUrl"], "https://api.example.org/ipfs/bafy/1.png");
+        assert_eq!(v["backgroundImageUrl"], "");
+    }
 }

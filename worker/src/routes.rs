@@ -108,20 +108,28 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
         (Method::Get, ["v1", chain, "indexer"]) => crate::lookup::indexer_status(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
-        (Method::Post, ["1", "indexes", "*" | "%2A" | "%2a", "queries"]) => {
-            crate::algolia::answer(crate::algolia::queries_route(req, env).await)
-        }
+        (Method::Post, ["1", "indexes", "*" | "%2A" | "%2a", "queries"]) => crate::algolia::answer(
+            &crate::lookup::origin(&req)?,
+            crate::algolia::queries_route(req, env).await,
+        ),
         (Method::Post, ["1", "indexes", index, "query"]) => {
             let index = (*index).to_owned();
-            crate::algolia::answer(crate::algolia::query_route(req, env, &index).await)
+            crate::algolia::answer(
+                &crate::lookup::origin(&req)?,
+                crate::algolia::query_route(req, env, &index).await,
+            )
         }
         (Method::Post, ["1", "indexes", index, "browse"]) => {
             let index = (*index).to_owned();
-            crate::algolia::answer(crate::algolia::browse_route(req, env, &index).await)
+            crate::algolia::answer(
+                &crate::lookup::origin(&req)?,
+                crate::algolia::browse_route(req, env, &index).await,
+            )
         }
-        (Method::Get, ["1", "indexes", index]) => {
-            crate::algolia::answer(crate::algolia::get_route(&req, env, index).await)
-        }
+        (Method::Get, ["1", "indexes", index]) => crate::algolia::answer(
+            &crate::lookup::origin(&req)?,
+            crate::algolia::get_route(&req, env, index).await,
+        ),
         (Method::Post, ["admin", "panic"])
             if crate::config::var(env, "PANIC_TEST_ROUTE").as_deref() == Some("true") =>
         {

@@ -57,9 +57,12 @@ async fn body(req: &mut Request, env: &Env) -> ApiResult<Map<String, Value>> {
 
 /// The answer of an Algolia route. Errors carry, next to this API's `{"error": {code, message}}`, Algolia's
 /// top-level `message` and `status`, which Algolia's clients show.
-pub fn answer(result: ApiResult<Value>) -> ApiResult<Response> {
+pub fn answer(origin: &str, result: ApiResult<Value>) -> ApiResult<Response> {
     match result {
-        Ok(value) => Ok(Response::from_json(&value)?),
+        Ok(mut value) => {
+            crate::lookup::absolute_urls(&mut value, origin);
+            Ok(Response::from_json(&value)?)
+        }
         Err(e) => {
             let body = json!({
                 "error": { "code": e.code, "message": e.message },
