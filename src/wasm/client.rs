@@ -19,7 +19,7 @@ use crate::{
     api::{DeployRequest, ExecuteRequest, ExecuteResponse, QuotaRequest, QuotaResponse, TransactionStatus},
     erc165,
     hex::{parse_fixed, parse_hex, parse_uint256, to_hex},
-    ipfs::{CidPath, RAW, raw_cid, verify_block},
+    ipfs::{CidPath, RAW, cid_text, raw_cid, verify_block},
     lsp2::{self, Content},
     lsp23, lsp25,
 };
@@ -358,7 +358,7 @@ async fn upload_bytes(
         .unwrap_or_default()
         .to_owned();
     // the service must have stored exactly these bytes
-    if cid != raw_cid(&bytes).to_string() {
+    if cid != cid_text(&raw_cid(&bytes)) {
         return Err(client_error(
             None,
             "UPLOAD_MISMATCH",

@@ -8,7 +8,7 @@ use crate::Error;
 /// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
 #[wasm_bindgen(js_name = computeCid)]
 pub fn compute_cid(bytes: &[u8]) -> String {
-    crate::ipfs::raw_cid(bytes).to_string()
+    crate::ipfs::cid_text(&crate::ipfs::raw_cid(bytes))
 }
 
 /// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
