@@ -41,8 +41,18 @@ for flavour in full lite; do
     rm -rf "$dir"
     wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
     wasm-opt "$wasm_opt" "${WASM_OPT_FEATURES[@]}" "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
-    # the Node build is CommonJS (the top-level pkg/package.json says "module")
-    [ "$target" = nodejs ] && echo '{ "type": "commonjs" }' >"$dir/package.json"
+    # the Node build is CommonJS (the top-level pkg/package.json says "module"); its `inline_js` snippets are written
+    # as ES modules (`export function f`), so they become `exports.f = function f` (checked: nothing else is allowed)
+    if [ "$target" = nodejs ]; then
+      echo '{ "type": "commonjs" }' >"$dir/package.json"
+      if [ -d "$dir/snippets" ]; then
+        find "$dir/snippets" -name '*.js' -exec sed -E -i 's/^export function ([A-Za-z0-9_$]+)/exports.\1 = function \1/' {} +
+        if grep -rqE '^[[:space:]]*(export|import)[[:space:]{]' "$dir/snippets"; then
+          echo "[build-pkg] $dir/snippets: only top-level 'export function' is supported in inline_js" >&2
+          exit 1
+        fi
+      fi
+    fi
     printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
       "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"
   done
