@@ -4,8 +4,9 @@
 #   lite (feature `wasm-lite`): pkg/lite/{bundler,web,node}/  → `profile-relayer/lite`, `profile-relayer/lite/web`
 # One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
 # The lite entry is built for speed (opt-level 3, wasm-opt -O3): it is what hot encoding loops import. The full entry is
-# built for size (opt-level "z", wasm-opt -Os): ≈ 18 % less gzip wasm for ≈ 0.6× the speed of the lite build on
-# encodings (still ≥ 10× erc725.js / viem; see BENCHMARKS.md).
+# built for size (opt-level "s", wasm-opt -Os): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
+# on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another 9 % smaller,
+# but its VerifiableURI decode falls below erc725.js's.)
 #
 #   scripts/build-pkg.sh                      # everything (what the tests and the package need)
 #   scripts/build-pkg.sh lite:nodejs full:web # only these flavour:target pairs (while iterating)
@@ -29,7 +30,7 @@ for flavour in full lite; do
   for w in "${wanted[@]}"; do [ "${w%%:*}" = "$flavour" ] && targets+=("${w#*:}"); done
   [ ${#targets[@]} -gt 0 ] || continue
   case $flavour in
-    full) features=wasm prefix=pkg opt_level=z wasm_opt=-Os ;;
+    full) features=wasm prefix=pkg opt_level=s wasm_opt=-Os ;;
     lite) features=wasm-lite prefix=pkg/lite opt_level=3 wasm_opt=-O3 ;;
   esac
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$opt_level \
