@@ -44,6 +44,10 @@ pub const LSP8_IDS: [InterfaceId; 6] = [
 /// An id no contract may claim (ERC165 requires `supportsInterface(0xffffffff) == false`): a contract answering
 /// `true` claims everything and is not trusted.
 pub const INVALID_ID: InterfaceId = FixedBytes([0xff, 0xff, 0xff, 0xff]);
+/// A made-up id no standard has: a contract answering `true` claims whatever it is asked.
+pub const MADE_UP_ID: InterfaceId = FixedBytes([0x5e, 0xed, 0xc0, 0xde]);
+/// Ids no honest ERC165 contract claims: an indexer asks them first and refuses a contract claiming either.
+pub const NEVER_CLAIMED: [InterfaceId; 2] = [INVALID_ID, MADE_UP_ID];
 
 /// `supportsInterface(id)` calldata.
 #[must_use]
@@ -55,6 +59,18 @@ pub fn supports_interface_calldata(id: InterfaceId) -> Vec<u8> {
 #[must_use]
 pub fn decode_supports_interface(return_data: &[u8]) -> bool {
     supportsInterfaceCall::abi_decode_returns_validate(return_data).unwrap_or(false)
+}
+
+/// Reads a `supportsInterface` answer: `Some` for exactly one ABI word holding 0 or 1 (and `Some(false)` for no
+/// answer at all, as a contract without the function gives), `None` for anything else (a contract answering
+/// garbage, trailing bytes included).
+#[must_use]
+pub fn decode_supports_interface_checked(return_data: &[u8]) -> Option<bool> {
+    match return_data.len() {
+        0 => Some(false),
+        32 => supportsInterfaceCall::abi_decode_returns_validate(return_data).ok(),
+        _ => None,
+    }
 }
 
 /// `owner()` calldata.
@@ -73,6 +89,22 @@ pub fn decode_owner(return_data: &[u8]) -> Option<Address> {
 mod tests {
     use super::*;
     use alloy_primitives::hex;
+
+    #[test]
+    fn checked_answers_tell_garbage_from_false() {
+        let word = |b: u8| {
+            let mut w = [0u8; 32];
+            w[31] = b;
+            w
+        };
+        assert_eq!(decode_supports_interface_checked(&word(1)), Some(true));
+        assert_eq!(decode_supports_interface_checked(&word(0)), Some(false));
+        assert_eq!(decode_supports_interface_checked(&[]), Some(false));
+        assert_eq!(decode_supports_interface_checked(&word(2)), None);
+        assert_eq!(decode_supports_interface_checked(&[0u8; 31]), None);
+        assert_eq!(decode_supports_interface_checked(&[0u8; 64]), None);
+        assert!(!NEVER_CLAIMED.contains(&LSP0));
+    }
 
     #[test]
     fn calls_and_answers() {

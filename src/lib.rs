@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod erc165;
+pub mod erc725y;
 mod error;
 pub mod hex;
 pub mod ipfs;

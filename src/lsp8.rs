@@ -2,7 +2,8 @@
 //!
 //! Spec: <https://github.com/lukso-network/LIPs/blob/main/LSPs/LSP-8-IdentifiableDigitalAsset.md#lsp8tokenidformat>
 
-use alloy_primitives::{B256, U256};
+use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_sol_types::{SolCall, sol};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -10,6 +11,41 @@ use crate::{
     hex::{parse_address, parse_hex, to_hex, write_left, write_right},
     lsp4::uint256_value,
 };
+
+sol! {
+    /// LSP8: a data value of one token.
+    function getDataForTokenId(bytes32 tokenId, bytes32 dataKey) external view returns (bytes dataValue);
+    /// LSP8: the owner of a token (reverts for a token that does not exist).
+    function tokenOwnerOf(bytes32 tokenId) external view returns (address);
+}
+
+/// `getDataForTokenId(tokenId, key)` calldata.
+#[must_use]
+pub fn get_data_for_token_id_calldata(token_id: B256, key: B256) -> Vec<u8> {
+    getDataForTokenIdCall {
+        tokenId: token_id,
+        dataKey: key,
+    }
+    .abi_encode()
+}
+
+/// Reads a `getDataForTokenId` answer (`None` when it is not ABI-encoded `bytes`).
+#[must_use]
+pub fn decode_get_data_for_token_id(return_data: &[u8]) -> Option<Bytes> {
+    getDataForTokenIdCall::abi_decode_returns_validate(return_data).ok()
+}
+
+/// `tokenOwnerOf(tokenId)` calldata.
+#[must_use]
+pub fn token_owner_of_calldata(token_id: B256) -> Vec<u8> {
+    tokenOwnerOfCall { tokenId: token_id }.abi_encode()
+}
+
+/// Reads a `tokenOwnerOf` answer (`None` when it is not one ABI-encoded address).
+#[must_use]
+pub fn decode_token_owner_of(return_data: &[u8]) -> Option<Address> {
+    tokenOwnerOfCall::abi_decode_returns_validate(return_data).ok()
+}
 
 /// `LSP8TokenIdFormat` (uint256).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -203,6 +239,27 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn token_calls_and_checked_answers() {
+        let id = B256::repeat_byte(1);
+        assert_eq!(
+            alloy_primitives::hex::encode(&token_owner_of_calldata(id)[..4]),
+            "217b2270"
+        );
+        assert_eq!(
+            alloy_primitives::hex::encode(&get_data_for_token_id_calldata(id, B256::ZERO)[..4]),
+            "16e023b3"
+        );
+        let owner = Address::repeat_byte(0xaa);
+        let answer = tokenOwnerOfCall::abi_encode_returns(&owner);
+        assert_eq!(decode_token_owner_of(&answer), Some(owner));
+        // a word with dirty high bytes is no address
+        assert_eq!(decode_token_owner_of(&[0xff; 32]), None);
+        let value = getDataForTokenIdCall::abi_encode_returns(&Bytes::from(vec![9u8]));
+        assert_eq!(decode_get_data_for_token_id(&value), Some(Bytes::from(vec![9u8])));
+        assert_eq!(decode_get_data_for_token_id(&[0u8; 3]), None);
+    }
 
     #[test]
     fn spec_examples() {

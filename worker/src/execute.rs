@@ -113,17 +113,13 @@ async fn key_manager_of(rpc: &Rpc, profile: Address) -> ApiResult<Address> {
 
 /// The permissions of `controller` on `profile` (`AddressPermissions:Permissions:<address>`).
 async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiResult<Permissions> {
-    alloy_sol_types::sol! {
-        function getData(bytes32 dataKey) external view returns (bytes dataValue);
-    }
-    use alloy_sol_types::SolCall;
     let key = encode_key_name(
         "AddressPermissions:Permissions:<address>",
         &[controller.to_string()],
     )?;
-    let value = eth_call(rpc, profile, &getDataCall { dataKey: key }.abi_encode())
+    let value = eth_call(rpc, profile, &profile_relayer::erc725y::get_data_calldata(key))
         .await?
-        .and_then(|out| getDataCall::abi_decode_returns(&out).ok())
+        .and_then(|out| profile_relayer::erc725y::decode_get_data(&out))
         .unwrap_or_default();
     Ok(B256::try_from(value.as_ref())
         .map(Permissions::from_bytes32)

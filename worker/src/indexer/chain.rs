@@ -4,43 +4,17 @@
 //! refused, like one claiming to be two kinds at once or answering garbage.
 
 use alloy_primitives::{Address, B256, Bytes, U256};
-use alloy_sol_types::{SolCall, sol};
-use profile_relayer::lsp2::{array_element_key, data_keys};
+use profile_relayer::{
+    erc165::{self, InterfaceId, LSP0, LSP7_IDS, LSP8_IDS, NEVER_CLAIMED},
+    erc725y,
+    lsp2::{array_element_key, data_keys},
+    lsp8,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Ctx;
 use crate::rpc::RpcError;
-
-sol! {
-    function supportsInterface(bytes4 interfaceId) external view returns (bool);
-    function getDataBatch(bytes32[] dataKeys) external view returns (bytes[] dataValues);
-    function getDataForTokenId(bytes32 tokenId, bytes32 dataKey) external view returns (bytes dataValue);
-    function tokenOwnerOf(bytes32 tokenId) external view returns (address);
-}
-
-const LSP0: [u8; 4] = [0x24, 0x87, 0x1b, 0x3d];
-/// LSP7 ids: current, 0.14, 0.12, then 0.11 … 0.6 (lukso-encodings §5.4).
-const LSP7_IDS: [[u8; 4]; 7] = [
-    [0xc5, 0x2d, 0x60, 0x08],
-    [0xb3, 0xc4, 0x92, 0x8f],
-    [0xda, 0xa7, 0x46, 0xb7],
-    [0x05, 0x51, 0x95, 0x12],
-    [0xda, 0x1f, 0x85, 0xe4],
-    [0x5f, 0xca, 0xac, 0x27],
-    [0xe3, 0x3f, 0x65, 0xc3],
-];
-/// LSP8 ids: current, 0.13, 0.12, then 0.11 … 0.6.
-const LSP8_IDS: [[u8; 4]; 6] = [
-    [0x3a, 0x27, 0x17, 0x06],
-    [0xec, 0xad, 0x9f, 0x75],
-    [0x30, 0xdc, 0x52, 0x78],
-    [0x1a, 0xe9, 0xba, 0x1f],
-    [0x62, 0x2e, 0x7a, 0x01],
-    [0x49, 0x39, 0x91, 0x45],
-];
-/// Ids no honest ERC165 contract supports: the one ERC165 reserves, and a made-up one.
-const NEVER: [[u8; 4]; 2] = [[0xff, 0xff, 0xff, 0xff], [0x5e, 0xed, 0xc0, 0xde]];
 
 /// The keys read from every classified address, in this order.
 pub(crate) const DATA_KEYS: [B256; 7] = [
@@ -147,11 +121,7 @@ fn answer(result: &Result<Value, RpcError>) -> Result<Answer, RpcError> {
 fn as_bool(a: &Answer) -> Option<bool> {
     match a {
         Answer::Reverted => Some(false),
-        Answer::Data(d) if d.is_empty() => Some(false),
-        Answer::Data(d) => {
-            let (head, last) = d.split_at(d.len().checked_sub(1)?);
-            (d.len() == 32 && head.iter().all(|b| *b == 0) && *last.first()? <= 1).then(|| last == [1])
-        }
+        Answer::Data(d) => erc165::decode_supports_interface_checked(d),
     }
 }
 
@@ -159,20 +129,18 @@ fn call_params(to: Address, data: Vec<u8>) -> Value {
     json!([{ "to": to, "data": Bytes::from(data) }, "latest"])
 }
 
-fn supports(to: Address, id: [u8; 4]) -> (&'static str, Value) {
-    let data = supportsInterfaceCall {
-        interfaceId: id.into(),
-    }
-    .abi_encode();
-    ("eth_call", call_params(to, data))
+fn supports(to: Address, id: InterfaceId) -> (&'static str, Value) {
+    (
+        "eth_call",
+        call_params(to, erc165::supports_interface_calldata(id)),
+    )
 }
 
 fn get_data(to: Address, keys: &[B256]) -> (&'static str, Value) {
-    let data = getDataBatchCall {
-        dataKeys: keys.to_vec(),
-    }
-    .abi_encode();
-    ("eth_call", call_params(to, data))
+    (
+        "eth_call",
+        call_params(to, erc725y::get_data_batch_calldata(keys)),
+    )
 }
 
 /// Sends a batch, counting it against the budget.
@@ -201,13 +169,13 @@ fn data_values(a: &Answer, n: usize) -> Result<Vec<Bytes>, ItemError> {
         Answer::Data(d) if d.is_empty() => {
             Err(ItemError::new("GETDATA_EMPTY", "getDataBatch answered nothing"))
         }
-        Answer::Data(d) => match getDataBatchCall::abi_decode_returns_validate(d) {
-            Ok(values) if values.len() == n => Ok(values),
-            Ok(values) => Err(ItemError::new(
+        Answer::Data(d) => match erc725y::decode_get_data_batch(d) {
+            Some(values) if values.len() == n => Ok(values),
+            Some(values) => Err(ItemError::new(
                 "MALFORMED_ANSWER",
                 format!("getDataBatch answered {} values for {n} keys", values.len()),
             )),
-            Err(_) => Err(ItemError::new(
+            None => Err(ItemError::new(
                 "MALFORMED_ANSWER",
                 format!("getDataBatch answered {} bytes that are not bytes[]", d.len()),
             )),
@@ -244,7 +212,7 @@ fn claims(answers: &[Answer], ids: &[Kind]) -> Result<Option<Kind>, ItemError> {
 /// `Err` only when the node itself fails (the caller tells a dead node from a hostile contract).
 pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<AddressRead, RpcError> {
     let mut calls = vec![("eth_getCode", json!([address, "latest"]))];
-    calls.extend(NEVER.iter().map(|id| supports(address, *id)));
+    calls.extend(NEVER_CLAIMED.iter().map(|id| supports(address, *id)));
     calls.push(supports(address, LSP0));
     calls.push(supports(address, LSP7_IDS[0]));
     calls.push(supports(address, LSP8_IDS[0]));
@@ -261,7 +229,7 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
         .iter()
         .map(answer)
         .collect::<Result<Vec<_>, _>>()?;
-    let (never, rest) = answers.split_at(NEVER.len().min(answers.len()));
+    let (never, rest) = answers.split_at(NEVER_CLAIMED.len().min(answers.len()));
     for a in never {
         match as_bool(a) {
             Some(false) => {}
@@ -284,7 +252,7 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
         Err(e) => return Ok(AddressRead::Refused(e)),
         Ok(Some(k)) => Some(k),
         Ok(None) => {
-            let legacy: Vec<([u8; 4], Kind)> = LSP7_IDS
+            let legacy: Vec<(InterfaceId, Kind)> = LSP7_IDS
                 .iter()
                 .skip(1)
                 .map(|id| (*id, Kind::Lsp7))
@@ -369,22 +337,18 @@ pub(crate) async fn read_token(
             "eth_call",
             call_params(
                 collection,
-                getDataForTokenIdCall {
-                    tokenId: token_id,
-                    dataKey: data_keys::LSP4_METADATA,
-                }
-                .abi_encode(),
+                lsp8::get_data_for_token_id_calldata(token_id, data_keys::LSP4_METADATA),
             ),
         ),
         (
             "eth_call",
-            call_params(collection, tokenOwnerOfCall { tokenId: token_id }.abi_encode()),
+            call_params(collection, lsp8::token_owner_of_calldata(token_id)),
         ),
     ];
     let out = batch(ctx, &calls).await?;
     match answer(get(&out, 2)?)? {
         Answer::Reverted => return Ok(TokenRead::Missing),
-        Answer::Data(d) if tokenOwnerOfCall::abi_decode_returns_validate(&d).is_err() => {
+        Answer::Data(d) if lsp8::decode_token_owner_of(&d).is_none() => {
             return Ok(TokenRead::Refused(ItemError::new(
                 "MALFORMED_ANSWER",
                 "tokenOwnerOf answered something that is not an address",
@@ -400,9 +364,9 @@ pub(crate) async fn read_token(
     let metadata = match answer(get(&out, 1)?)? {
         Answer::Reverted => Bytes::new(),
         Answer::Data(d) if d.is_empty() => Bytes::new(),
-        Answer::Data(d) => match getDataForTokenIdCall::abi_decode_returns_validate(&d) {
-            Ok(v) => v,
-            Err(_) => {
+        Answer::Data(d) => match lsp8::decode_get_data_for_token_id(&d) {
+            Some(v) => v,
+            None => {
                 return Ok(TokenRead::Refused(ItemError::new(
                     "MALFORMED_ANSWER",
                     "getDataForTokenId answered something that is not bytes",
@@ -421,6 +385,8 @@ pub(crate) async fn read_token(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use alloy_sol_types::SolCall;
+
     use super::*;
 
     fn word(last: u8) -> Answer {
@@ -477,7 +443,10 @@ mod tests {
 
     #[test]
     fn get_data_answers_are_checked() {
-        let good = getDataBatchCall::abi_encode_returns(&vec![Bytes::from(vec![1u8]), Bytes::new()]);
+        let good = profile_relayer::erc725y::getDataBatchCall::abi_encode_returns(&vec![
+            Bytes::from(vec![1u8]),
+            Bytes::new(),
+        ]);
         assert_eq!(
             data_values(&Answer::Data(good.clone().into()), 2).unwrap().len(),
             2
@@ -486,7 +455,7 @@ mod tests {
             data_values(&Answer::Data(good.into()), 6).unwrap_err().code,
             "MALFORMED_ANSWER"
         );
-        let empty = getDataBatchCall::abi_encode_returns(&Vec::<Bytes>::new());
+        let empty = profile_relayer::erc725y::getDataBatchCall::abi_encode_returns(&Vec::<Bytes>::new());
         assert_eq!(
             data_values(&Answer::Data(empty.into()), 1).unwrap_err().code,
             "MALFORMED_ANSWER"
