@@ -47,6 +47,20 @@ pub fn decode_token_owner_of(return_data: &[u8]) -> Option<Address> {
     tokenOwnerOfCall::abi_decode_returns_validate(return_data).ok()
 }
 
+/// The metadata URL of a token from the collection's `LSP8TokenMetadataBaseURI` value (a VerifiableURI): the
+/// base URL followed by the token id as the format writes it, hex formats (unique id, hashes) without `0x` as in
+/// the spec's example. `None` when the value is no VerifiableURI or the id does not decode in `format`.
+#[must_use]
+pub fn token_metadata_url(base_uri_value: &[u8], format: TokenIdFormat, token_id: B256) -> Option<String> {
+    let base = crate::lsp2::decode_verifiable_uri(base_uri_value).ok()?;
+    let id = decode_token_id(format, token_id).ok()?;
+    let suffix = match format.base() {
+        TokenIdFormat::UniqueId | TokenIdFormat::Hash => id.strip_prefix("0x").unwrap_or(&id).to_owned(),
+        _ => id,
+    };
+    Some(format!("{}{suffix}", base.url))
+}
+
 /// `LSP8TokenIdFormat` (uint256).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -239,6 +253,25 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn metadata_urls_from_the_base_uri() {
+        let base = crate::lsp2::encode_verifiable_uri(
+            crate::lsp2::Content::Bytes(b"{}"),
+            "https://example.org/meta/",
+        );
+        let number = encode_token_id(TokenIdFormat::Number, "42").unwrap();
+        assert_eq!(
+            token_metadata_url(&base, TokenIdFormat::Number, number).as_deref(),
+            Some("https://example.org/meta/42")
+        );
+        let unique = B256::repeat_byte(0xab);
+        assert_eq!(
+            token_metadata_url(&base, TokenIdFormat::UniqueId, unique),
+            Some(format!("https://example.org/meta/{}", "ab".repeat(32)))
+        );
+        assert_eq!(token_metadata_url(&[], TokenIdFormat::Number, number), None);
+    }
 
     #[test]
     fn token_calls_and_checked_answers() {

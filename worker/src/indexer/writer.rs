@@ -5,10 +5,9 @@
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
     api::records::{AssetData, AssetRecord, MetadataInfo, ProfileRecord, Stamp, TokenRecord},
-    lsp2::decode_verifiable_uri,
     lsp3::Lsp3ProfileJson,
     lsp4::{Lsp4Metadata, Lsp4MetadataJson, TokenType},
-    lsp8::{TokenIdFormat, decode_token_id},
+    lsp8::{TokenIdFormat, token_metadata_url},
     metadata::{Lenient, raw_json},
 };
 use serde::{Deserialize, Serialize};
@@ -230,15 +229,8 @@ pub(crate) async fn process_token(
     let format = TokenIdFormat::from_value(&format_value).unwrap_or(TokenIdFormat::Number);
     let mut fetched = fetch_metadata(ctx, &per_token).await;
     if fetched.status == "none"
-        && let Ok(base) = decode_verifiable_uri(&base_uri)
-        && let Ok(suffix) = decode_token_id(format, token_id)
+        && let Some(url) = token_metadata_url(&base_uri, format, token_id)
     {
-        // LSP8TokenMetadataBaseURI ‖ token id (hex formats without 0x, as the spec's example)
-        let suffix = suffix
-            .strip_prefix("0x")
-            .filter(|_| matches!(format.base(), TokenIdFormat::UniqueId | TokenIdFormat::Hash))
-            .map_or(suffix.clone(), str::to_owned);
-        let url = format!("{}{suffix}", base.url);
         fetched = match fetch_url(ctx, &url).await {
             Ok(bytes) => Fetched {
                 status: "unverifiable",
