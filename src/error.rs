@@ -397,3 +397,35 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::Error;
+
+    fn quoted(text: &str) -> BTreeSet<&str> {
+        text.split('"').skip(1).step_by(2).collect()
+    }
+
+    /// `ALL_CODES` is exactly what `code()` can return (read from its match arms), without duplicates, and the
+    /// npm package's `ProfileRelayerErrorCode` union is the same list.
+    #[test]
+    fn all_codes_is_what_code_returns_and_what_typescript_declares() {
+        let source = include_str!("error.rs");
+        let start = source.find("pub const fn code(&self)").unwrap();
+        let end = source.find("pub const ALL_CODES").unwrap();
+        let returned = quoted(&source[start..end]);
+        let listed: BTreeSet<&str> = Error::ALL_CODES.iter().copied().collect();
+        assert_eq!(listed.len(), Error::ALL_CODES.len(), "ALL_CODES has duplicates");
+        assert_eq!(returned, listed, "ALL_CODES and Error::code disagree");
+        let ts = include_str!("wasm/mod.rs");
+        let start = ts.find("export type ProfileRelayerErrorCode =").unwrap();
+        let union = &ts[start..start + ts[start..].find(';').unwrap()];
+        assert_eq!(
+            quoted(union),
+            listed,
+            "ProfileRelayerErrorCode in src/wasm/mod.rs"
+        );
+    }
+}
