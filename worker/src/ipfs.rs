@@ -338,15 +338,38 @@ async fn fetch_one(
             detail: format!("{gateway}: HTTP {}", response.status_code()),
         });
     }
-    // counted while it streams: a gateway cannot make the Worker buffer more than the limit
-    let bytes = crate::body::response_bytes(&mut response, max_bytes)
-        .await
-        .map_err(|e| match e {
-            ReadError::TooLarge => {
-                Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
+    let declared = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    let bytes = match declared {
+        // a declared length within the limit: HTTP framing ends the body there, so the runtime reads it whole (one
+        // native buffer, one copy into the Worker, instead of a copy per chunk)
+        Some(length) if length <= max_bytes => match response.body() {
+            worker::ResponseBody::Stream(stream) => {
+                let failed = |e: wasm_bindgen::JsValue| Failure::from(format!("{gateway}: {e:?}"));
+                let native =
+                    worker::web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(failed)?;
+                let buffer =
+                    worker::wasm_bindgen_futures::JsFuture::from(native.array_buffer().map_err(failed)?)
+                        .await
+                        .map_err(failed)?;
+                js_sys::Uint8Array::new(&buffer).to_vec()
             }
-            ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
-        })?;
+            _ => Vec::new(),
+        },
+        // counted while it streams: a gateway cannot make the Worker buffer more than the limit
+        _ => crate::body::response_bytes(&mut response, max_bytes)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => {
+                    Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
+                }
+                ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
+            })?,
+    };
     if raw_block && !verify_block(&cid, &bytes).unwrap_or(false) {
         return Err(Failure::from(format!(
             "{gateway}: the bytes do not match the CID"
@@ -450,9 +473,6 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     let config = IpfsConfig::from_env(env)?;
     let target = CidPath::parse(path)?;
     let (content, store) = fetch_content_deferred(env, &config, &target).await?;
-    if let Some(store) = store {
-        ctx.wait_until(store);
-    }
     let total = content.bytes.len() as u64;
     let headers = Headers::new();
     headers.set("content-type", &content.content_type)?;
@@ -485,9 +505,62 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
             .unwrap_or_default()
             .to_vec();
         headers.set("content-range", &format!("bytes {start}-{end}/{total}"))?;
+        if let Some(store) = store {
+            ctx.wait_until(store);
+        }
         return answer(req, 206, slice, headers);
     }
-    answer(req, 200, content.bytes, headers)
+    match store {
+        Some(store) if req.method() != Method::Head => {
+            // the write to R2 starts once the runtime has taken the whole body: in `wrangler dev` R2 runs on the same
+            // thread as the answer, so a write started earlier delays the last byte (≈ 40 ms for 1 MB, see
+            // BENCHMARKS.md); in production it would only compete for the Worker's CPU
+            let (body, delivered) = fed_body(&content.bytes)?;
+            ctx.wait_until(async move {
+                delivered.await;
+                store.await;
+            });
+            Ok(Response::from_body(worker::ResponseBody::Stream(body))?.with_headers(headers))
+        }
+        store => {
+            if let Some(store) = store {
+                ctx.wait_until(store);
+            }
+            answer(req, 200, content.bytes, headers)
+        }
+    }
+}
+
+/// A body of known length (`Content-Length` is sent) fed with `bytes`, and the future that feeds it: it completes
+/// when the reader (the runtime sending the answer) has taken all of it, or has gone away.
+fn fed_body(
+    bytes: &[u8],
+) -> ApiResult<(
+    worker::web_sys::ReadableStream,
+    impl core::future::Future<Output = ()> + 'static,
+)> {
+    use wasm_bindgen::JsCast;
+    let js = |e: wasm_bindgen::JsValue| ApiError::internal(format!("{e:?}"));
+    let stream = match u32::try_from(bytes.len()) {
+        Ok(length) => worker::worker_sys::FixedLengthStream::new(length),
+        Err(_) => {
+            worker::worker_sys::FixedLengthStream::new_big_int(js_sys::BigInt::from(bytes.len() as u64))
+        }
+    }
+    .map_err(js)?;
+    let transform: &worker::web_sys::TransformStream = stream.unchecked_ref();
+    let writer = transform.writable().get_writer().map_err(js)?;
+    let chunk = js_sys::Uint8Array::from(bytes);
+    let feed = async move {
+        // errors (the client went away) end the feeding; the caller goes on regardless
+        if worker::wasm_bindgen_futures::JsFuture::from(writer.write_with_chunk(&chunk))
+            .await
+            .is_ok()
+        {
+            let _ = worker::wasm_bindgen_futures::JsFuture::from(writer.close()).await;
+        }
+    };
+    Ok((transform.readable(), feed))
 }
 
 /// The answer with `body`; to `HEAD`, the same headers with the length `GET` would answer and no body (the runtime
