@@ -510,57 +510,11 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
         }
         return answer(req, 206, slice, headers);
     }
-    match store {
-        Some(store) if req.method() != Method::Head => {
-            // the write to R2 starts once the runtime has taken the whole body: in `wrangler dev` R2 runs on the same
-            // thread as the answer, so a write started earlier delays the last byte (≈ 40 ms for 1 MB, see
-            // BENCHMARKS.md); in production it would only compete for the Worker's CPU
-            let (body, delivered) = fed_body(&content.bytes)?;
-            ctx.wait_until(async move {
-                delivered.await;
-                store.await;
-            });
-            Ok(Response::from_body(worker::ResponseBody::Stream(body))?.with_headers(headers))
-        }
-        store => {
-            if let Some(store) = store {
-                ctx.wait_until(store);
-            }
-            answer(req, 200, content.bytes, headers)
-        }
+    // the R2 write runs after the answer is returned (`wait_until`): the answer waits for verification, not for R2
+    if let Some(store) = store {
+        ctx.wait_until(store);
     }
-}
-
-/// A body of known length (`Content-Length` is sent) fed with `bytes`, and the future that feeds it: it completes
-/// when the reader (the runtime sending the answer) has taken all of it, or has gone away.
-fn fed_body(
-    bytes: &[u8],
-) -> ApiResult<(
-    worker::web_sys::ReadableStream,
-    impl core::future::Future<Output = ()> + 'static,
-)> {
-    use wasm_bindgen::JsCast;
-    let js = |e: wasm_bindgen::JsValue| ApiError::internal(format!("{e:?}"));
-    let stream = match u32::try_from(bytes.len()) {
-        Ok(length) => worker::worker_sys::FixedLengthStream::new(length),
-        Err(_) => {
-            worker::worker_sys::FixedLengthStream::new_big_int(js_sys::BigInt::from(bytes.len() as u64))
-        }
-    }
-    .map_err(js)?;
-    let transform: &worker::web_sys::TransformStream = stream.unchecked_ref();
-    let writer = transform.writable().get_writer().map_err(js)?;
-    let chunk = js_sys::Uint8Array::from(bytes);
-    let feed = async move {
-        // errors (the client went away) end the feeding; the caller goes on regardless
-        if worker::wasm_bindgen_futures::JsFuture::from(writer.write_with_chunk(&chunk))
-            .await
-            .is_ok()
-        {
-            let _ = worker::wasm_bindgen_futures::JsFuture::from(writer.close()).await;
-        }
-    };
-    Ok((transform.readable(), feed))
+    answer(req, 200, content.bytes, headers)
 }
 
 /// The answer with `body`; to `HEAD`, the same headers with the length `GET` would answer and no body (the runtime
