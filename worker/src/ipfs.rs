@@ -2,8 +2,16 @@
 //!
 //! Content comes from the project's own store (R2, keyed by CID) first, then from the configured gateways raced
 //! against each other (at most 6 in flight; the losers are aborted). Raw blocks (`raw` codec, no path) are verified
-//! against their CID and kept in R2; a wrong answer from a gateway is discarded. Only configured gateways are ever
-//! contacted. Responses are immutable, `nosniff`, sandboxed for HTML/SVG, size-limited, and support `Range`.
+//! against their CID and kept in R2 with the type the gateway gave them; a wrong answer from a gateway is discarded.
+//! Only configured gateways are ever contacted. Responses are immutable, `nosniff`, sandboxed for HTML/SVG,
+//! size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
+//!
+//! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
+//! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
+//! could know, and a browser renders a partial image or video as it arrives). Only the R2 write (and its D1 ledger)
+//! is off the answer's path, under `Context::wait_until`. The cost is the block's transfer time, paid twice (gateway
+//! → Worker, then Worker → client) instead of overlapped: see BENCHMARKS.md for the comparison with a streaming
+//! relay.
 
 use cid::Cid;
 use futures_util::future::{Either, select, select_ok};
