@@ -2,6 +2,7 @@
 // the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB.
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
+//     [--only 1KB|100KB|1MB] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
 //
 // LUKSO's relay hard-codes `https://` upstreams, so the gateway speaks TLS with a certificate from a throwaway CA made
 // here with openssl (in a temp dir, deleted at the end) and trusted by both workerd processes through
