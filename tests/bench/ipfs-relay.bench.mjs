@@ -145,12 +145,14 @@ try {
   ours = stack.workerUrl;
   lukso = await startLukso();
 
+  const encodings = new Set();
   const get = async (base, cid, size) => {
     if (GAP) await new Promise((r) => setTimeout(r, GAP));
     const t0 = performance.now();
     const res = await fetch(`${base}/ipfs/${cid}`);
     const body = new Uint8Array(await res.arrayBuffer());
     const ms = performance.now() - t0;
+    encodings.add(`${base === ours ? 'ours' : 'LUKSO'}: ${res.headers.get('content-encoding') ?? 'identity'}`);
     assert.equal(res.status, 200, `${base}: ${res.status} ${new TextDecoder().decode(body.slice(0, 200))}`);
     assert.equal(body.length, size);
     return ms;
@@ -201,6 +203,7 @@ try {
   console.log('| block | n | ours cold | LUKSO cold | cold ratio (p50) | ours warm | LUKSO warm | warm ratio (p50) | gateway directly |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`content encodings seen: ${[...encodings].join(', ')}`);
 } finally {
   for (const c of cleanup.reverse()) await c();
   directAgent.destroy();
