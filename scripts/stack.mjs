@@ -45,10 +45,29 @@ export async function fund(chain, address, wei = 10n ** 20n) {
 }
 
 /**
- * Starts chain + Worker. Options: chainPort, workerPort (0 = random), vars (extra Worker vars), log.
+ * Starts chain + Worker. Options: chainPort, chainId (of the relayer's chain, default 31337), workerPort (0 =
+ * random), vars (extra Worker vars), log, extraChains: more anvil chains (each with the LUKSO contracts) served by
+ * the same Worker, `[{ chainId, indexPrefix, ...CHAINS fields }]`; with them the Worker gets a `CHAINS` var listing
+ * the relayer's chain (prefix `vars.INDEX_PREFIX` or dev_local) and these, and `stack.chains` lists all of them.
  */
-export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir } = {}) {
-  const chain = await startChain({ port: chainPort });
+export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [] } = {}) {
+  const chain = await startChain({ port: chainPort, chainId });
+  const others = [];
+  try {
+    for (const extra of extraChains) others.push(await startChain({ chainId: extra.chainId }));
+  } catch (e) {
+    await Promise.all([chain, ...others].map((c) => c.stop()));
+    throw e;
+  }
+  if (others.length) {
+    vars = {
+      CHAINS: JSON.stringify([
+        { chainId: chain.chainId, rpcUrl: chain.rpcUrl, indexPrefix: vars.INDEX_PREFIX ?? 'dev_local' },
+        ...extraChains.map((extra, i) => ({ ...extra, rpcUrl: others[i].rpcUrl })),
+      ]),
+      ...vars,
+    };
+  }
   const relayerKey = '0x' + randomBytes(32).toString('hex');
   const relayer = privateKeyToAccount(relayerKey);
   await fund(chain, relayer.address);
@@ -118,6 +137,7 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
   const stop = async () => {
     await stopWorker();
     await chain.stop();
+    for (const other of others) await other.stop();
     rmSync(dir, { recursive: true, force: true });
   };
 
@@ -169,7 +189,7 @@ export async function startStack({ chainPort = 0, workerPort = 0, vars = {}, sec
   };
 
   return Object.assign(stack, {
-    chain, adminToken, apiKey: created.apiKey, apiKeyId: created.id,
+    chain, chains: [chain, ...others], adminToken, apiKey: created.apiKey, apiKeyId: created.id,
     relayerAddress: relayer.address, admin, stop, stopWorker, restartWorker, restartChain,
   });
 }

@@ -4,6 +4,7 @@
 //! field, mixed forms, bad hex, wrong length, bad checksum). Responses are plain serde structs in camelCase.
 //! The LSP15 relay routes (`/api/execute`, `/api/quota`) are defined in the `relay` submodule and re-exported here.
 
+pub mod records;
 mod relay;
 
 pub use self::relay::{

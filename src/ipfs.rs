@@ -1,6 +1,8 @@
 //! IPFS content identifiers: parsing `ipfs://` URLs and gateway paths, CIDs for uploaded content, and verification
 //! of raw blocks against their CID. CID and multihash handling is the `cid` / `multihash` crates'; the digest is
-//! SHA-256 from `sha2`.
+//! SHA-256 from `sha2`. CID text in the usual bases (CIDv0 `Qm…`, base32 `b…`/`B…`, base58btc `z…`, base16 `f…`/`F…`)
+//! is decoded with `bs58` / `base32` / `alloy_primitives::hex`; any other multibase goes through `cid`'s `multibase`
+//! table, except in the npm package (feature `wasm-lite`), which leaves that table (≈ 90 KB of wasm) out.
 
 use cid::Cid;
 use multihash::Multihash;
@@ -67,7 +69,7 @@ impl CidPath {
         let s = s.split(['?', '#']).next().unwrap_or_default();
         let mut parts = s.split('/');
         let cid_text = parts.next().unwrap_or_default();
-        let cid = Cid::try_from(cid_text).map_err(|e| Error::InvalidCid(format!("{cid_text:?}: {e}")))?;
+        let cid = parse_cid(cid_text)?;
         let mut path = Vec::new();
         for (i, raw) in parts.enumerate() {
             let trailing_slash = raw.is_empty() && s.ends_with('/') && i + 1 == s.matches('/').count();
@@ -93,12 +95,79 @@ impl CidPath {
     /// unreserved characters stay literal).
     #[must_use]
     pub fn to_gateway_path(&self) -> String {
-        let mut out = self.cid.to_string();
+        let mut out = cid_text(&self.cid);
         for segment in &self.path {
             out.push('/');
             out.extend(utf8_percent_encode(segment, SEGMENT));
         }
         out
+    }
+}
+
+/// The canonical text of a CID: base58btc for CIDv0 (`Qm…`), base32 lower case for CIDv1 (`b…`); the same text as
+/// `cid`'s `to_string`.
+#[must_use]
+pub fn cid_text(cid: &Cid) -> String {
+    let bytes = cid.to_bytes();
+    if cid.version() == cid::Version::V0 {
+        // a CIDv0's bytes are its multihash
+        return bs58::encode(bytes).into_string();
+    }
+    let mut out = String::with_capacity(1 + (bytes.len() * 8).div_ceil(5));
+    out.push('b');
+    out.push_str(&base32::encode(BASE32_LOWER, &bytes));
+    out
+}
+
+const BASE32_LOWER: base32::Alphabet = base32::Alphabet::Rfc4648Lower { padding: false };
+
+/// Decodes the multibase text of a CID (without its prefix character) in the bases decoded here; `None` for another
+/// base. Base32 and base58 decoding is strict, like `multibase`'s: only the canonical text of some bytes is accepted
+/// (checked by encoding the bytes again).
+fn decode_common_base(prefix: char, text: &str) -> Option<std::result::Result<Vec<u8>, &'static str>> {
+    Some(match prefix {
+        // multibase reads base32 and base16 in either case
+        'b' | 'B' => {
+            let lower = text.to_ascii_lowercase();
+            match base32::decode(BASE32_LOWER, &lower) {
+                Some(b) if base32::encode(BASE32_LOWER, &b) == lower => Ok(b),
+                _ => Err("not valid base32"),
+            }
+        }
+        'z' => match bs58::decode(text).into_vec() {
+            Ok(b) if bs58::encode(&b).into_string() == text => Ok(b),
+            _ => Err("not valid base58btc"),
+        },
+        // (`hex::decode` would also take a `0x` prefix)
+        'f' | 'F' if text.starts_with("0x") || text.starts_with("0X") => Err("not valid base16"),
+        'f' | 'F' => alloy_primitives::hex::decode(text).map_err(|_| "not valid base16"),
+        _ => return None,
+    })
+}
+
+/// Parses the text of a CID (no path, no prefix): CIDv0 (`Qm…`, 46 characters) or a multibase CIDv1.
+///
+/// # Errors
+/// [`Error::InvalidCid`] for text that is no CID, or (in the npm package) a CID in an uncommon multibase.
+pub fn parse_cid(text: &str) -> Result<Cid> {
+    let invalid = |e: &dyn std::fmt::Display| Error::InvalidCid(format!("{text:?}: {e}"));
+    let mut chars = text.chars();
+    let prefix = chars.next().unwrap_or_default();
+    let decoded = if text.len() == 46 && text.starts_with("Qm") {
+        Some(bs58::decode(text).into_vec().map_err(|_| "not valid base58btc"))
+    } else if text.len() < 2 {
+        return Err(invalid(&"the CID is too short"));
+    } else {
+        decode_common_base(prefix, chars.as_str())
+    };
+    match decoded {
+        Some(bytes) => Cid::try_from(bytes.map_err(|e| invalid(&e))?.as_slice()).map_err(|e| invalid(&e)),
+        #[cfg(not(feature = "wasm-lite"))]
+        None => Cid::try_from(text).map_err(|e| invalid(&e)),
+        #[cfg(feature = "wasm-lite")]
+        None => Err(invalid(
+            &"only CIDv0 (Qm…) and base32 (b…), base58btc (z…) or base16 (f…) CIDs are supported here",
+        )),
     }
 }
 
@@ -179,6 +248,31 @@ mod tests {
     }
 
     #[test]
+    fn common_bases_edge_cases_match_multibase() {
+        let raw = raw_cid(b"hello world");
+        let hex = cid::Cid::to_string_of_base(&raw, cid::multibase::Base::Base16Lower).unwrap();
+        for text in [
+            hex.clone(),
+            format!("f0x{}", &hex[1..]),
+            format!("F{}", &hex[1..]),
+            hex.to_uppercase(),
+            "b".into(),
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5E".into(),
+            "Bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e".into(),
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5f".into(),
+            "bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e=".into(),
+            "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o".into(),
+            "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5O".into(),
+            "zb2rhe5P4gXftAwvA4eXQ5HJwsER2owDyS9sKaQRRVQPn93bA".into(),
+        ] {
+            assert_eq!(parse_cid(&text).ok(), Cid::try_from(text.as_str()).ok(), "{text}");
+        }
+        // another multibase (base64) still parses natively
+        let b64 = raw.to_string_of_base(cid::multibase::Base::Base64).unwrap();
+        assert_eq!(parse_cid(&b64).unwrap(), raw);
+    }
+
+    #[test]
     fn paths_are_normalized() {
         let p = CidPath::parse("ipfs://QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/my%20dir/b%2Ejson")
             .unwrap();
@@ -212,6 +306,51 @@ mod tests {
         #[test]
         fn parse_never_panics(s in ".{0,80}") {
             let _ = CidPath::parse(&s);
+        }
+
+        /// The bases decoded here give what `cid`'s multibase parser gives, for CIDs and for near-misses.
+        #[test]
+        fn common_bases_match_multibase(
+            bytes in proptest::collection::vec(any::<u8>(), 0..40),
+            codec in prop_oneof![Just(RAW), Just(DAG_PB), any::<u64>()],
+            base in prop_oneof![
+                Just(cid::multibase::Base::Base32Lower), Just(cid::multibase::Base::Base32Upper),
+                Just(cid::multibase::Base::Base58Btc), Just(cid::multibase::Base::Base16Lower),
+                Just(cid::multibase::Base::Base16Upper),
+            ],
+            cut in 0usize..4,
+            flip in any::<Option<(usize, char)>>(),
+        ) {
+            let hash = Multihash::<64>::wrap(SHA2_256, &bytes).unwrap();
+            let cid = Cid::new_v1(codec, hash);
+            let mut text = cid.to_string_of_base(base).unwrap();
+            prop_assert_eq!(parse_cid(&text).unwrap(), cid);
+            if base == cid::multibase::Base::Base32Lower {
+                prop_assert_eq!(cid_text(&cid), cid.to_string());
+            }
+            // damaged: cut at the end, one character replaced
+            text.truncate(text.len().saturating_sub(cut));
+            if let Some((i, c)) = flip {
+                let i = 1 + i % text.len().max(2).saturating_sub(1);
+                if text.is_char_boundary(i) && i < text.len() {
+                    text.replace_range(i..=i, &c.to_string());
+                }
+            }
+            prop_assert_eq!(parse_cid(&text).ok(), Cid::try_from(text.as_str()).ok(), "{}", text);
+        }
+
+        #[test]
+        fn cidv0_matches_multibase(digest in any::<[u8; 32]>(), flip in any::<Option<(usize, char)>>()) {
+            let cid = Cid::new_v0(Multihash::<64>::wrap(SHA2_256, &digest).unwrap()).unwrap();
+            let mut text = cid.to_string();
+            prop_assert_eq!(&cid_text(&cid), &text);
+            if let Some((i, c)) = flip {
+                let i = i % text.len();
+                if text.is_char_boundary(i) && text.is_char_boundary(i + 1) {
+                    text.replace_range(i..=i, &c.to_string());
+                }
+            }
+            prop_assert_eq!(parse_cid(&text).ok(), Cid::try_from(text.as_str()).ok(), "{}", text);
         }
 
         #[test]

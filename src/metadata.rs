@@ -1,7 +1,7 @@
 //! Shared pieces of the LSP3 / LSP4 metadata JSON: links, images, assets, verification. Unknown fields are kept
 //! in `extra` so that a document survives a parse → serialize round trip.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};
 
 /// `{"method": "keccak256(bytes)", "data": "0x…"}` (or `ecdsa` with a `source`).
@@ -110,4 +110,88 @@ impl Image {
             Self::Nft(_) => None,
         }
     }
+}
+
+/// At most this many dropped paths are listed in a [`Lenient`] (a document with thousands of bad entries still
+/// gives a small report).
+pub const MAX_DROPPED: usize = 32;
+
+/// A document parsed tolerantly: what parsed, and the JSON paths of what did not (`links[1]`, `profileImage`, …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lenient<T> {
+    /// Everything that parsed.
+    pub value: T,
+    /// Paths of the entries or fields dropped because they did not parse (at most [`MAX_DROPPED`]).
+    pub dropped: Vec<String>,
+}
+
+/// Collects the paths of dropped entries while a document is taken apart field by field.
+#[derive(Debug, Default)]
+pub(crate) struct Dropper {
+    dropped: Vec<String>,
+}
+
+impl Dropper {
+    pub(crate) fn drop_path(&mut self, path: impl FnOnce() -> String) {
+        if self.dropped.len() < MAX_DROPPED {
+            self.dropped.push(path());
+        }
+    }
+
+    pub(crate) fn finish<T>(self, value: T) -> Lenient<T> {
+        Lenient {
+            value,
+            dropped: self.dropped,
+        }
+    }
+
+    /// Removes `key` from `obj` and parses it; `null` is absent, anything that does not parse is dropped.
+    pub(crate) fn field<T: DeserializeOwned>(
+        &mut self,
+        obj: &mut Map<String, Value>,
+        key: &str,
+    ) -> Option<T> {
+        match obj.remove(key)? {
+            Value::Null => None,
+            v => serde_json::from_value(v)
+                .map_err(|_| self.drop_path(|| key.to_owned()))
+                .ok(),
+        }
+    }
+
+    /// Removes the list `key` from `obj` and parses each entry on its own: entries that do not parse are dropped,
+    /// the others kept (a value that is not a list is dropped whole).
+    pub(crate) fn list<T: DeserializeOwned>(
+        &mut self,
+        obj: &mut Map<String, Value>,
+        key: &str,
+    ) -> Option<Vec<T>> {
+        match obj.remove(key)? {
+            Value::Null => None,
+            Value::Array(items) => Some(self.entries(items, key)),
+            _ => {
+                self.drop_path(|| key.to_owned());
+                None
+            }
+        }
+    }
+
+    /// Parses each item on its own, dropping (and naming as `path[i]`) those that do not parse.
+    pub(crate) fn entries<T: DeserializeOwned>(&mut self, items: Vec<Value>, path: &str) -> Vec<T> {
+        items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                serde_json::from_value(item)
+                    .map_err(|_| self.drop_path(|| format!("{path}[{i}]")))
+                    .ok()
+            })
+            .collect()
+    }
+}
+
+/// The JSON text of a document when it is at most `max_bytes` long (kept next to a lossy parse).
+#[must_use]
+pub fn raw_json(value: &Value, max_bytes: usize) -> Option<String> {
+    serde_json::to_string(value).ok().filter(|s| s.len() <= max_bytes)
 }

@@ -19,7 +19,7 @@ use crate::{
     api::{DeployRequest, ExecuteRequest, ExecuteResponse, QuotaRequest, QuotaResponse, TransactionStatus},
     erc165,
     hex::{parse_fixed, parse_hex, parse_uint256, to_hex},
-    ipfs::{CidPath, RAW, raw_cid, verify_block},
+    ipfs::{CidPath, RAW, cid_text, raw_cid, verify_block},
     lsp2::{self, Content},
     lsp23, lsp25,
 };
@@ -42,18 +42,22 @@ export interface ProfileStatus {
   universalProfileAddress: Address; deployed: boolean; registered: boolean;
   pendingTransaction: Hex | null; deploymentTransaction: Hex | null; registeredAt: number | null; quota: Quota | null;
 }
-/** A search / lookup record (see the service's OpenAPI document for every field). */
+/** A search / lookup record (see the service's OpenAPI document for every field; `ProfileRecord`, `AssetRecord`
+ * and `TokenRecord` type each kind). */
 export interface IndexRecord {
   objectID: string; address: Address; kind: "LSP0ERC725Account" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset" | "LSP8Token";
+  LSPStandard: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset";
+  type: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8DigitalAsset";
   name?: string | null; description?: string | null; symbol?: string | null; tokenId?: Hex; tags?: string[];
-  profileImageUrl?: string | null; imageUrl?: string | null; iconUrl?: string | null;
+  profileImageUrl?: string; imageUrl?: string; iconUrl?: string;
   metadataStatus: "verified" | "hash_mismatch" | "unverifiable" | "fetch_failed" | "none" | "invalid_uri";
   tokens?: { tokenId: Hex; name?: string | null; imageUrl?: string | null }[];
   [field: string]: unknown;
 }
 export interface SearchResult { hits: IndexRecord[]; nbHits: number; page: number; nbPages: number; hitsPerPage: number; processingTimeMS: number; }
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
-export interface Stats { chainId: number; indexes: { name: string; entries: number }[]; lastIndexedBlock: number | null; headBlock: number | null; lag: number | null; }
+/** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
+export type Stats = [IndexStats, IndexStats];
 export interface UploadResult { cid: string; url: string; size: number; }
 /** Input of `RelayerClient.createProfile`: the whole Form-2 flow. */
 export interface CreateProfileInput { metadata: unknown; controllers: Address[]; network?: NetworkInput; }
@@ -70,9 +74,11 @@ export type ServiceErrorCode =
   | "DEPLOYMENT_WOULD_REVERT" | "DEPLOYMENT_REVERTED" | "DEPLOYMENT_MISMATCH" | "GATEWAY_ERROR" | "GATEWAY_TIMEOUT"
   | "CONTENT_NOT_FOUND" | "RANGE_NOT_SATISFIABLE" | "SEARCH_BACKEND_ERROR"
   | "NOT_A_CONTROLLER" | "PROFILE_NOT_REGISTERED" | "NOT_A_KEY_MANAGER" | "GAS_LIMIT_TOO_HIGH" | "DAILY_GAS_CEILING"
-  | "GAS_BUDGET_EXCEEDED" | "TRANSACTION_NOT_FOUND"
+  | "GAS_BUDGET_EXCEEDED" | "TRANSACTION_NOT_FOUND" | "DEPLOY_DATA_TOO_LARGE" | "FEE_TOO_HIGH" | "INVALID_BODY"
+  | "INVALID_PARAMETER" | "TOKEN_NOT_FOUND" | "UNINDEXABLE_CONTRACT" | "IMAGE_TOO_LARGE" | "INVALID_IMAGE"
   | "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH"
-  | "INVALID_RESPONSE" | "SIGNER_ERROR";
+  | "INVALID_RESPONSE" | "SIGNER_ERROR"
+  | "INVALID_FILTERS" | "INVALID_CURSOR" | "TOO_MANY_QUERIES" | "UNSUPPORTED_QUERY_TYPE";
 "#;
 
 fn client_error(status: Option<u16>, code: &str, message: &str, retry_after: Option<f64>) -> JsValue {
@@ -97,15 +103,47 @@ fn network_error(e: &gloo_net::Error) -> JsValue {
     )
 }
 
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: ErrorDetail,
+/// JSON text through the JS engine's `JSON.parse` / `JSON.stringify`: the package carries no JSON parser or
+/// serializer of its own (serde_json's, with its float formatting tables, is most of a client's size).
+fn parse_json(text: &str) -> Option<JsValue> {
+    js_sys::JSON::parse(text).ok()
 }
 
-#[derive(Deserialize)]
-struct ErrorDetail {
-    code: String,
-    message: String,
+/// `value[key]` as a string, if it is one.
+fn get_str(value: &JsValue, key: &str) -> Option<String> {
+    Reflect::get(value, &key.into()).ok().and_then(|v| v.as_string())
+}
+
+/// A JSON request body: `value` as JS (numbers stay numbers) and `JSON.stringify`.
+fn json_text(value: &Value) -> Result<String, JsValue> {
+    let js = to_js(value)?;
+    js_sys::JSON::stringify(&js)
+        .map(String::from)
+        .map_err(|_| JsValue::from(Error::InvalidArgument("the request body is not JSON".into())))
+}
+
+/// `builder` with a JSON body (or none).
+fn with_json(builder: RequestBuilder, body: Option<&Value>) -> Result<Request, JsValue> {
+    match body {
+        Some(b) => builder
+            .header("content-type", "application/json")
+            .body(json_text(b)?),
+        None => builder.build(),
+    }
+    .map_err(|e| network_error(&e))
+}
+
+/// The answer's body as JSON (parsed by JS).
+async fn json_of(response: Response) -> Result<JsValue, JsValue> {
+    let text = response.text().await.map_err(|e| network_error(&e))?;
+    parse_json(&text).ok_or_else(|| {
+        client_error(
+            Some(response.status()),
+            "INVALID_RESPONSE",
+            "the service answered a body that is not JSON",
+            None,
+        )
+    })
 }
 
 async fn check(response: Response) -> Result<Response, JsValue> {
@@ -116,23 +154,22 @@ async fn check(response: Response) -> Result<Response, JsValue> {
     let retry_after = response
         .headers()
         .get("retry-after")
-        .and_then(|v| v.parse::<f64>().ok());
+        // delay-seconds (RFC 9110): digits only
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .map(f64::from);
     let text = response.text().await.unwrap_or_default();
-    Err(match serde_json::from_str::<ErrorBody>(&text) {
-        Ok(body) => client_error(Some(status), &body.error.code, &body.error.message, retry_after),
-        Err(_) => client_error(Some(status), "HTTP_ERROR", &format!("HTTP {status}"), retry_after),
+    let error = parse_json(&text).and_then(|body| Reflect::get(&body, &"error".into()).ok());
+    let detail = error.and_then(|e| Some((get_str(&e, "code")?, get_str(&e, "message")?)));
+    Err(match detail {
+        Some((code, message)) => client_error(Some(status), &code, &message, retry_after),
+        None => client_error(Some(status), "HTTP_ERROR", &format!("HTTP {status}"), retry_after),
     })
 }
 
 async fn send_json(builder: RequestBuilder, body: Option<&Value>) -> Result<JsValue, JsValue> {
-    let request = match body {
-        Some(b) => builder.header("content-type", "application/json").json(b),
-        None => builder.build(),
-    }
-    .map_err(|e| network_error(&e))?;
+    let request = with_json(builder, body)?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-    let value: Value = response.json().await.map_err(|e| network_error(&e))?;
-    to_js(&value).map_err(Into::into)
+    json_of(response).await
 }
 
 fn base(url: &str) -> Result<String, Error> {
@@ -273,7 +310,15 @@ impl RelayerClient {
                     .map(String::from)
                     .map_err(|_| Error::InvalidArgument("metadata is not JSON".into()))?,
             };
-            crate::lsp3::Lsp3ProfileJson::from_slice(text.as_bytes())?;
+            // checked as an LSP3 document on the JS value (JSON.parse for a string): no JSON parser in the package
+            let document = match metadata.as_string() {
+                Some(t) => parse_json(&t).ok_or_else(|| {
+                    Error::InvalidMetadata("LSP3Profile: the metadata string is not JSON".into())
+                })?,
+                None => metadata,
+            };
+            serde_wasm_bindgen::from_value::<crate::lsp3::Lsp3ProfileJson>(document)
+                .map_err(|e| Error::InvalidMetadata(format!("LSP3Profile: {e}")))?;
             let uploaded = upload_bytes(
                 &this.base_url,
                 this.api_key.as_deref(),
@@ -293,17 +338,14 @@ impl RelayerClient {
             let predicted = lsp23::predict_addresses(salt, &calldata, &constants)?;
             let body =
                 serde_json::json!({ "salt": salt.to_string(), "postDeploymentCallData": to_hex(&calldata) });
-            let request = this
-                .post("/api/universal-profile")
-                .header("content-type", "application/json")
-                .json(&body)
-                .map_err(|e| network_error(&e))?;
+            let request = with_json(this.post("/api/universal-profile"), Some(&body))?;
             let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
             let pending = response.status() == 202;
-            let answer: Value = response.json().await.map_err(|e| network_error(&e))?;
+            let answer = json_of(response).await?;
             let expected = predicted.universal_profile.to_checksum(None);
-            let answered = answer.get("universalProfileAddress").cloned().unwrap_or_default();
-            if answered.as_str() != Some(expected.as_str()) {
+            let answered = get_str(&answer, "universalProfileAddress");
+            if answered.as_deref() != Some(expected.as_str()) || !answer.is_object() {
+                let answered = answered.map_or_else(|| "no address".to_owned(), |a| format!("{a:?}"));
                 return Err(client_error(
                     None,
                     "PREDICTION_MISMATCH",
@@ -311,16 +353,13 @@ impl RelayerClient {
                     None,
                 ));
             }
-            let mut result = match answer {
-                Value::Object(fields) => fields,
-                _ => serde_json::Map::new(),
-            };
-            result.insert("salt".into(), salt.to_string().into());
-            result.insert("lsp3Profile".into(), to_hex(&lsp3).into());
-            result.insert("metadataCid".into(), uploaded.0.into());
-            result.insert("postDeploymentCallData".into(), to_hex(&calldata).into());
-            result.insert("pending".into(), pending.into());
-            to_js(&result).map_err(Into::into)
+            let set = |key: &str, value: JsValue| Reflect::set(&answer, &key.into(), &value).map(drop);
+            set("salt", salt.to_string().into())?;
+            set("lsp3Profile", to_hex(&lsp3).into())?;
+            set("metadataCid", uploaded.0.into())?;
+            set("postDeploymentCallData", to_hex(&calldata).into())?;
+            set("pending", pending.into())?;
+            Ok(answer)
         })
     }
 }
@@ -351,14 +390,10 @@ async fn upload_bytes(
         .body(form)
         .map_err(|e| network_error(&e))?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-    let answer: Value = response.json().await.map_err(|e| network_error(&e))?;
-    let cid = answer
-        .get("Hash")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let answer = json_of(response).await?;
+    let cid = get_str(&answer, "Hash").unwrap_or_default();
     // the service must have stored exactly these bytes
-    if cid != raw_cid(&bytes).to_string() {
+    if cid != cid_text(&raw_cid(&bytes)) {
         return Err(client_error(
             None,
             "UPLOAD_MISMATCH",
@@ -388,8 +423,9 @@ impl LookupClient {
         future_to_promise(async move { send_json(Request::get(&url), None).await })
     }
 
-    /// The profile or asset record of an address.
-    #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
+    /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
+    /// (`LSPStandard` `EOA` or `UnknownContract`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord | NotIndexed>")]
     pub fn address(&self, chain_id: u32, address: String) -> Promise {
         if let Err(e) = crate::hex::parse_address("address", &address) {
             return Promise::reject(&e.into());
@@ -404,10 +440,16 @@ impl LookupClient {
         self.get(&format!("/v1/{chain_id}/address/{address}/{encoded}"))
     }
 
-    /// Entries per index, last indexed block, head, lag.
+    /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
     pub fn stats(&self, chain_id: u32) -> Promise {
         self.get(&format!("/v1/{chain_id}/stats"))
+    }
+
+    /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
+    #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
+    pub fn indexer(&self, chain_id: u32) -> Promise {
+        self.get(&format!("/v1/{chain_id}/indexer"))
     }
 
     /// Full-text search over profiles and assets.
@@ -429,7 +471,7 @@ impl LookupClient {
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
-    /// listed by `stats()`.
+    /// listed by `stats()` (`[assets, profiles]`).
     #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
     pub fn search_index(
         &self,
@@ -495,27 +537,31 @@ impl LookupClient {
                 return Err(Error::InvalidContent.into());
             };
             let (cid, size) = upload_bytes(&this.base_url, this.api_key.as_deref(), bytes, name).await?;
-            to_js(&serde_json::json!({ "cid": cid, "url": format!("ipfs://{cid}"), "size": size }))
-                .map_err(Into::into)
+            let result = js_sys::Object::new();
+            let url = format!("ipfs://{cid}");
+            for (key, value) in [
+                ("cid", cid.into()),
+                ("url", url.into()),
+                ("size", JsValue::from(size)),
+            ] {
+                Reflect::set(&result, &JsValue::from_str(key), &value)?;
+            }
+            Ok(result.into())
         })
     }
 }
 
-/// Sends a request and reads the answer as the core wire type `T` (re-serialised for JS, so every field has the
-/// documented shape); a body that is not a `T` is `INVALID_RESPONSE`.
+/// Sends a request and reads the answer (parsed by JS) as the core wire type `T`, re-serialised for JS so every field
+/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE`.
 async fn send_typed<T: DeserializeOwned + Serialize>(
     builder: RequestBuilder,
     body: Option<&Value>,
 ) -> Result<JsValue, JsValue> {
-    let request = match body {
-        Some(b) => builder.header("content-type", "application/json").json(b),
-        None => builder.build(),
-    }
-    .map_err(|e| network_error(&e))?;
+    let request = with_json(builder, body)?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
     let status = response.status();
-    let text = response.text().await.map_err(|e| network_error(&e))?;
-    let answer: T = serde_json::from_str(&text).map_err(|e| {
+    let answer = json_of(response).await?;
+    let answer: T = serde_wasm_bindgen::from_value(answer).map_err(|e| {
         client_error(
             Some(status),
             "INVALID_RESPONSE",
@@ -637,35 +683,31 @@ impl RelayerClient {
 }
 
 /// One JSON-RPC call; a node error is `RPC_ERROR` with the node's message.
-async fn rpc(url: &str, method: &str, params: Value) -> Result<Value, JsValue> {
+/// The `result` must be a string (every call made here answers hex).
+async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> {
     let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let request = Request::post(url)
-        .header("content-type", "application/json")
-        .json(&body)
-        .map_err(|e| network_error(&e))?;
+    let request = with_json(Request::post(url), Some(&body))?;
     let response = request.send().await.map_err(|e| network_error(&e))?;
     let status = response.status();
     let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
     if !response.ok() {
         return Err(rpc_error(format!("the node answered HTTP {status} to {method}")));
     }
-    let mut answer: Value = response
-        .json()
+    let text = response
+        .text()
         .await
-        .map_err(|e| rpc_error(format!("the node answered {method} with no JSON: {e}")))?;
-    if let Some(error) = answer.get("error") {
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("no message");
+        .map_err(|e| rpc_error(format!("the node answered {method} with no body: {e}")))?;
+    let answer = parse_json(&text)
+        .filter(JsValue::is_object)
+        .ok_or_else(|| rpc_error(format!("the node answered {method} with no JSON")))?;
+    let error = Reflect::get(&answer, &"error".into()).unwrap_or(JsValue::UNDEFINED);
+    if !error.is_undefined() && !error.is_null() {
+        let message = get_str(&error, "message").unwrap_or_else(|| "no message".into());
         return Err(rpc_error(format!(
             "the node answered {method} with an error: {message}"
         )));
     }
-    answer
-        .get_mut("result")
-        .map(Value::take)
-        .ok_or_else(|| rpc_error(format!("the node answered {method} with no result")))
+    get_str(&answer, "result").ok_or_else(|| rpc_error(format!("the node answered {method} with no result")))
 }
 
 async fn eth_call(url: &str, to: alloy_primitives::Address, data: &[u8]) -> Result<Vec<u8>, JsValue> {
@@ -675,7 +717,7 @@ async fn eth_call(url: &str, to: alloy_primitives::Address, data: &[u8]) -> Resu
         serde_json::json!([{ "to": to, "data": to_hex(data) }, "latest"]),
     )
     .await?;
-    Ok(parse_hex("result", result.as_str().unwrap_or_default())?)
+    Ok(parse_hex("result", &result)?)
 }
 
 /// Reads what a relay call's signature needs from the chain: the profile's KeyManager (`owner()`), the chain id
@@ -714,7 +756,7 @@ pub fn fetch_relay_call_params(
                 )
             })?;
         let chain = rpc(&url, "eth_chainId", serde_json::json!([])).await?;
-        let chain_id = parse_uint256("chainId", chain.as_str().unwrap_or_default())?;
+        let chain_id = parse_uint256("chainId", &chain)?;
         let chain_id = u64::try_from(chain_id).map_err(|_| Error::InvalidNumber {
             field: "chainId".into(),
             value: chain_id.to_string(),

@@ -8,11 +8,12 @@ use crate::Error;
 /// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
 #[wasm_bindgen(js_name = computeCid)]
 pub fn compute_cid(bytes: &[u8]) -> String {
-    crate::ipfs::raw_cid(bytes).to_string()
+    crate::ipfs::cid_text(&crate::ipfs::raw_cid(bytes))
 }
 
 /// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
-/// malformed CID, a path, or a hash function other than sha2-256.
+/// malformed CID, a path, or a hash function other than sha2-256. CIDv0 (`Qm…`) and CIDv1 in base32 (`b…`, the
+/// canonical form), base58btc (`z…`) or base16 (`f…`) are read; other multibases are refused (`INVALID_CID`).
 #[wasm_bindgen(js_name = verifyCid)]
 pub fn verify_cid(cid: &str, bytes: &[u8]) -> JsResult<bool> {
     let target = crate::ipfs::CidPath::parse(cid)?;

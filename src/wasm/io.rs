@@ -57,6 +57,25 @@ extern "C" {
     pub(crate) fn get(this: &Obj, key: &JsValue) -> JsValue;
 }
 
+#[wasm_bindgen(inline_js = "export function decodedUri(format, all, m, h, methodName, url) {
+  const method = all.slice(0, m), hash = all.slice(m, h);
+  if (url === undefined) url = all.slice(h);
+  return methodName === undefined ? { format, method, hash, url } : { format, method, methodName, hash, url };
+}")]
+extern "C" {
+    /// A `DecodedVerifiableUri` built in JS in one call (an object literal of one shape, fields sliced from one
+    /// string): ≈ 2× faster than setting five properties across the boundary. `url` undefined: the rest of `all`.
+    #[wasm_bindgen(js_name = decodedUri)]
+    pub(crate) fn decoded_uri(
+        format: &JsValue,
+        all: &JsString,
+        method_end: u32,
+        hash_end: u32,
+        method_name: &JsValue,
+        url: &JsValue,
+    ) -> JsValue;
+}
+
 /// How strings cross: Node's `Buffer` (fast, native) or the Encoding API.
 enum Backend {
     Node {

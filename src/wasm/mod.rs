@@ -207,26 +207,27 @@ pub fn decode_verifiable_uri(
         text.extend_from_slice(uri.url.as_bytes());
     }
     let all = ascii(&text);
-    let o = object();
-    o.put(
-        "format",
-        &interned(match uri.format {
-            UriFormat::VerifiableUri => "verifiableUri",
-            UriFormat::Legacy => "legacy",
-        }),
-    );
-    o.put("method", &all.slice(0, method_end as u32).into());
-    if let Some(name) = uri.verification_method().name() {
-        o.put("methodName", &interned(name));
-    }
-    o.put("hash", &all.slice(method_end as u32, hash_end as u32).into());
+    let format = interned(match uri.format {
+        UriFormat::VerifiableUri => "verifiableUri",
+        UriFormat::Legacy => "legacy",
+    });
+    let name = uri
+        .verification_method()
+        .name()
+        .map_or(JsValue::UNDEFINED, interned);
     let url = if ascii_url {
-        all.slice(hash_end as u32, text.len() as u32)
+        JsValue::UNDEFINED
     } else {
-        utf8(&uri.url)
+        utf8(&uri.url).into()
     };
-    o.put("url", &url.into());
-    Ok(o.into())
+    Ok(io::decoded_uri(
+        &format,
+        &all,
+        method_end as u32,
+        hash_end as u32,
+        &name,
+        &url,
+    ))
 }
 
 /// Appends `0x` and the lower-case hex of `bytes`.

@@ -174,7 +174,7 @@ test('hostile contracts and metadata between two normal profiles: both normal on
     assert.equal(record.profiles.hits[0].address, address);
     assert.equal(record.profiles.hits[0].metadataStatus, 'verified');
   }
-  const stats = await get('/v1/31337/stats');
+  const stats = await get('/v1/31337/indexer');
   assert.equal(stats.lag, 0, JSON.stringify(stats));
   assert.equal(stats.lastIndexedBlock, stats.headBlock);
   assert.equal(stats.unindexable, Object.keys(HOSTILE).length);
@@ -204,7 +204,7 @@ test('every public route answers hostile addresses without a 5xx', async () => {
     paths.push(`/v1/31337/address/${address}`, `/v1/31337/address/${address}/1`, `/v1/31337/address/${address}/${token}`,
       `/v1/31337/address/${address}/${encodeURIComponent('../../x')}`);
   }
-  paths.push('/v1/31337/stats', '/v1/31337/search?q=bad', '/v1/31337/search?q=', `/ipfs/${(await get('/v1/31337/search?q=Before')).profiles.hits[0].metadataUrl.slice(7)}/%2e%2e/%2e%2e/x`);
+  paths.push('/v1/31337/stats', '/v1/31337/indexer', '/v1/31337/search?q=bad', '/v1/31337/search?q=', `/ipfs/${(await get('/v1/31337/search?q=Before')).profiles.hits[0].metadataUrl.slice(7)}/%2e%2e/%2e%2e/x`);
   for (const path of paths) {
     const res = await call(path);
     assert.ok(res.status < 500, `${path}: ${res.status} ${await res.text()}`);
@@ -216,7 +216,7 @@ test('every public route answers hostile addresses without a 5xx', async () => {
   await stack.chain.rpc('anvil_setCode', [fresh, HOSTILE.claimsEverything.runtime]);
   const body = await get(`/v1/31337/address/${fresh}`, 422);
   assert.ok(body.error.message.includes('CLAIMS_EVERY_INTERFACE'));
-  assert.equal((await get('/v1/31337/stats')).unindexable, Object.keys(HOSTILE).length);
+  assert.equal((await get('/v1/31337/indexer')).unindexable, Object.keys(HOSTILE).length);
 });
 
 test('lookups of token ids that do not exist leave no rows', async () => {
@@ -224,7 +224,7 @@ test('lookups of token ids that do not exist leave no rows', async () => {
   const collection = getAddress(receipt.contractAddress);
   const minted = '0x' + '7'.padStart(64, '0');
   await send({ to: collection, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, minted, true, '0x'] }) });
-  const before = await get('/v1/31337/stats');
+  const before = await get('/v1/31337/indexer');
   const assets = (s) => s.indexes.find((i) => i.name === 'dev_local_assets').entries;
   // the collection itself is read through (it exists): one row
   assert.equal((await get(`/v1/31337/address/${collection}`)).kind, 'LSP8IdentifiableDigitalAsset');
@@ -232,11 +232,11 @@ test('lookups of token ids that do not exist leave no rows', async () => {
     const body = await get(`/v1/31337/address/${collection}/${id}`, 404);
     assert.equal(body.error.code, 'TOKEN_NOT_FOUND');
   }
-  const after = await get('/v1/31337/stats');
+  const after = await get('/v1/31337/indexer');
   assert.equal(assets(after), assets(before) + 1, 'only the collection was written');
   // the minted token exists: the read-through writes it
   assert.equal((await get(`/v1/31337/address/${collection}/7`)).tokenId, minted);
-  assert.equal(assets(await get('/v1/31337/stats')), assets(before) + 2);
+  assert.equal(assets(await get('/v1/31337/indexer')), assets(before) + 2);
   assert.deepEqual((await get(`/v1/31337/address/${collection}`)).tokens.map((t) => t.tokenId), [minted]);
 });
 

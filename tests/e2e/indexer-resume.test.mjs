@@ -113,7 +113,7 @@ test('a run killed half-way loses nothing already written; the next run complete
     await new Promise((r) => setTimeout(r, 50));
   }
   const search = async (base) => (await fetch(`${base}/v1/31337/search?q=resume&hitsPerPage=50`)).json();
-  const stats = async (base) => (await fetch(`${base}/v1/31337/stats`)).json();
+  const stats = async (base) => (await fetch(`${base}/v1/31337/indexer`)).json();
   const written = names(await search(stack.workerUrl));
   const cursor = (await stats(stack.workerUrl)).lastIndexedBlock;
   assert.ok(written.length >= 1, 'some records were written before the hang');

@@ -153,7 +153,7 @@ test('setData on a metadata key re-indexes the record', async () => {
 });
 
 test('stats, read-through, errors', async () => {
-  const stats = await get('/v1/31337/stats');
+  const stats = await get('/v1/31337/indexer');
   const entries = Object.fromEntries(stats.indexes.map((i) => [i.name, i.entries]));
   assert.ok(entries.dev_local_universal_profiles >= 1);
   assert.ok(entries.dev_local_assets >= 3, JSON.stringify(entries));
@@ -170,7 +170,7 @@ test('stats, read-through, errors', async () => {
   assert.equal(record.kind, 'LSP0ERC725Account');
   assert.equal(record.metadataStatus, 'none');
   // errors
-  assert.equal((await get('/v1/31337/address/0x000000000000000000000000000000000000dEaD', 404)).error.code, 'NOT_FOUND');
+  assert.equal((await get('/v1/31337/address/0x000000000000000000000000000000000000dEaD')).LSPStandard, 'EOA');
   assert.equal((await get('/v1/42/address/0x000000000000000000000000000000000000dEaD', 400)).error.code, 'UNKNOWN_CHAIN');
   assert.equal((await get('/v1/31337/address/0x1234', 400)).error.code, 'INVALID_ADDRESS');
   assert.equal((await get(`/v1/31337/address/${lsp7}/1`, 404)).error.code, 'NOT_FOUND');

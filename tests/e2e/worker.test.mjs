@@ -216,6 +216,6 @@ test('OpenAPI document is served and lists every route', async () => {
   }
   // narrowed to this deployment
   assert.deepEqual(doc.servers, [{ url: stack.workerUrl, description: 'this deployment' }]);
-  assert.deepEqual(doc.components.schemas.ChainId.enum, [stack.chain.chainId]);
+  assert.deepEqual(doc.components.schemas.ChainId.enum, [stack.chain.chainId, `0x${stack.chain.chainId.toString(16)}`]);
   assert.deepEqual(doc.components.schemas.IndexName.enum, ['dev_local_universal_profiles', 'dev_local_assets']);
 });

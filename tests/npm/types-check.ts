@@ -11,6 +11,7 @@ import {
   type ServiceErrorCode,
   type CreateProfileResult,
   type IndexRecord,
+  type NotIndexed,
   type QuotaMessage,
   type RelayCallInput,
   LookupClient,
@@ -101,7 +102,7 @@ encodeVerifiableUri(42, 'ipfs://x');
 // @ts-expect-error: implementations is a closed set
 predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations: 'v9' });
 
-async function clients(): Promise<[CreateProfileResult, IndexRecord]> {
+async function clients(): Promise<[CreateProfileResult, IndexRecord | NotIndexed]> {
   const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: 'prk_…' });
   const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787' });
   const created = await relayer.createProfile({ metadata: { LSP3Profile: { name: 'x' } }, controllers: [controller] });
@@ -109,6 +110,9 @@ async function clients(): Promise<[CreateProfileResult, IndexRecord]> {
   const quota: number | undefined = (await relayer.registerProfile(deployed)).quota.remaining;
   const record = await lookup.address(42, created.universalProfileAddress);
   const hits = (await lookup.search(42, 'alice', { hitsPerPage: 5 })).profiles.hits;
+  const [, profiles] = await lookup.stats(42);
+  const lag: number | null = (await lookup.indexer(42)).lag;
+  console.log(profiles.entries, lag);
   const bytes: Uint8Array = await lookup.ipfs('bafy');
   const cid: string = (await lookup.upload(bytes)).cid;
   // @ts-expect-error: deployProfile takes one of the two forms

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use worker::{Date, Env, Request};
 
 use crate::{
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     ratelimit::{Hit, Verdict},
 };
 
@@ -80,8 +80,7 @@ fn bearer(req: &Request) -> ApiResult<Option<String>> {
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
             ApiError::new(
-                401,
-                "INVALID_API_KEY",
+                Code::InvalidApiKey,
                 "the Authorization header must be `Bearer <key>`",
             )
         })?;
@@ -102,13 +101,12 @@ pub fn well_formed(key: &str) -> bool {
 pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<ApiKeyRecord> {
     let key = bearer(req)?.ok_or_else(|| {
         ApiError::new(
-            401,
-            "MISSING_API_KEY",
+            Code::MissingApiKey,
             "send the API key as `Authorization: Bearer <key>`",
         )
     })?;
     if !well_formed(&key) {
-        return Err(ApiError::new(401, "INVALID_API_KEY", "malformed API key"));
+        return Err(ApiError::new(Code::InvalidApiKey, "malformed API key"));
     }
     let kv = env.kv("API_KEYS")?;
     let record: ApiKeyRecord = kv
@@ -116,16 +114,15 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
         .json()
         .await
         .map_err(ApiError::internal)?
-        .ok_or_else(|| ApiError::new(401, "INVALID_API_KEY", "unknown API key"))?;
-    let revoked = || ApiError::new(403, "API_KEY_REVOKED", "this API key was revoked");
+        .ok_or_else(|| ApiError::new(Code::InvalidApiKey, "unknown API key"))?;
+    let revoked = || ApiError::new(Code::ApiKeyRevoked, "this API key was revoked");
     if record.revoked_at.is_some() {
         return Err(revoked());
     }
     if !record.scopes.contains(&scope) {
         let name = serde_json::to_string(&scope).unwrap_or_default();
         return Err(ApiError::new(
-            403,
-            "INSUFFICIENT_SCOPE",
+            Code::InsufficientScope,
             format!("this API key lacks the {name} scope"),
         ));
     }
@@ -135,8 +132,7 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
     }
     if !verdict.allowed {
         let mut err = ApiError::new(
-            429,
-            "RATE_LIMITED",
+            Code::RateLimited,
             format!(
                 "this API key allows {} requests per minute",
                 record.rate_limit_per_minute
@@ -195,8 +191,7 @@ pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, wha
         return Ok(());
     }
     let mut err = ApiError::new(
-        429,
-        "RATE_LIMITED",
+        Code::RateLimited,
         format!("{what} are limited to {limit} requests per minute per client address"),
     );
     err.retry_after = Some(verdict.retry_after);
@@ -224,8 +219,7 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
     let verdict = hit(env, &bucket, limit, 0).await?;
     if !verdict.allowed {
         let mut err = ApiError::new(
-            429,
-            "RATE_LIMITED",
+            Code::RateLimited,
             "too many wrong admin tokens from this address; retry later",
         );
         err.retry_after = Some(verdict.retry_after);
@@ -252,8 +246,7 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
 
 fn invalid_admin() -> ApiError {
     ApiError::new(
-        401,
-        "INVALID_ADMIN_TOKEN",
+        Code::InvalidAdminToken,
         "admin routes need `Authorization: Bearer <admin token>`",
     )
 }

@@ -5,7 +5,7 @@
 use futures_util::StreamExt;
 use worker::{ByteStream, Headers, Request, Response};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 
 /// Why a bounded read stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +47,7 @@ pub async fn collect(mut stream: ByteStream, max: usize) -> Result<Vec<u8>, Read
 
 /// 413 `BODY_TOO_LARGE`.
 pub fn too_large(max: usize) -> ApiError {
-    ApiError::new(
-        413,
-        "BODY_TOO_LARGE",
-        format!("the body is larger than {max} bytes"),
-    )
+    ApiError::new(Code::BodyTooLarge, format!("the body is larger than {max} bytes"))
 }
 
 /// The request body, at most `max` bytes (413 `BODY_TOO_LARGE` beyond); an absent body reads as empty.
@@ -65,7 +61,7 @@ pub async fn request_bytes(req: &mut Request, max: usize) -> ApiResult<Vec<u8>> 
     collect(stream, max).await.map_err(|e| match e {
         ReadError::TooLarge => too_large(max),
         ReadError::Failed(detail) => {
-            ApiError::bad_request("INVALID_BODY", format!("the body could not be read: {detail}"))
+            ApiError::new(Code::InvalidBody, format!("the body could not be read: {detail}"))
         }
     })
 }

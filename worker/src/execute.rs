@@ -18,7 +18,7 @@ use worker::{Env, Request, Response};
 
 use crate::{
     config::Config,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Period},
     rpc::{Rpc, RpcError},
     store,
@@ -86,8 +86,8 @@ async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes
 /// The profile's KeyManager: `owner()` must be a contract that claims LSP6 (and not every interface).
 async fn key_manager_of(rpc: &Rpc, profile: Address) -> ApiResult<Address> {
     let not_managed = || {
-        ApiError::bad_request(
-            "NOT_A_KEY_MANAGER",
+        ApiError::new(
+            Code::NotAKeyManager,
             format!(
                 "the owner of {profile} is not an LSP6 KeyManager; this relay serves KeyManager-owned profiles"
             ),
@@ -144,8 +144,7 @@ async fn check(
     let (record, key_manager) = join(store::profile(&kv, profile), key_manager_of(&rpc, profile)).await;
     if record?.is_none() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_REGISTERED",
+            Code::ProfileNotRegistered,
             format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
         ));
     }
@@ -165,8 +164,7 @@ async fn check(
     let granted = granted?;
     if granted.0.is_zero() {
         return Err(ApiError::new(
-            401,
-            "NOT_A_CONTROLLER",
+            Code::NotAController,
             format!(
                 "the signer {signer} is not a controller of {profile} (wrong key, payload, nonce or chain id?)"
             ),
@@ -174,17 +172,16 @@ async fn check(
     }
     if !granted.contains(Permissions::EXECUTE_RELAY_CALL) {
         return Err(ApiError::new(
-            403,
-            "NOT_AUTHORISED",
+            Code::NotAuthorised,
             format!("the controller {signer} lacks the EXECUTE_RELAY_CALL permission on {profile}"),
         ));
     }
     let expected = expected?
         .and_then(|out| decode_get_nonce(&out).ok())
-        .ok_or_else(|| ApiError::new(502, "RPC_ERROR", "the KeyManager did not answer getNonce"))?;
+        .ok_or_else(|| ApiError::new(Code::RpcError, "the KeyManager did not answer getNonce"))?;
     if expected.0 != nonce {
-        return Err(ApiError::bad_request(
-            "INVALID_RELAY_NONCE",
+        return Err(ApiError::new(
+            Code::InvalidRelayNonce,
             format!(
                 "the nonce is {nonce}; the KeyManager expects {} for this signer and channel",
                 expected.0
@@ -198,8 +195,8 @@ async fn check(
             let revert = data.as_ref().map(|d| Revert::decode(d));
             let mut err: ApiError = match &revert {
                 Some(r) => r.to_error(config.now(), &request.call).into(),
-                None => ApiError::bad_request(
-                    "RELAY_CALL_REVERTED",
+                None => ApiError::new(
+                    Code::RelayCallReverted,
                     format!("the relay call would revert: {message}"),
                 ),
             };
@@ -212,8 +209,8 @@ async fn check(
     };
     let gas_limit = gas.saturating_add(gas / 5).saturating_add(20_000);
     if gas_limit > config.max_transaction_gas {
-        return Err(ApiError::bad_request(
-            "GAS_LIMIT_TOO_HIGH",
+        return Err(ApiError::new(
+            Code::GasLimitTooHigh,
             format!(
                 "the call needs {gas_limit} gas; this relayer sends at most {} (MAX_TRANSACTION_GAS)",
                 config.max_transaction_gas
@@ -241,7 +238,7 @@ pub async fn reserve_all(
     id: &str,
     amount: u64,
     now: u64,
-    subjects: &[(String, Period, u64, &'static str)],
+    subjects: &[(String, Period, u64, Code)],
 ) -> ApiResult<()> {
     let meters = subjects
         .iter()
@@ -264,7 +261,7 @@ pub async fn reserve_all(
         let err = match answer {
             Ok(a) if a.ok => continue,
             Ok(a) => refused(
-                code,
+                *code,
                 a.usage.map_or(60, |u| u.reset_at.saturating_sub(now)),
                 amount,
                 *limit,
@@ -286,28 +283,21 @@ pub async fn reserve_all(
     Err(err)
 }
 
-fn refused(code: &str, retry_after: u64, amount: u64, limit: u64) -> ApiError {
-    let (status, message) = match code {
-        "QUOTA_EXCEEDED" => (
-            429,
+fn refused(code: Code, retry_after: u64, amount: u64, limit: u64) -> ApiError {
+    let message = match code {
+        Code::QuotaExceeded => {
             format!(
                 "this transaction needs up to {amount} gas, more than is left of the profile's monthly {limit}"
-            ),
-        ),
-        "GAS_BUDGET_EXCEEDED" => (
-            429,
+            )
+        }
+        Code::GasBudgetExceeded => {
             format!(
                 "this deploy needs up to {amount} gas, more than is left of the API key's monthly {limit}"
-            ),
-        ),
-        _ => (
-            503,
-            "the relayer reached its daily gas ceiling (MAX_GAS_PER_DAY); sends resume tomorrow".to_owned(),
-        ),
+            )
+        }
+        _ => "the relayer reached its daily gas ceiling (MAX_GAS_PER_DAY); sends resume tomorrow".to_owned(),
     };
-    let mut err = ApiError::new(status, code, message);
-    err.retry_after = Some(retry_after.max(1));
-    err
+    ApiError::new(code, message).retry_after(retry_after.max(1))
 }
 
 /// The quota of `profile` now, from its meter.
@@ -347,13 +337,13 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
                 profile_subject(job.profile),
                 Period::Month,
                 config.monthly_gas_quota,
-                "QUOTA_EXCEEDED",
+                Code::QuotaExceeded,
             ),
             (
                 relayer_subject(config.chain_id),
                 Period::Day,
                 config.max_gas_per_day,
-                "DAILY_GAS_CEILING",
+                Code::DailyGasCeiling,
             ),
         ],
     )
@@ -391,16 +381,14 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
     }
     if controller.is_none() {
         return Err(ApiError::new(
-            401,
-            "NOT_A_CONTROLLER",
+            Code::NotAController,
             format!("the signature is not from a controller of {}", request.address),
         ));
     }
     let kv = env.kv("PROFILES")?;
     if store::profile(&kv, request.address).await?.is_none() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_REGISTERED",
+            Code::ProfileNotRegistered,
             format!("{} is not registered with this relayer", request.address),
         ));
     }

@@ -21,7 +21,7 @@ use worker::{AbortController, Context, Delay, Env, Fetch, Headers, Method, Reque
 use crate::{
     body::ReadError,
     config::{number, var},
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
 };
 
 const MAX_GATEWAYS: usize = 6;
@@ -192,8 +192,7 @@ pub async fn fetch_content_deferred(
     }
     if config.gateways.is_empty() {
         return Err(ApiError::new(
-            404,
-            "CONTENT_NOT_FOUND",
+            Code::ContentNotFound,
             "not in the local store and no IPFS gateway is configured",
         ));
     }
@@ -432,19 +431,17 @@ async fn race_gateways(config: &IpfsConfig, target: &CidPath, raw_block: bool) -
             if not_found.get() == gateways.len() {
                 // every gateway says it does not have the content: that is an answer, not a gateway failure
                 return Err(ApiError::new(
-                    404,
-                    "CONTENT_NOT_FOUND",
+                    Code::ContentNotFound,
                     "no configured IPFS gateway has this content",
                 ));
             }
             Err(ApiError::new(
-                502,
-                "GATEWAY_ERROR",
+                Code::GatewayError,
                 "no configured IPFS gateway served valid content",
             ))
         }
         Either::Right(_) => {
-            let mut err = ApiError::new(504, "GATEWAY_TIMEOUT", "the IPFS gateways did not answer in time");
+            let mut err = ApiError::new(Code::GatewayTimeout, "the IPFS gateways did not answer in time");
             err.retry_after = Some(30);
             Err(err)
         }
@@ -501,8 +498,7 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     if let Some(range) = req.headers().get("range")? {
         let Some((start, end)) = byte_range(&range, total) else {
             return Err(ApiError::new(
-                416,
-                "RANGE_NOT_SATISFIABLE",
+                Code::RangeNotSatisfiable,
                 format!("the content has {total} bytes"),
             ));
         };
@@ -546,8 +542,8 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
         .to_ascii_lowercase()
         .starts_with("multipart/form-data")
     {
-        return Err(ApiError::bad_request(
-            "UNSUPPORTED_CONTENT_TYPE",
+        return Err(ApiError::new(
+            Code::UnsupportedContentType,
             "upload with multipart/form-data and a `file` field (like `ipfs add`)",
         ));
     }
@@ -563,15 +559,15 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
     let form = Request::new_with_init("https://upload.invalid/", &init)?
         .form_data()
         .await
-        .map_err(|_| ApiError::bad_request("INVALID_MULTIPART", "malformed multipart body"))?;
+        .map_err(|_| ApiError::new(Code::InvalidMultipart, "malformed multipart body"))?;
     let (name, bytes, media) = match form.get("file") {
         Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?, f.type_()),
         Some(worker::FormEntry::Field(text)) => {
             ("file".to_owned(), text.into_bytes(), "text/plain".to_owned())
         }
         None => {
-            return Err(ApiError::bad_request(
-                "MISSING_FIELD",
+            return Err(ApiError::new(
+                Code::MissingField,
                 "missing multipart field \"file\"",
             ));
         }

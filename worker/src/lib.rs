@@ -2,11 +2,13 @@
 //! quota and rate limits. Encodings, validation and prediction come from the core crate; this crate converts,
 //! checks and does I/O (JSON-RPC, KV, Durable Objects).
 
+mod algolia;
 mod auth;
 mod body;
 mod config;
 mod error;
 mod execute;
+mod image;
 mod indexer;
 mod ipfs;
 mod lookup;
@@ -58,11 +60,11 @@ fn cors(res: &mut Response) {
         ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
         (
             "access-control-allow-headers",
-            "authorization, content-type, range, if-none-match",
+            "authorization, content-type, range, if-none-match, x-algolia-api-key, x-algolia-application-id",
         ),
         (
             "access-control-expose-headers",
-            "retry-after, etag, content-range, x-content-verified",
+            "retry-after, etag, content-range, x-content-verified, x-verified",
         ),
     ] {
         // a response with immutable headers keeps its own; never turn that into an error
@@ -70,11 +72,22 @@ fn cors(res: &mut Response) {
     }
 }
 
-/// Cron trigger: one indexer run (a bounded block range plus due retries).
+/// Cron trigger: one indexer run of every configured chain (each a bounded block range plus due retries, within
+/// its share of the budget); one chain failing does not stop the others.
 #[event(scheduled)]
 pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    match indexer::run(&env).await {
-        Ok(stats) => worker::console_log!("indexer: {}", serde_json::to_string(&stats).unwrap_or_default()),
+    match indexer::run_all(&env).await {
+        Ok(runs) => {
+            for (chain_id, result) in runs {
+                match result {
+                    Ok(stats) => worker::console_log!(
+                        "indexer {chain_id}: {}",
+                        serde_json::to_string(&stats).unwrap_or_default()
+                    ),
+                    Err(e) => worker::console_error!("indexer {chain_id}: {} {}", e.code, e.message),
+                }
+            }
+        }
         Err(e) => worker::console_error!("indexer: {} {}", e.code, e.message),
     }
 }

@@ -1,4 +1,5 @@
-//! Lookup API: `/v1/:chainId/address/:address[/:tokenId]`, `/v1/:chainId/stats`, `/v1/:chainId/search`, and the
+//! Lookup API (every configured chain; `:chainId` decimal or hex): `/v1/:chainId/address/:address[/:tokenId]`,
+//! `/v1/:chainId/stats` (the incumbent's array), `/v1/:chainId/indexer` (the indexer's position), `/v1/:chainId/search`, and the
 //! Algolia-compatible `POST /1/indexes/:indexName/query`. Reads the search index; an address not indexed yet is
 //! read from chain and indexed on demand — only what exists on chain is ever written (a token id is checked with
 //! `tokenOwnerOf` first). Address answers go through the Cache API with `ETag`. Every answer that is not a cache
@@ -7,39 +8,61 @@
 
 use alloy_primitives::{B256, keccak256};
 use profile_relayer::{
+    api::records::{IndexStats, IndexerStatus, NotIndexed, UNKNOWN_STANDARD},
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
 };
+use serde::Deserialize;
 use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
 use worker::{Cache, Env, Request, Response};
 
 use crate::{
-    config::Config,
-    error::{ApiError, ApiResult},
-    indexer::{self, Kind},
+    config::ChainConfig,
+    error::{ApiError, ApiResult, Code},
+    indexer::{self, Indexed, Kind},
     search,
 };
+
+pub use crate::config::chain;
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
 async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
     crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
 }
 
-fn chain(env: &Env, chain_id: &str) -> ApiResult<Config> {
-    let config = Config::from_env(env)?;
-    // the canonical decimal only (`+42`, `042` name no chain)
-    if chain_id != config.chain_id.to_string() {
-        return Err(ApiError::bad_request(
-            "UNKNOWN_CHAIN",
-            format!("this deployment serves chain {}, not {chain_id}", config.chain_id),
-        ));
-    }
-    Ok(config)
-}
-
 fn cache_seconds(env: &Env) -> u64 {
     // unlike the other vars, a malformed value falls back to the default instead of failing lookups
     crate::config::number(env, "LOOKUP_CACHE_SECONDS", 60).unwrap_or(60)
+}
+
+/// The record fields holding an image URL.
+const URL_FIELDS: [&str; 4] = ["profileImageUrl", "backgroundImageUrl", "iconUrl", "imageUrl"];
+
+/// Makes the relative image URLs of records in `value` (`/image/…`, written by an indexer without
+/// `PUBLIC_BASE_URL`) absolute with `origin`, the origin the client called: the incumbent's clients load them as
+/// they are. Walks objects and arrays (records, hits, results).
+pub fn absolute_urls(value: &mut Value, origin: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(url) if URL_FIELDS.contains(&key.as_str()) && url.starts_with('/') => {
+                        *url = format!("{origin}{url}");
+                    }
+                    Value::Object(_) | Value::Array(_) => absolute_urls(v, origin),
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| absolute_urls(v, origin)),
+        _ => {}
+    }
+}
+
+/// The origin the client called (`https://host[:port]`).
+pub fn origin(req: &Request) -> ApiResult<String> {
+    Ok(req.url()?.origin().ascii_serialization())
 }
 
 async fn cached(
@@ -58,7 +81,9 @@ async fn cached(
         let fresh = Response::from_bytes(hit.bytes().await?)?.with_headers(headers);
         return not_modified(req, fresh);
     }
-    let body = serde_json::to_string(&build.await?).map_err(ApiError::internal)?;
+    let mut value = build.await?;
+    absolute_urls(&mut value, &origin(req)?);
+    let body = serde_json::to_string(&value).map_err(ApiError::internal)?;
     let hash = keccak256(body.as_bytes());
     let etag = format!(
         "\"{}\"",
@@ -84,37 +109,100 @@ fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
     Ok(response)
 }
 
-/// `GET /v1/:chainId/address/:address`.
+/// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
+/// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
+fn miss_seconds(env: &Env) -> u64 {
+    crate::config::number(env, "LOOKUP_MISS_SECONDS", 600).unwrap_or(600)
+}
+
+/// A remembered "no profile or asset here" answer, if still fresh.
+async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiResult<Option<NotIndexed>> {
+    #[derive(Deserialize)]
+    struct Row {
+        standard: String,
+        checked_at: f64,
+    }
+    let seconds = miss_seconds(env);
+    if seconds == 0 {
+        return Ok(None);
+    }
+    let db = search::db(env).await?;
+    let since = indexer::now().saturating_sub(seconds);
+    let row: Option<Row> = db
+        .prepare("SELECT standard, checked_at FROM lookup_misses WHERE chain_id = ?1 AND address = ?2 AND checked_at > ?3")
+        .bind(&[JsValue::from_f64(chain_id as f64), id.into(), JsValue::from_f64(since as f64)])?
+        .first(None)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(row.and_then(|r| {
+        let address = id.parse().ok()?;
+        Some(NotIndexed::new(
+            address,
+            chain_id,
+            r.standard == UNKNOWN_STANDARD,
+            r.checked_at as u64,
+        ))
+    }))
+}
+
+/// Remembers a "no profile or asset here" answer.
+async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
+    if miss_seconds(env) == 0 {
+        return Ok(());
+    }
+    let db = search::db(env).await?;
+    db.prepare(
+        "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
+    )
+    .bind(&[
+        JsValue::from_f64(answer.chain_id as f64),
+        answer.address.as_str().into(),
+        answer.lsp_standard.as_str().into(),
+        JsValue::from_f64(now as f64),
+    ])?
+    .run()
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(())
+}
+
+/// `GET /v1/:chainId/address/:address`: the profile or asset record; for an address that holds neither, 200
+/// with `LSPStandard` `EOA` / `UnknownContract` (remembered for `LOOKUP_MISS_SECONDS`).
 pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     cached(req, env, async {
         limit_ip(req, env).await?;
-        let (profiles, assets) = search::index_names(env);
+        let (profiles, assets) = chain.index_names();
         let id = address.to_checksum(None);
         for index in [&profiles, &assets] {
             if let Some(record) = search::get(env, index, &id).await? {
                 return with_tokens(env, &assets, record).await;
             }
         }
-        if let Some((code, message)) = indexer::recorded_error(env, &id).await? {
+        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &id).await? {
             return Err(indexer::unindexable(&code, &message));
         }
-        match indexer::index_now(env, address).await? {
-            Some(Kind::Profile) => search::get(env, &profiles, &id)
+        if let Some(miss) = remembered_miss(env, chain.chain_id, &id).await? {
+            return serde_json::to_value(miss).map_err(ApiError::internal);
+        }
+        match indexer::index_now(env, &chain, address).await? {
+            Indexed::Lsp(Kind::Profile) => search::get(env, &profiles, &id)
                 .await?
                 .ok_or_else(|| ApiError::internal("record vanished")),
-            Some(_) => {
+            Indexed::Lsp(_) => {
                 let record = search::get(env, &assets, &id)
                     .await?
                     .ok_or_else(|| ApiError::internal("record vanished"))?;
                 with_tokens(env, &assets, record).await
             }
-            None => Err(ApiError::new(
-                404,
-                "NOT_FOUND",
-                format!("{id} is neither a Universal Profile nor an LSP7/LSP8 asset"),
-            )),
+            Indexed::Nothing { contract } => {
+                let now = indexer::now();
+                let answer = NotIndexed::new(address, chain.chain_id, contract, now);
+                remember_miss(env, &answer, now).await?;
+                serde_json::to_value(answer).map_err(ApiError::internal)
+            }
         }
     })
     .await
@@ -149,28 +237,28 @@ pub async fn token(
     address: &str,
     token: &str,
 ) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     let address = parse_address("address", address)?;
     let token = urlencoding_decode(token);
     cached(req, env, async {
         limit_ip(req, env).await?;
-        let (_, assets) = search::index_names(env);
+        let assets = chain.assets_index();
         let record = search::get(env, &assets, &address.to_checksum(None)).await?;
         if record.is_none()
-            && let Some((code, message)) = indexer::recorded_error(env, &address.to_checksum(None)).await?
+            && let Some((code, message)) =
+                indexer::recorded_error(env, chain.chain_id, &address.to_checksum(None)).await?
         {
             return Err(indexer::unindexable(&code, &message));
         }
         let collection = match record {
             Some(c) => c,
-            None => match indexer::index_now(env, address).await? {
-                Some(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
+            None => match indexer::index_now(env, &chain, address).await? {
+                Indexed::Lsp(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
                     .await?
                     .unwrap_or(Value::Null),
                 _ => {
                     return Err(ApiError::new(
-                        404,
-                        "NOT_FOUND",
+                        Code::NotFound,
                         format!("{address} is not an LSP8 collection"),
                     ));
                 }
@@ -178,8 +266,7 @@ pub async fn token(
         };
         if collection.get("kind").and_then(Value::as_str) != Some("LSP8IdentifiableDigitalAsset") {
             return Err(ApiError::new(
-                404,
-                "NOT_FOUND",
+                Code::NotFound,
                 format!("{address} is not an LSP8 collection"),
             ));
         }
@@ -196,13 +283,12 @@ pub async fn token(
         if let Some(record) = search::get(env, &assets, &object_id).await? {
             return Ok(record);
         }
-        if let Some((code, message)) = indexer::recorded_error(env, &object_id).await? {
+        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &object_id).await? {
             return Err(indexer::unindexable(&code, &message));
         }
-        if !indexer::index_token_now(env, address, token_id).await? {
+        if !indexer::index_token_now(env, &chain, address, token_id).await? {
             return Err(ApiError::new(
-                404,
-                "TOKEN_NOT_FOUND",
+                Code::TokenNotFound,
                 format!("{address} has no token {token_id}"),
             ));
         }
@@ -220,32 +306,46 @@ fn urlencoding_decode(s: &str) -> String {
         .unwrap_or_else(|_| s.to_owned())
 }
 
-/// `GET /v1/:chainId/stats`.
+/// Entries per index, assets first then profiles: the array LUKSO's wallet destructures
+/// (`const [, profiles] = await fetch(…/stats)`).
+async fn index_stats(env: &Env, chain: &ChainConfig) -> ApiResult<Vec<IndexStats>> {
+    let counts = search::counts(env).await?;
+    let (profiles, assets) = chain.index_names();
+    let entry = |name: String| IndexStats {
+        entries: counts.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c),
+        name,
+    };
+    Ok(vec![entry(assets), entry(profiles)])
+}
+
+/// `GET /v1/:chainId/stats`: `[{name, entries}]` for the assets, then the profiles index.
 pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
+    let chain = chain(env, chain_id)?;
+    limit_ip(req, env).await?;
+    Ok(Response::from_json(&index_stats(env, &chain).await?)?)
+}
+
+/// `GET /v1/:chainId/indexer`: where the indexer stands (entries, unindexable candidates, last indexed block,
+/// head, lag).
+pub async fn indexer_status(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     let config = chain(env, chain_id)?;
     limit_ip(req, env).await?;
-    let counts = search::counts(env).await?;
-    let (profiles, assets) = search::index_names(env);
-    let count = |name: &str| counts.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c);
     let head = config.rpc().block_number().await.ok();
     let next = indexer::checkpoint(env, config.chain_id).await?;
     let last = next.map(|n| n.saturating_sub(1));
-    Ok(Response::from_json(&json!({
-        "chainId": config.chain_id,
-        "indexes": [
-            { "name": profiles, "entries": count(&profiles) },
-            { "name": assets, "entries": count(&assets) },
-        ],
-        "unindexable": indexer::error_count(env).await?,
-        "lastIndexedBlock": last,
-        "headBlock": head,
-        "lag": match (head, last) { (Some(h), Some(l)) => Some(h.saturating_sub(l)), (Some(h), None) => Some(h), _ => None },
-    }))?)
+    Ok(Response::from_json(&IndexerStatus {
+        chain_id: config.chain_id,
+        indexes: index_stats(env, &config).await?,
+        unindexable: indexer::error_count(env, config.chain_id).await?,
+        last_indexed_block: last,
+        head_block: head,
+        lag: head.map(|h| last.map_or(h, |l| h.saturating_sub(l))),
+    })?)
 }
 
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.
 pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
-    chain(env, chain_id)?;
+    let chain = chain(env, chain_id)?;
     limit_ip(req, env).await?;
     let url = req.url()?;
     let param = |k: &str| {
@@ -262,10 +362,12 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
         Some(p) => bounded("hitsPerPage", p.parse().ok(), MAX_HITS_PER_PAGE)?,
         None => 20,
     };
-    let (profiles, assets) = search::index_names(env);
+    let (profiles, assets) = chain.index_names();
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
-    Ok(Response::from_json(&json!({ "profiles": p, "assets": a }))?)
+    let mut value = json!({ "profiles": p, "assets": a });
+    absolute_urls(&mut value, &origin(req)?);
+    Ok(Response::from_json(&value)?)
 }
 
 /// Largest `page` of the search routes.
@@ -276,77 +378,11 @@ const MAX_HITS_PER_PAGE: u64 = 1000;
 /// A search number: an integer from 0 to `max`, else 400 `INVALID_PARAMETER`.
 fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
     value.filter(|v| *v <= max).ok_or_else(|| {
-        ApiError::bad_request(
-            "INVALID_PARAMETER",
+        ApiError::new(
+            Code::InvalidParameter,
             format!("{name} must be an integer from 0 to {max}"),
         )
     })
-}
-
-/// `POST /1/indexes/:indexName/query` (Algolia-compatible).
-pub async fn algolia_query(mut req: Request, env: &Env, index: &str) -> ApiResult<Response> {
-    limit_ip(&req, env).await?;
-    let max = Config::from_env(env)?.max_body_bytes;
-    let (profiles, assets) = search::index_names(env);
-    if index != profiles && index != assets {
-        return Err(ApiError::new(
-            404,
-            "INDEX_NOT_FOUND",
-            format!("no index {index:?} (this deployment has {profiles}, {assets})"),
-        ));
-    }
-    // Algolia's browser clients send JSON as `text/plain` (no preflight): the content type is not checked
-    let bytes = crate::body::request_bytes(&mut req, max).await?;
-    // no body is an empty query; anything else must be a JSON object
-    let body: Value = if bytes.is_empty() {
-        json!({})
-    } else {
-        serde_json::from_slice(&bytes).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?
-    };
-    let (query, page, per) = algolia_params(&body)?;
-    let result = search::search(env, index, &query, page, per).await?;
-    Ok(Response::from_json(&result)?)
-}
-
-/// The search parameters of an Algolia query body: `query`, `page` and `hitsPerPage`, as JSON fields or inside
-/// the url-encoded `params` string Algolia's clients send (which wins; values there that do not parse are ignored).
-/// Other Algolia parameters are accepted and ignored; numbers are bounded.
-///
-/// # Errors
-/// 400 `INVALID_JSON` when the body is not an object, `INVALID_FIELD_TYPE` / out of range fields.
-pub fn algolia_params(body: &Value) -> ApiResult<(String, u64, u64)> {
-    let Value::Object(body) = body else {
-        return Err(ApiError::bad_request(
-            "INVALID_JSON",
-            "the body must be a JSON object",
-        ));
-    };
-    let text_field = |name: &str| match body.get(name) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(ApiError::bad_request(
-            "INVALID_FIELD_TYPE",
-            format!("{name} must be a string"),
-        )),
-    };
-    let number_field = |name: &str, max: u64, default: u64| match body.get(name) {
-        None => Ok(default),
-        Some(v) => bounded(name, crate::routes::integer(v), max),
-    };
-    let mut query = text_field("query")?.unwrap_or_default().to_owned();
-    let mut page = number_field("page", MAX_PAGE, 0)?;
-    let mut per = number_field("hitsPerPage", MAX_HITS_PER_PAGE, 20)?;
-    if let Some(params) = text_field("params")? {
-        for (k, v) in url::form_urlencoded::parse(params.as_bytes()) {
-            match k.as_ref() {
-                "query" => query = v.into_owned(),
-                "page" => page = v.parse::<u64>().map_or(page, |p| p.min(MAX_PAGE)),
-                "hitsPerPage" => per = v.parse::<u64>().map_or(per, |p| p.min(MAX_HITS_PER_PAGE)),
-                _ => {}
-            }
-        }
-    }
-    Ok((query, page, per))
 }
 
 #[cfg(test)]
@@ -354,29 +390,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn algolia_parameters() {
-        let body = json!({ "query": "a", "page": 2, "params": "query=b%20c&hitsPerPage=5&page=x" });
-        assert_eq!(algolia_params(&body).unwrap(), ("b c".to_owned(), 2, 5));
-        assert_eq!(algolia_params(&json!([1])).unwrap_err().code, "INVALID_JSON");
+    fn relative_image_urls_become_absolute_everywhere_in_an_answer() {
+        let mut v = json!({
+            "results": [{ "hits": [{ "profileImageUrl": "/image/bafy", "iconUrl": "https://x/y.png", "name": "/a" }] }],
+            "imageUrl": "/ipfs/bafy/1.png",
+            "backgroundImageUrl": "",
+        });
+        absolute_urls(&mut v, "https://api.example.org");
         assert_eq!(
-            algolia_params(&json!({ "query": 1 })).unwrap_err().code,
-            "INVALID_FIELD_TYPE"
+            v["results"][0]["hits"][0]["profileImageUrl"],
+            "https://api.example.org/image/bafy"
         );
-        let huge = json!({ "params": "page=99999999&hitsPerPage=99999999" });
-        assert_eq!(
-            algolia_params(&huge).unwrap(),
-            (String::new(), MAX_PAGE, MAX_HITS_PER_PAGE)
-        );
-    }
-
-    #[cfg(not(target_arch = "wasm32"))]
-    proptest::proptest! {
-        #[test]
-        fn algolia_params_never_panic(params in "\\PC{0,80}", query in "\\PC{0,20}", page in proptest::num::i64::ANY) {
-            let body = json!({ "query": query, "page": page, "hitsPerPage": page, "params": params });
-            if let Ok((_, page, per)) = algolia_params(&body) {
-                proptest::prop_assert!(page <= MAX_PAGE && per <= MAX_HITS_PER_PAGE);
-            }
-        }
+        assert_eq!(v["results"][0]["hits"][0]["iconUrl"], "https://x/y.png");
+        assert_eq!(v["results"][0]["hits"][0]["name"], "/a");
+        assert_eq!(v["imageUrl"], "https://api.example.org/ipfs/bafy/1.png");
+        assert_eq!(v["backgroundImageUrl"], "");
     }
 }

@@ -13,7 +13,7 @@ use worker::{Context, Date, Env, Headers, Method, Request, RequestInit, Response
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Period},
     relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
     store,
@@ -35,12 +35,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/admin/api-keys/{id}"),
     ("GET", "/ipfs/{cid}"),
     ("HEAD", "/ipfs/{cid}"),
+    ("GET", "/image/{cid}"),
+    ("HEAD", "/image/{cid}"),
     ("POST", "/api/v0/add"),
     ("GET", "/v1/{chainId}/address/{address}"),
     ("GET", "/v1/{chainId}/address/{address}/{tokenId}"),
     ("GET", "/v1/{chainId}/stats"),
+    ("GET", "/v1/{chainId}/indexer"),
     ("GET", "/v1/{chainId}/search"),
     ("POST", "/1/indexes/{indexName}/query"),
+    ("GET", "/1/indexes/{indexName}"),
+    ("POST", "/1/indexes/{indexName}/browse"),
+    ("POST", "/1/indexes/*/queries"),
     ("POST", "/admin/indexer/run"),
 ];
 
@@ -89,6 +95,11 @@ pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Respons
             let target = path.get("/ipfs/".len()..).unwrap_or_default();
             crate::ipfs::relay(&req, env, ctx, &target.replace("%2F", "/").replace("%2f", "/")).await
         }
+        (Method::Get | Method::Head, ["image", _, ..]) => {
+            // as for /ipfs: a `%2F` inside the `{cid}` parameter separates path segments
+            let target = path.get("/image/".len()..).unwrap_or_default();
+            crate::image::route(&req, env, &target.replace("%2F", "/").replace("%2f", "/")).await
+        }
         (Method::Get, ["v1", chain, "address", address]) => {
             crate::lookup::address(&req, env, chain, address).await
         }
@@ -96,11 +107,30 @@ pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Respons
             crate::lookup::token(&req, env, chain, address, token).await
         }
         (Method::Get, ["v1", chain, "stats"]) => crate::lookup::stats(&req, env, chain).await,
+        (Method::Get, ["v1", chain, "indexer"]) => crate::lookup::indexer_status(&req, env, chain).await,
         (Method::Get, ["v1", chain, "search"]) => crate::lookup::search_route(&req, env, chain).await,
+        (Method::Post, ["1", "indexes", "*" | "%2A" | "%2a", "queries"]) => crate::algolia::answer(
+            &crate::lookup::origin(&req)?,
+            crate::algolia::queries_route(req, env).await,
+        ),
         (Method::Post, ["1", "indexes", index, "query"]) => {
             let index = (*index).to_owned();
-            crate::lookup::algolia_query(req, env, &index).await
+            crate::algolia::answer(
+                &crate::lookup::origin(&req)?,
+                crate::algolia::query_route(req, env, &index).await,
+            )
         }
+        (Method::Post, ["1", "indexes", index, "browse"]) => {
+            let index = (*index).to_owned();
+            crate::algolia::answer(
+                &crate::lookup::origin(&req)?,
+                crate::algolia::browse_route(req, env, &index).await,
+            )
+        }
+        (Method::Get, ["1", "indexes", index]) => crate::algolia::answer(
+            &crate::lookup::origin(&req)?,
+            crate::algolia::get_route(&req, env, index).await,
+        ),
         (Method::Post, ["admin", "panic"])
             if crate::config::var(env, "PANIC_TEST_ROUTE").as_deref() == Some("true") =>
         {
@@ -109,7 +139,7 @@ pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Respons
         }
         (Method::Post, ["admin", "indexer", "run"]) => {
             auth::authenticate_admin(&req, env).await?;
-            json_response(200, &crate::indexer::run(env).await?)
+            run_indexer(&req, env).await
         }
         (Method::Post, ["api", "v0", "add"]) => {
             auth::authenticate(&req, env, Scope::Upload).await?;
@@ -132,8 +162,7 @@ fn no_route(method: &str, path: &str, segments: &[&str]) -> ApiResult<Response> 
         return Err(ApiError::not_found(format!("no route {path}")));
     };
     let mut res = ApiError::new(
-        405,
-        "METHOD_NOT_ALLOWED",
+        Code::MethodNotAllowed,
         format!("{method} is not allowed on {path} (allowed: {allow})"),
     )
     .into_response();
@@ -164,27 +193,65 @@ fn allowed_methods(segments: &[&str]) -> Option<String> {
     Some(methods.join(", "))
 }
 
+/// `POST /admin/indexer/run[?chainId=]`: one run of the chain named (decimal or hex), or of every configured chain
+/// as the cron does. Without a chain the answer is the first chain's run (today's shape for a one-chain deployment,
+/// or its error) with `chains`: every chain's run or `{chainId, error}`.
+async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response> {
+    let url = req.url()?;
+    if let Some((_, chain_id)) = url.query_pairs().find(|(k, _)| k == "chainId") {
+        let chain = crate::config::chain(env, &chain_id)?;
+        return json_response(200, &crate::indexer::run(env, &chain).await?);
+    }
+    let mut chains = Vec::new();
+    let mut first_error = None;
+    for (i, (chain_id, result)) in crate::indexer::run_all(env).await?.into_iter().enumerate() {
+        match result {
+            Ok(stats) => chains.push(serde_json::to_value(&stats).map_err(ApiError::internal)?),
+            Err(e) => {
+                chains
+                    .push(json!({ "chainId": chain_id, "error": { "code": e.code, "message": e.message } }));
+                if i == 0 {
+                    first_error = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut body = chains
+        .first()
+        .cloned()
+        .ok_or_else(|| ApiError::config("no chain is configured"))?;
+    if let Some(fields) = body.as_object_mut() {
+        fields.insert("chains".into(), Value::Array(chains));
+    }
+    json_response(200, &body)
+}
+
 /// `GET /openapi.json`: the document narrowed to this deployment (see [`served_openapi`]).
 fn openapi(req: &Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
     let url = req.url()?;
     let origin = url.origin().ascii_serialization();
-    let (profiles, assets) = crate::search::index_names(env);
+    let chains = crate::config::chains(env)?;
+    let ids: Vec<u64> = chains.iter().map(|c| c.chain_id).collect();
+    let names = crate::config::all_index_names(env)?;
     let doc = served_openapi(
         &origin,
-        config.chain_id,
-        [profiles.as_str(), assets.as_str()],
+        &ids,
+        &names,
         config.constants.universal_receiver_delegate,
     )?;
     json_response(200, &doc)
 }
 
-/// [`OPENAPI`] with what depends on the deployment filled in: the server (`origin`), the one chain id and the two
-/// index names it answers, and the universal receiver delegate, which cannot be a controller.
+/// [`OPENAPI`] with what depends on the deployment filled in: the server (`origin`), the chain ids (decimal, then
+/// hex) and index names it answers, and the universal receiver delegate, which cannot be a controller.
 fn served_openapi(
     origin: &str,
-    chain_id: u64,
-    index_names: [&str; 2],
+    chain_ids: &[u64],
+    index_names: &[String],
     receiver_delegate: Address,
 ) -> ApiResult<Value> {
     let mut doc: Value = serde_json::from_str(OPENAPI).map_err(ApiError::internal)?;
@@ -195,7 +262,18 @@ fn served_openapi(
             "/servers",
             json!([{ "url": origin, "description": "this deployment" }]),
         ),
-        ("/components/schemas/ChainId/enum", json!([chain_id])),
+        (
+            "/components/schemas/ChainId/enum",
+            chain_ids
+                .iter()
+                .map(|id| json!(id))
+                .chain(
+                    chain_ids
+                        .iter()
+                        .map(|id| json!(profile_relayer::networks::chain_id_hex(*id))),
+                )
+                .collect(),
+        ),
         (
             "/components/schemas/IndexName",
             json!({ "type": "string", "enum": index_names }),
@@ -219,9 +297,9 @@ fn served_openapi(
 
 fn matches(pattern: &str, segments: &[&str]) -> bool {
     let parts: Vec<&str> = pattern.trim_matches('/').split('/').collect();
-    if pattern == "/ipfs/{cid}" {
-        // the CID may be followed by a path
-        return segments.first() == Some(&"ipfs") && segments.len() >= 2;
+    if let Some(prefix) = pattern.strip_suffix("/{cid}") {
+        // the CID may be followed by a path (`/ipfs/{cid}`, `/image/{cid}`)
+        return segments.first() == Some(&prefix.trim_start_matches('/')) && segments.len() >= 2;
     }
     parts.len() == segments.len()
         && parts
@@ -244,22 +322,27 @@ fn now() -> u64 {
     Date::now().as_millis() / 1000
 }
 
+/// `GET /health`: the relayer's chain and every chain the lookup API and the indexer serve.
 async fn health(env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    json_response(200, &json!({ "status": "ok", "chainId": config.chain_id }))
+    let chains: Vec<u64> = crate::config::chains(env)?.iter().map(|c| c.chain_id).collect();
+    json_response(
+        200,
+        &json!({ "status": "ok", "chainId": config.chain_id, "chains": chains }),
+    )
 }
 
 /// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.
 pub(crate) async fn read_body(mut req: Request, max: usize) -> ApiResult<String> {
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type.to_ascii_lowercase().starts_with("application/json") {
-        return Err(ApiError::bad_request(
-            "UNSUPPORTED_CONTENT_TYPE",
+        return Err(ApiError::new(
+            Code::UnsupportedContentType,
             "the body must be JSON with `Content-Type: application/json`",
         ));
     }
     let bytes = crate::body::request_bytes(&mut req, max).await?;
-    String::from_utf8(bytes).map_err(|_| ApiError::bad_request("INVALID_JSON", "the body is not UTF-8"))
+    String::from_utf8(bytes).map_err(|_| ApiError::new(Code::InvalidJson, "the body is not UTF-8"))
 }
 
 /// POSTs `body` to a Durable Object and decodes its answer, passing its error bodies through.
@@ -283,7 +366,7 @@ pub(crate) async fn call_do<B: Serialize, T: DeserializeOwned>(
             .get("retry-after")?
             .and_then(|v| v.parse().ok());
         let body: profile_relayer::api::ErrorBody = response.json().await?;
-        let mut err = ApiError::new(status, &body.error.code, body.error.message);
+        let mut err = ApiError::from_wire(status, &body.error.code, body.error.message);
         err.retry_after = retry_after;
         return Err(err);
     }
@@ -316,8 +399,8 @@ async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
         } => (salt, post_deployment_calldata),
     };
     if calldata.len() > config.max_deploy_data_bytes {
-        return Err(ApiError::bad_request(
-            "DEPLOY_DATA_TOO_LARGE",
+        return Err(ApiError::new(
+            Code::DeployDataTooLarge,
             format!(
                 "the profile data is {} bytes; this relayer deploys at most {} (MAX_DEPLOY_DATA_BYTES)",
                 calldata.len(),
@@ -377,16 +460,14 @@ async fn register(req: Request, env: &Env) -> ApiResult<Response> {
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     if config.rpc().code(address).await?.is_empty() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_FOUND",
+            Code::ProfileNotFound,
             format!("no contract at {address}"),
         ));
     }
     if !is_universal_profile(&config, address).await? {
         // a well-formed request naming a contract that is no profile: there is no profile to register (404)
         return Err(ApiError::new(
-            404,
-            "NOT_A_UNIVERSAL_PROFILE",
+            Code::NotAUniversalProfile,
             format!("{address} does not support the LSP0 interface (0x24871b3d)"),
         ));
     }
@@ -410,8 +491,7 @@ async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
         call_do(&relayer(env, &config)?, "/transaction", &hash).await?;
     let record = record.ok_or_else(|| {
         ApiError::new(
-            404,
-            "TRANSACTION_NOT_FOUND",
+            Code::TransactionNotFound,
             format!("this relayer sent no transaction {hash} (or its record expired)"),
         )
     })?;
@@ -429,8 +509,7 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
         call_do(&relayer(env, &config)?, "/pending", &RegisterJob { address }).await?;
     if !deployed && record.is_none() && pending.is_none() {
         return Err(ApiError::new(
-            404,
-            "PROFILE_NOT_FOUND",
+            Code::ProfileNotFound,
             format!("{address} is neither deployed nor registered"),
         ));
     }
@@ -463,21 +542,15 @@ pub(crate) fn integer(v: &Value) -> Option<u64> {
 
 fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     let value: Value =
-        serde_json::from_str(body).map_err(|e| ApiError::bad_request("INVALID_JSON", e.to_string()))?;
+        serde_json::from_str(body).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?;
     let Value::Object(obj) = value else {
-        return Err(ApiError::bad_request(
-            "INVALID_JSON",
-            "the body must be a JSON object",
-        ));
+        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
     };
     if let Some(k) = obj
         .keys()
         .find(|k| !["name", "scopes", "rateLimitPerMinute", "gasBudgetPerMonth"].contains(&k.as_str()))
     {
-        return Err(ApiError::bad_request(
-            "UNKNOWN_FIELD",
-            format!("unknown field {k:?}"),
-        ));
+        return Err(ApiError::new(Code::UnknownField, format!("unknown field {k:?}")));
     }
     Ok(obj)
 }
@@ -486,13 +559,12 @@ async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env).await?;
     let config = Config::from_env(env)?;
     let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
-    let field_type =
-        |f: &str, t: &str| ApiError::bad_request("INVALID_FIELD_TYPE", format!("{f} must be {t}"));
+    let field_type = |f: &str, t: &str| ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"));
     let name = match obj.get("name") {
         // at most 100 characters (not bytes), as the document's maxLength counts
         Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 100 => s.trim().to_owned(),
         Some(_) => return Err(field_type("name", "a non-empty string of at most 100 characters")),
-        None => return Err(ApiError::bad_request("MISSING_FIELD", "missing field \"name\"")),
+        None => return Err(ApiError::new(Code::MissingField, "missing field \"name\"")),
     };
     let scopes: Vec<Scope> = match obj.get("scopes") {
         None => Scope::ALL.to_vec(),
@@ -610,7 +682,7 @@ async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
 async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
     auth::authenticate_admin(req, env).await?;
     let kv = env.kv("API_KEYS")?;
-    let not_found = || ApiError::new(404, "API_KEY_NOT_FOUND", format!("no API key with id {id}"));
+    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not_found());
     }
@@ -692,13 +764,16 @@ mod tests {
         let urd = profile_relayer::networks::Lsp23Constants::V0_14_0.universal_receiver_delegate;
         let doc = served_openapi(
             "https://relayer.example",
-            4201,
-            ["p_universal_profiles", "p_assets"],
+            &[4201, 42],
+            &["p_universal_profiles".into(), "p_assets".into()],
             urd,
         )
         .unwrap();
         assert_eq!(doc["servers"][0]["url"], "https://relayer.example");
-        assert_eq!(doc["components"]["schemas"]["ChainId"]["enum"], json!([4201]));
+        assert_eq!(
+            doc["components"]["schemas"]["ChainId"]["enum"],
+            json!([4201, 42, "0x1069", "0x2a"])
+        );
         assert_eq!(
             doc["components"]["schemas"]["IndexName"]["enum"],
             json!(["p_universal_profiles", "p_assets"])

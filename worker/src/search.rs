@@ -1,6 +1,7 @@
 //! The search index: D1 with SQLite FTS5 (embedded default, always written; the lookup routes read it), plus
 //! Algolia when configured (`ALGOLIA_APP_ID` + secret `ALGOLIA_ADMIN_KEY`): records are pushed with the batch API.
-//! Index names: `<INDEX_PREFIX>_universal_profiles`, `<INDEX_PREFIX>_assets` (`prod_mainnet`, `prod_testnet`, …).
+//! Index names, per chain: `<indexPrefix>_universal_profiles`, `<indexPrefix>_assets` (`prod_mainnet`, `prod_testnet`,
+//! …; see `config::ChainConfig`).
 
 use std::cell::Cell;
 
@@ -11,7 +12,7 @@ use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Reque
 
 use crate::{
     config::var,
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
 };
 
 thread_local! {
@@ -26,11 +27,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, 
 description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
 next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
-CREATE TABLE IF NOT EXISTS index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, token_id TEXT, \
-code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER);
+CREATE TABLE IF NOT EXISTS unindexable (chain_id INTEGER NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
+token_id TEXT, code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER, \
+PRIMARY KEY (chain_id, object_id));
 CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
 token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
-PRIMARY KEY (index_name, object_id));";
+PRIMARY KEY (index_name, object_id));
+CREATE TABLE IF NOT EXISTS push_rejections (index_name TEXT NOT NULL, object_id TEXT NOT NULL, message TEXT, \
+attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));
+CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
+checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
 
 const MIGRATIONS: &[&str] = &[
     "ALTER TABLE checkpoints ADD COLUMN next_item INTEGER NOT NULL DEFAULT 0",
@@ -55,18 +61,39 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
                 return Err(ApiError::internal(e));
             }
         }
+        per_chain_errors(env, &db).await?;
         SCHEMA_READY.with(|c| c.set(true));
     }
     Ok(db)
 }
 
-/// The two index names of this deployment.
-pub fn index_names(env: &Env) -> (String, String) {
-    let prefix = env
-        .var("INDEX_PREFIX")
-        .map(|v| v.to_string())
-        .unwrap_or_else(|_| "dev_local".to_owned());
-    (format!("{prefix}_universal_profiles"), format!("{prefix}_assets"))
+/// Moves what a single-chain release stored without a chain to the first configured chain (the one that release
+/// indexed): `index_errors` rows into `unindexable`, and the retries queued under `errors` to `<prefix>_errors`.
+/// Each step is one transaction and can run any number of times, also in two isolates at once: once
+/// `index_errors` is dropped, the copy fails with "no such table" and changes nothing.
+async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
+    let Some(first) = crate::config::chains(env)?.into_iter().next() else {
+        return Ok(());
+    };
+    let chain = JsValue::from_f64(first.chain_id as f64);
+    let copy = db
+        .prepare(
+            "INSERT OR IGNORE INTO unindexable (chain_id, object_id, address, token_id, code, message, block, \
+             attempts, updated_at) SELECT ?1, object_id, address, token_id, code, message, block, attempts, \
+             updated_at FROM index_errors",
+        )
+        .bind(&[chain])?;
+    if let Err(e) = db.batch(vec![copy, db.prepare("DROP TABLE index_errors")]).await
+        && !e.to_string().contains("no such table")
+    {
+        return Err(ApiError::internal(e));
+    }
+    db.prepare("UPDATE OR IGNORE retries SET index_name = ?1 WHERE index_name = 'errors'")
+        .bind(&[first.errors_queue().into()])?
+        .run()
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(())
 }
 
 /// A record as stored and returned.
@@ -147,24 +174,81 @@ pub fn delete_statements(
     ])
 }
 
-/// Pushes records to Algolia when configured: one batch request per index.
+/// Pushes records to Algolia when configured: one batch request per index, every record trimmed below
+/// `ALGOLIA_MAX_RECORD_BYTES` (see [`crate::algolia::trim`]). When Algolia rejects a batch (4xx), its records are
+/// pushed one by one; a record rejected alone (or too large even trimmed) is recorded in `push_rejections` (index,
+/// objectID, Algolia's answer) and never blocks the others or the checkpoint. Transient failures (5xx, 429, network) fail.
 pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
     let Some(algolia) = Algolia::from_env(env)? else {
         return Ok(());
     };
+    let max = var(env, "ALGOLIA_MAX_RECORD_BYTES")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(crate::algolia::trim::DEFAULT_MAX_RECORD_BYTES);
     let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
     indexes.sort_unstable();
     indexes.dedup();
+    let mut rejected: Vec<(&str, &Record, String)> = Vec::new();
     for index in indexes {
-        let batch: Vec<&Record> = records
-            .iter()
-            .filter(|(i, _)| i == index)
-            .map(|(_, r)| r)
-            .collect();
-        algolia.push(index, &batch).await?;
+        let mut batch: Vec<(&Record, Record)> = Vec::new();
+        for (_, record) in records.iter().filter(|(i, _)| i == index) {
+            match crate::algolia::trim::trim(&record.0, max) {
+                Some(trimmed) => batch.push((record, Record(trimmed))),
+                None => rejected.push((
+                    index,
+                    record,
+                    format!("over ALGOLIA_MAX_RECORD_BYTES ({max}) even trimmed"),
+                )),
+            }
+        }
+        let all: Vec<&Record> = batch.iter().map(|(_, t)| t).collect();
+        if all.is_empty() {
+            continue;
+        }
+        match algolia.push(index, &all).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) if all.len() > 1 => {
+                for (original, trimmed) in &batch {
+                    if let Err(message) = algolia.push(index, &[trimmed]).await? {
+                        rejected.push((index, original, message));
+                    }
+                }
+            }
+            Ok(Err(message)) => {
+                if let Some((original, _)) = batch.first() {
+                    rejected.push((index, original, message));
+                }
+            }
+            Err(e) => return Err(e),
+        }
     }
+    if rejected.is_empty() {
+        return Ok(());
+    }
+    let db = db(env).await?;
+    let now = JsValue::from_f64(worker::Date::now().as_millis() as f64);
+    let mut statements = Vec::with_capacity(rejected.len());
+    for (index, record, message) in rejected {
+        worker::console_warn!("algolia: rejected {}: {message}", record.text("objectID"));
+        statements.push(
+            db.prepare(
+                "INSERT INTO push_rejections (index_name, object_id, message, attempts, updated_at) \
+                 VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (index_name, object_id) DO UPDATE SET \
+                 message = ?3, attempts = attempts + 1, updated_at = ?4",
+            )
+            .bind(&[
+                index.into(),
+                record.text("objectID").into(),
+                message.into(),
+                now.clone(),
+            ])?,
+        );
+    }
+    db.batch(statements).await.map_err(ApiError::internal)?;
     Ok(())
 }
+
+/// The error code of a push Algolia refused (4xx other than 429): retrying the same records cannot succeed.
 
 #[derive(Deserialize)]
 struct Row {
@@ -341,7 +425,8 @@ impl Algolia {
     }
 
     /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).
-    pub async fn push(&self, index: &str, records: &[&Record]) -> ApiResult<()> {
+    /// `Ok(Err(message))` when Algolia refuses the batch (a 4xx other than 429): retrying it would fail again.
+    pub async fn push(&self, index: &str, records: &[&Record]) -> ApiResult<Result<(), String>> {
         let body = json!({
             "requests": records.iter().map(|r| json!({ "action": "updateObject", "body": r.0 })).collect::<Vec<_>>()
         });
@@ -357,14 +442,17 @@ impl Algolia {
         let response = Fetch::Request(Request::new_with_init(&url, &init)?)
             .send()
             .await?;
-        if !(200..300).contains(&response.status_code()) {
+        let status = response.status_code();
+        if (400..500).contains(&status) && status != 429 {
+            return Ok(Err(format!("Algolia rejected the batch (HTTP {status})")));
+        }
+        if !(200..300).contains(&status) {
             return Err(ApiError::new(
-                502,
-                "SEARCH_BACKEND_ERROR",
+                Code::SearchBackendError,
                 format!("Algolia answered HTTP {}", response.status_code()),
             ));
         }
-        Ok(())
+        Ok(Ok(()))
     }
 }
 

@@ -3,9 +3,9 @@
 //! A contract that claims `0xffffffff` (which ERC165 forbids) or a made-up interface id claims everything and is
 //! refused, like one claiming to be two kinds at once or answering garbage.
 
-use alloy_primitives::{Address, B256, Bytes};
+use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_sol_types::{SolCall, sol};
-use profile_relayer::lsp2::data_keys;
+use profile_relayer::lsp2::{array_element_key, data_keys};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -43,14 +43,18 @@ const LSP8_IDS: [[u8; 4]; 6] = [
 const NEVER: [[u8; 4]; 2] = [[0xff, 0xff, 0xff, 0xff], [0x5e, 0xed, 0xc0, 0xde]];
 
 /// The keys read from every classified address, in this order.
-pub(crate) const DATA_KEYS: [B256; 6] = [
+pub(crate) const DATA_KEYS: [B256; 7] = [
     data_keys::LSP3_PROFILE,
     data_keys::LSP4_METADATA,
     data_keys::LSP4_TOKEN_NAME,
     data_keys::LSP4_TOKEN_SYMBOL,
     data_keys::LSP4_TOKEN_TYPE,
     data_keys::LSP8_TOKEN_ID_FORMAT,
+    data_keys::LSP4_CREATORS_ARRAY,
 ];
+
+/// The most `LSP4Creators[]` entries read per asset.
+pub(crate) const MAX_CREATORS: u64 = 16;
 
 /// What an address is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,17 +68,6 @@ pub enum Kind {
     /// LSP8 collection.
     #[serde(rename = "LSP8IdentifiableDigitalAsset")]
     Lsp8,
-}
-
-impl Kind {
-    /// The record's `kind`.
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            Self::Profile => "LSP0ERC725Account",
-            Self::Lsp7 => "LSP7DigitalAsset",
-            Self::Lsp8 => "LSP8IdentifiableDigitalAsset",
-        }
-    }
 }
 
 /// Why a candidate cannot be indexed.
@@ -112,8 +105,8 @@ pub(crate) enum AddressRead {
     NotContract,
     /// A contract, but no profile or asset.
     Other,
-    /// A profile or asset with its values for [`DATA_KEYS`].
-    Lsp(Kind, Vec<Bytes>),
+    /// A profile or asset with its values for [`DATA_KEYS`] and (assets) its `LSP4Creators[]`.
+    Lsp(Kind, Vec<Bytes>, Vec<Address>),
     /// A contract that misbehaves.
     Refused(ItemError),
 }
@@ -316,9 +309,46 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
         });
     };
     match data_values(get(data, 0)?, DATA_KEYS.len()) {
-        Ok(values) => Ok(AddressRead::Lsp(kind, values)),
+        Ok(values) => {
+            let creators = match (kind, values.get(6)) {
+                (Kind::Lsp7 | Kind::Lsp8, Some(length)) => read_creators(ctx, address, length).await?,
+                _ => Vec::new(),
+            };
+            Ok(AddressRead::Lsp(kind, values, creators))
+        }
         Err(e) => Ok(AddressRead::Refused(e)),
     }
+}
+
+/// The number of entries an LSP2 array length value announces (uint128, or uint256 from older contracts),
+/// capped at [`MAX_CREATORS`]; anything else counts as empty.
+fn array_length(value: &[u8]) -> u64 {
+    match value.len() {
+        16 | 32 => u64::try_from(U256::from_be_slice(value)).map_or(MAX_CREATORS, |n| n.min(MAX_CREATORS)),
+        _ => 0,
+    }
+}
+
+/// Reads `LSP4Creators[]`: one more batch when the array is not empty. Tolerant: an entry that is not an address
+/// is left out, and an answer that does not decode gives no creators (the asset is still indexed).
+async fn read_creators(ctx: &Ctx<'_>, address: Address, length: &[u8]) -> Result<Vec<Address>, RpcError> {
+    let n = array_length(length);
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<B256> = (0..n)
+        .map(|i| array_element_key(data_keys::LSP4_CREATORS_ARRAY, u128::from(i)))
+        .collect();
+    let out = batch(ctx, &[get_data(address, &keys)]).await?;
+    let values = match data_values(&answer(get(&out, 0)?)?, keys.len()) {
+        Ok(values) => values,
+        Err(_) => return Ok(Vec::new()),
+    };
+    Ok(values
+        .iter()
+        .filter(|v| v.len() == 20)
+        .map(|v| Address::from_slice(v))
+        .collect())
 }
 
 /// Reads an LSP8 token: its existence (`tokenOwnerOf`), the collection's format and base URI, its metadata.
@@ -397,6 +427,20 @@ mod tests {
         let mut w = vec![0u8; 32];
         w[31] = last;
         Answer::Data(w.into())
+    }
+
+    #[test]
+    fn creator_array_lengths() {
+        let mut n = [0u8; 16];
+        assert_eq!(array_length(&n), 0);
+        n[15] = 3;
+        assert_eq!(array_length(&n), 3);
+        let mut wide = [0u8; 32];
+        wide[31] = 2;
+        assert_eq!(array_length(&wide), 2);
+        assert_eq!(array_length(&[0xff; 16]), MAX_CREATORS);
+        assert_eq!(array_length(&[1, 2, 3]), 0);
+        assert_eq!(array_length(&[]), 0);
     }
 
     #[test]

@@ -155,15 +155,16 @@ pub(crate) async fn process_all(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> ApiResu
     Ok(slots.into_iter().map(|o| o.unwrap_or(Outcome::Skip)).collect())
 }
 
-/// Follows the chain from the cursor to `head - INDEXER_CONFIRMATIONS`, window by window, chunk by chunk, until
+/// Follows the chain from the cursor to `head - confirmations`, window by window, chunk by chunk, until
 /// the head or the budget.
 pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
     let env = ctx.env;
-    let confirmations = number::<u64>(env, "INDEXER_CONFIRMATIONS", 0)?;
-    let first_window = number::<u64>(env, "INDEXER_MAX_BLOCKS", 2000)?.max(1);
+    // per chain (`CHAINS`, default `INDEXER_CONFIRMATIONS` / `INDEXER_MAX_BLOCKS` / `INDEXER_START_BLOCK`)
+    let confirmations = ctx.config.confirmations;
+    let first_window = ctx.config.max_blocks.max(1);
     let max_window = number::<u64>(env, "INDEXER_MAX_WINDOW", 200_000)?.max(first_window);
     let target_logs = number::<usize>(env, "INDEXER_TARGET_LOGS", 500)?.max(1);
-    let start = number::<u64>(env, "INDEXER_START_BLOCK", 0)?;
+    let start = ctx.config.start_block;
     let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
         block: start,
         item: 0,

@@ -76,14 +76,6 @@ impl Fetched {
     }
 }
 
-/// A URL as the record shows it: `ipfs://` becomes the relay path `/ipfs/<cid>/<path>`.
-pub(crate) fn gateway_url(url: &str) -> String {
-    match CidPath::parse(url) {
-        Ok(p) if url.starts_with("ipfs://") => format!("/ipfs/{}", p.to_gateway_path()),
-        _ => url.to_owned(),
-    }
-}
-
 /// Fetches and verifies the metadata a VerifiableURI value points at.
 pub(crate) async fn fetch_metadata(ctx: &Ctx<'_>, value: &[u8]) -> Fetched {
     if value.is_empty() {
@@ -131,7 +123,7 @@ pub(crate) async fn fetch_url(ctx: &Ctx<'_>, url: &str) -> Result<Vec<u8>, Fetch
             ctx.budget.spend(1);
             let content = fetch_content(ctx.env, &ctx.ipfs, &target)
                 .await
-                .map_err(|e| FetchError::transient(&e.code))?;
+                .map_err(|e| FetchError::transient(e.code))?;
             Ok(content.bytes)
         } else if url.starts_with("data:") {
             data_url::DataUrl::process(url)

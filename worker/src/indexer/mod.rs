@@ -5,7 +5,7 @@
 //! batch ([`chain`]), its metadata fetched with bounded parallelism ([`metadata`]), and written ([`writer`]).
 //!
 //! Nothing one contract does can stop the indexer: a contract whose calls revert, time out, answer nothing or
-//! garbage, or that claims every interface, is recorded in `index_errors` and skipped. Work per run is bounded
+//! garbage, or that claims every interface, is recorded in `unindexable` and skipped. Work per run is bounded
 //! (`INDEXER_MAX_SECONDS`, `INDEXER_MAX_SUBREQUESTS`, `INDEXER_MAX_ROWS`); the cursor (block, item within the block)
 //! is written with every chunk of records, so a run that stops or dies half-way loses nothing already written and
 //! the next run continues where it stopped.
@@ -23,17 +23,18 @@ use worker::{Date, Env};
 
 pub use self::{chain::Kind, writer::checkpoint};
 use crate::{
-    config::{Config, number, var},
-    error::{ApiError, ApiResult},
+    config::{ChainConfig, number, var},
+    error::{ApiError, ApiResult, Code},
     ipfs::IpfsConfig,
     rpc::Rpc,
-    search,
 };
 
 /// The result of one run.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunStats {
+    /// The chain indexed.
+    pub chain_id: u64,
     /// First block processed.
     pub from_block: u64,
     /// Last block completely processed (`fromBlock - 1` when nothing was completed).
@@ -42,7 +43,7 @@ pub struct RunStats {
     pub head_block: u64,
     /// Records written.
     pub indexed: u64,
-    /// Candidates recorded as unindexable (`index_errors`).
+    /// Candidates recorded as unindexable (`unindexable`).
     pub errors: u64,
     /// Retries processed.
     pub retried: u64,
@@ -77,12 +78,16 @@ impl Budget {
         }
     }
 
-    fn from_env(env: &Env) -> ApiResult<Self> {
+    /// A run's share of the invocation's budget: `INDEXER_MAX_SECONDS` (ending at `deadline_ms`),
+    /// `INDEXER_MAX_SUBREQUESTS` and `INDEXER_MAX_ROWS` divided by `shares`.
+    fn share(env: &Env, deadline_ms: u64, subrequests: u32, shares: u32) -> ApiResult<Self> {
+        let shares = shares.max(1);
+        let time_left = deadline_ms.saturating_sub(now_ms());
         Ok(Self {
-            deadline_ms: now_ms().saturating_add(number::<u64>(env, "INDEXER_MAX_SECONDS", 40)? * 1000),
-            max_subrequests: number(env, "INDEXER_MAX_SUBREQUESTS", 900)?,
+            deadline_ms: now_ms().saturating_add(time_left / u64::from(shares)),
+            max_subrequests: subrequests / shares,
             subrequests: Cell::new(0),
-            max_rows: number(env, "INDEXER_MAX_ROWS", 2000)?,
+            max_rows: number::<u32>(env, "INDEXER_MAX_ROWS", 2000)? / shares,
             rows: Cell::new(0),
         })
     }
@@ -120,7 +125,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) env: &'a Env,
     /// Whether plain `http://` metadata URLs are fetched (`METADATA_ALLOW_HTTP`, local development only).
     pub(crate) allow_http: bool,
-    pub(crate) config: Config,
+    /// The chain indexed.
+    pub(crate) config: ChainConfig,
     /// IPFS configuration with `max_bytes` lowered to `METADATA_MAX_BYTES`.
     pub(crate) ipfs: IpfsConfig,
     /// Timeout of one metadata fetch, redirects and body included.
@@ -128,6 +134,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) rpc: Rpc,
     pub(crate) profiles: String,
     pub(crate) assets: String,
+    /// `PUBLIC_BASE_URL`: image URLs in records are made absolute with it (relative when unset).
+    pub(crate) public_base_url: String,
     pub(crate) budget: Budget,
     /// Candidates processed at the same time.
     pub(crate) concurrency: usize,
@@ -142,10 +150,10 @@ pub(crate) fn now() -> u64 {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(env: &'a Env, budget: Budget) -> ApiResult<Self> {
-        let config = Config::from_env(env)?;
+    fn new(env: &'a Env, config: &ChainConfig, budget: Budget) -> ApiResult<Self> {
+        let config = config.clone();
         let rpc = config.rpc();
-        let (profiles, assets) = search::index_names(env);
+        let (profiles, assets) = config.index_names();
         let mut ipfs = IpfsConfig::from_env(env)?;
         let metadata_max = number::<usize>(env, "METADATA_MAX_BYTES", 2 * 1024 * 1024)?;
         ipfs.max_bytes = ipfs.max_bytes.min(metadata_max);
@@ -160,39 +168,57 @@ impl<'a> Ctx<'a> {
             rpc,
             profiles,
             assets,
+            public_base_url: var(env, "PUBLIC_BASE_URL")
+                .map(|u| u.trim().trim_end_matches('/').to_owned())
+                .unwrap_or_default(),
             budget,
             concurrency: number::<usize>(env, "INDEXER_CONCURRENCY", 6)?.clamp(1, 32),
         })
     }
 }
 
-/// Reads the address from chain and indexes it now (the lookup route's read-through). `Ok(None)` when it is
-/// neither a profile nor an asset; `422 UNINDEXABLE_CONTRACT` when it misbehaves (nothing is written then).
-pub async fn index_now(env: &Env, address: Address) -> ApiResult<Option<Kind>> {
-    let ctx = Ctx::new(env, Budget::unlimited())?;
+/// What reading an address on demand found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexed {
+    /// A profile or asset, indexed now.
+    Lsp(Kind),
+    /// Neither a profile nor an asset (`contract`: the address has code). Nothing is written.
+    Nothing { contract: bool },
+}
+
+/// Reads the address from chain and indexes it now (the lookup route's read-through); `422
+/// UNINDEXABLE_CONTRACT` when it misbehaves (nothing is written then).
+pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Indexed> {
+    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     let outcome = writer::process_address(&ctx, address, head).await?;
     let kind = outcome.kind();
-    if let writer::Outcome::Error { error, .. } = &outcome {
-        return Err(unindexable(&error.code, &error.message));
+    match &outcome {
+        writer::Outcome::Error { error, .. } => return Err(unindexable(&error.code, &error.message)),
+        writer::Outcome::NotIndexed { contract } => return Ok(Indexed::Nothing { contract: *contract }),
+        _ => {}
     }
     writer::write(&ctx, vec![outcome], None).await?;
-    Ok(kind)
+    Ok(kind.map_or(Indexed::Nothing { contract: true }, Indexed::Lsp))
 }
 
 /// The answer for a contract the indexer refuses.
 pub fn unindexable(code: &str, message: &str) -> ApiError {
     ApiError::new(
-        422,
-        "UNINDEXABLE_CONTRACT",
+        Code::UnindexableContract,
         format!("the contract cannot be indexed ({code}): {message}"),
     )
 }
 
 /// Indexes one existing token now (read-through of the token route). `Ok(false)` when the collection has no such
 /// token (`tokenOwnerOf` reverts): nothing is written then.
-pub async fn index_token_now(env: &Env, address: Address, token_id: B256) -> ApiResult<bool> {
-    let ctx = Ctx::new(env, Budget::unlimited())?;
+pub async fn index_token_now(
+    env: &Env,
+    chain: &ChainConfig,
+    address: Address,
+    token_id: B256,
+) -> ApiResult<bool> {
+    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     match writer::process_token(&ctx, address, token_id, head).await? {
         writer::Outcome::Skip => Ok(false),
@@ -204,22 +230,67 @@ pub async fn index_token_now(env: &Env, address: Address, token_id: B256) -> Api
     }
 }
 
-/// The recorded error of an address or token (`index_errors`), as `(code, message)`.
-pub async fn recorded_error(env: &Env, object_id: &str) -> ApiResult<Option<(String, String)>> {
-    writer::recorded_error(env, object_id).await
+/// The recorded error of an address or token on a chain (`unindexable`), as `(code, message)`.
+pub async fn recorded_error(
+    env: &Env,
+    chain_id: u64,
+    object_id: &str,
+) -> ApiResult<Option<(String, String)>> {
+    writer::recorded_error(env, chain_id, object_id).await
 }
 
-/// Number of recorded unindexable candidates.
-pub async fn error_count(env: &Env) -> ApiResult<u64> {
-    writer::error_count(env).await
+/// Number of recorded unindexable candidates of a chain.
+pub async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
+    writer::error_count(env, chain_id).await
 }
 
-/// One indexer run: due retries, then block windows until the head or the budget.
-pub async fn run(env: &Env) -> ApiResult<RunStats> {
-    let ctx = Ctx::new(env, Budget::from_env(env)?)?;
+/// The invocation's budget (`INDEXER_MAX_SECONDS`, `INDEXER_MAX_SUBREQUESTS`), shared by the chains it indexes.
+fn invocation_budget(env: &Env) -> ApiResult<(u64, u32)> {
+    let seconds = number::<u64>(env, "INDEXER_MAX_SECONDS", 40)?;
+    Ok((
+        now_ms().saturating_add(seconds.saturating_mul(1000)),
+        number(env, "INDEXER_MAX_SUBREQUESTS", 900)?,
+    ))
+}
+
+/// One indexer run of one chain with the whole invocation budget: due retries, then block windows until the
+/// head or the budget.
+pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
+    let (deadline, subrequests) = invocation_budget(env)?;
+    run_with(env, chain, Budget::share(env, deadline, subrequests, 1)?).await
+}
+
+/// One run of every configured chain (the cron), in order, as `(chain id, result)`: each chain gets an equal share
+/// of what the chains before it left of the invocation's budget, and one chain failing (its node down, …) does not
+/// stop the others.
+///
+/// # Errors
+/// `CONFIGURATION_ERROR` only: a chain's own failure is its result.
+pub async fn run_all(env: &Env) -> ApiResult<Vec<(u64, ApiResult<RunStats>)>> {
+    let chains = crate::config::chains(env)?;
+    let (deadline, mut subrequests) = invocation_budget(env)?;
+    let mut runs = Vec::with_capacity(chains.len());
+    let count = chains.len();
+    for (i, chain) in chains.iter().enumerate() {
+        let shares = u32::try_from(count.saturating_sub(i)).unwrap_or(u32::MAX).max(1);
+        let budget = Budget::share(env, deadline, subrequests, shares)?;
+        let result = run_with(env, chain, budget).await;
+        subrequests = subrequests.saturating_sub(match &result {
+            Ok(stats) => stats.subrequests,
+            // a failed run spent an unknown part of its share: count all of it
+            Err(_) => subrequests / shares,
+        });
+        runs.push((chain.chain_id, result));
+    }
+    Ok(runs)
+}
+
+async fn run_with(env: &Env, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {
+    let ctx = Ctx::new(env, chain, budget)?;
     ctx.budget.spend(1);
     let head = ctx.rpc.block_number().await?;
     let mut stats = RunStats {
+        chain_id: chain.chain_id,
         head_block: head,
         ..RunStats::default()
     };

@@ -1,16 +1,18 @@
 //! Turning reads into records and writing them: one D1 batch per chunk holds the records, their full-text rows,
 //! the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only the
-//! chunk in flight. Candidates that misbehave go to `index_errors`, never to the search index.
+//! chunk in flight. Candidates that misbehave go to `unindexable`, never to the search index.
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
+    api::records::{AssetData, AssetRecord, MetadataInfo, ProfileRecord, Stamp, TokenRecord},
     lsp2::decode_verifiable_uri,
     lsp3::Lsp3ProfileJson,
-    lsp4::{Lsp4MetadataJson, TokenType},
+    lsp4::{Lsp4Metadata, Lsp4MetadataJson, TokenType},
     lsp8::{TokenIdFormat, decode_token_id},
+    metadata::{Lenient, raw_json},
 };
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{D1PreparedStatement, Env};
 
@@ -18,7 +20,7 @@ use super::{
     Ctx, Kind, RunStats,
     chain::{self, AddressRead, ItemError, TokenRead},
     discovery::{Item, process_all},
-    metadata::{Fetched, fetch_metadata, fetch_url, gateway_url},
+    metadata::{Fetched, fetch_metadata, fetch_url},
     now,
 };
 use crate::{
@@ -30,6 +32,8 @@ use crate::{
 
 /// The longest name, symbol or description kept from chain data.
 const MAX_TEXT: usize = 1024;
+/// The longest metadata JSON kept as text (`metadataRaw`) next to a lossy parse.
+const MAX_RAW_JSON: usize = 8 * 1024;
 
 /// What processing one candidate gave.
 #[derive(Debug)]
@@ -41,7 +45,7 @@ pub(crate) enum Outcome {
         record: Record,
         retry: Option<String>,
     },
-    /// The candidate misbehaves: recorded in `index_errors`.
+    /// The candidate misbehaves: recorded in `unindexable`.
     Error {
         object_id: String,
         address: Address,
@@ -49,7 +53,9 @@ pub(crate) enum Outcome {
         error: ItemError,
         block: u64,
     },
-    /// Nothing to write (no contract, not a profile or asset, token burned).
+    /// An address that is neither a profile nor an asset (`contract`: it has code). Nothing is written.
+    NotIndexed { contract: bool },
+    /// Nothing to write (token burned, nothing read).
     Skip,
 }
 
@@ -84,19 +90,43 @@ fn text(bytes: &[u8]) -> Option<String> {
     (!bytes.is_empty()).then(|| String::from_utf8_lossy(bytes).chars().take(MAX_TEXT).collect())
 }
 
-fn first_image_url(images: Option<&Value>) -> Option<String> {
-    let list = images?.as_array()?;
-    let first = match list.first()? {
-        Value::Array(sizes) => sizes.first()?,
-        other => other,
+/// Parses fetched metadata tolerantly with `parse`; the outcome's status, what was dropped and (when lossy) the
+/// raw JSON go into the record's [`MetadataInfo`].
+fn parse_metadata<T>(
+    fetched: &Fetched,
+    parse: impl FnOnce(Value) -> profile_relayer::Result<Lenient<T>>,
+) -> (Option<T>, MetadataInfo) {
+    let mut info = MetadataInfo {
+        status: fetched.status.to_owned(),
+        url: fetched.url.clone(),
+        error: fetched.error.as_ref().map(|e| e.code.clone()),
+        ..MetadataInfo::default()
     };
-    first.get("url").and_then(Value::as_str).map(gateway_url)
+    let Some(json) = &fetched.json else {
+        return (None, info);
+    };
+    let (value, lossy) = match parse(json.clone()) {
+        Ok(parsed) => {
+            let lossy = !parsed.dropped.is_empty();
+            info.dropped = parsed.dropped;
+            (Some(parsed.value), lossy)
+        }
+        Err(_) => (None, true),
+    };
+    if lossy {
+        info.raw = raw_json(json, MAX_RAW_JSON);
+    }
+    (value, info)
 }
 
-fn lsp4(fetched: &Fetched) -> Option<(Lsp4MetadataJson, Value)> {
-    let m = serde_json::from_value::<Lsp4MetadataJson>(fetched.json.clone()?).ok()?;
-    let v = serde_json::to_value(&m.metadata).ok()?;
-    Some((m, v))
+fn lsp4(fetched: &Fetched) -> (Option<Lsp4Metadata>, MetadataInfo) {
+    let (m, info) = parse_metadata(fetched, Lsp4MetadataJson::from_value_lenient);
+    (m.map(|m| m.metadata), info)
+}
+
+/// A typed record as the JSON the index stores.
+fn to_record(record: &impl Serialize) -> Record {
+    Record(serde_json::to_value(record).unwrap_or(Value::Null))
 }
 
 fn retry_reason(fetched: &Fetched) -> Option<String> {
@@ -113,8 +143,9 @@ pub(crate) async fn process_address(
     address: Address,
     block: u64,
 ) -> Result<Outcome, RpcError> {
-    let (kind, values) = match chain::read_address(ctx, address).await? {
-        AddressRead::NotContract | AddressRead::Other => return Ok(Outcome::Skip),
+    let (kind, values, creators) = match chain::read_address(ctx, address).await? {
+        AddressRead::NotContract => return Ok(Outcome::NotIndexed { contract: false }),
+        AddressRead::Other => return Ok(Outcome::NotIndexed { contract: true }),
         AddressRead::Refused(error) => {
             return Ok(Outcome::Error {
                 object_id: object_id(address, None),
@@ -124,91 +155,51 @@ pub(crate) async fn process_address(
                 block,
             });
         }
-        AddressRead::Lsp(kind, values) => (kind, values),
+        AddressRead::Lsp(kind, values, creators) => (kind, values, creators),
     };
     let value = |i: usize| values.get(i).cloned().unwrap_or_default();
-    let id = object_id(address, None);
-    let mut record = object(json!({
-        "objectID": id,
-        "address": id,
-        "chainId": ctx.config.chain_id,
-        "kind": kind.name(),
-        "LSPStandard": kind.name(),
-        "indexedBlock": block,
-        "updatedAt": now(),
-    }));
-    let (index, fetched) = if kind == Kind::Profile {
+    let stamp = Stamp {
+        chain_id: ctx.config.chain_id,
+        block,
+        now: now(),
+    };
+    let (index, fetched, record) = if kind == Kind::Profile {
         let fetched = fetch_metadata(ctx, &value(0)).await;
-        let profile = fetched
-            .json
-            .clone()
-            .and_then(|j| serde_json::from_value::<Lsp3ProfileJson>(j).ok());
-        if let Some(p) = &profile {
-            let v = serde_json::to_value(&p.profile).unwrap_or(Value::Null);
-            record.insert("name".into(), json!(p.profile.name));
-            record.insert("description".into(), json!(p.profile.description));
-            record.insert("tags".into(), json!(p.profile.tags.clone().unwrap_or_default()));
-            record.insert("links".into(), json!(p.profile.links.clone().unwrap_or_default()));
-            record.insert(
-                "profileImageUrl".into(),
-                json!(first_image_url(v.get("profileImage"))),
-            );
-            record.insert(
-                "backgroundImageUrl".into(),
-                json!(first_image_url(v.get("backgroundImage"))),
-            );
-            record.insert(
-                "hasProfileName".into(),
-                json!(p.profile.name.as_ref().is_some_and(|n| !n.is_empty())),
-            );
-            record.insert(
-                "hasProfileImage".into(),
-                json!(record.get("profileImageUrl").is_some_and(Value::is_string)),
-            );
-            record.insert(
-                "hasBackgroundImage".into(),
-                json!(record.get("backgroundImageUrl").is_some_and(Value::is_string)),
-            );
-            record.insert("LSP3Profile".into(), v);
-        }
-        record.insert("type".into(), json!("LSP3Profile"));
-        (ctx.profiles.clone(), fetched)
+        let (profile, info) = parse_metadata(&fetched, Lsp3ProfileJson::from_value_lenient);
+        let record = ProfileRecord::new(
+            address,
+            stamp,
+            profile.map(|p| p.profile),
+            info,
+            &ctx.public_base_url,
+        );
+        (ctx.profiles.clone(), fetched, to_record(&record))
     } else {
         let fetched = fetch_metadata(ctx, &value(1)).await;
-        record.insert("LSP4TokenName".into(), json!(text(&value(2))));
-        record.insert("LSP4TokenSymbol".into(), json!(text(&value(3))));
-        record.insert(
-            "symbol".into(),
-            record.get("LSP4TokenSymbol").cloned().unwrap_or_default(),
+        let (metadata, info) = lsp4(&fetched);
+        let data = AssetData {
+            name: text(&value(2)),
+            symbol: text(&value(3)),
+            token_type: TokenType::from_value(&value(4)).ok(),
+            token_id_format: TokenIdFormat::from_value(&value(5)).ok(),
+            creators,
+        };
+        let record = AssetRecord::new(
+            address,
+            kind == Kind::Lsp8,
+            stamp,
+            data,
+            metadata,
+            info,
+            &ctx.public_base_url,
         );
-        record.insert("tokenType".into(), json!(TokenType::from_value(&value(4)).ok()));
-        record.insert(
-            "tokenIdFormat".into(),
-            json!(TokenIdFormat::from_value(&value(5)).ok()),
-        );
-        let metadata = lsp4(&fetched);
-        let name_from_metadata = metadata.as_ref().and_then(|(m, _)| m.metadata.name.clone());
-        record.insert("name".into(), json!(text(&value(2)).or(name_from_metadata)));
-        if let Some((m, v)) = metadata {
-            record.insert("description".into(), json!(m.metadata.description));
-            record.insert("links".into(), json!(m.metadata.links.unwrap_or_default()));
-            record.insert("iconUrl".into(), json!(first_image_url(v.get("icon"))));
-            record.insert("imageUrl".into(), json!(first_image_url(v.get("images"))));
-            record.insert("LSP4Metadata".into(), v);
-        }
-        (ctx.assets.clone(), fetched)
+        (ctx.assets.clone(), fetched, to_record(&record))
     };
-    record.insert("metadataStatus".into(), json!(fetched.status));
-    record.insert("metadataUrl".into(), json!(fetched.url));
-    record.insert(
-        "metadataError".into(),
-        json!(fetched.error.as_ref().map(|e| e.code.clone())),
-    );
     Ok(Outcome::Record {
         index,
         kind: Some(kind),
         retry: retry_reason(&fetched),
-        record: Record(Value::Object(record)),
+        record,
     })
 }
 
@@ -263,32 +254,26 @@ pub(crate) async fn process_token(
             },
         };
     }
-    let token_hex = token_id.to_string();
-    let mut record = object(json!({
-        "objectID": object_id(address, Some(token_id)),
-        "address": address.to_checksum(None),
-        "chainId": ctx.config.chain_id,
-        "kind": "LSP8Token",
-        "tokenId": token_hex,
-        "tokenIdFormat": format,
-        "tokenIdText": decode_token_id(format, token_id).ok(),
-        "indexedBlock": block,
-        "updatedAt": now(),
-        "metadataStatus": fetched.status,
-        "metadataUrl": fetched.url,
-        "metadataError": fetched.error.as_ref().map(|e| e.code.clone()),
-    }));
-    if let Some((m, v)) = lsp4(&fetched) {
-        record.insert("name".into(), json!(m.metadata.name));
-        record.insert("description".into(), json!(m.metadata.description));
-        record.insert("imageUrl".into(), json!(first_image_url(v.get("images"))));
-        record.insert("LSP4Metadata".into(), v);
-    }
+    let stamp = Stamp {
+        chain_id: ctx.config.chain_id,
+        block,
+        now: now(),
+    };
+    let (metadata, info) = lsp4(&fetched);
+    let record = to_record(&TokenRecord::new(
+        address,
+        token_id,
+        format,
+        stamp,
+        metadata,
+        info,
+        &ctx.public_base_url,
+    ));
     Ok(Outcome::Record {
         index: ctx.assets.clone(),
         kind: None,
         retry: retry_reason(&fetched),
-        record: Record(Value::Object(record)),
+        record,
     })
 }
 
@@ -301,8 +286,6 @@ pub(crate) struct Cursor {
     pub(crate) window: u64,
 }
 
-const ERROR_ERRORS: &str = "errors";
-
 fn f(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
@@ -313,6 +296,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
     let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
     let mut statements: Vec<D1PreparedStatement> = Vec::new();
     let mut pushed: Vec<(String, Record)> = Vec::new();
+    // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
+    let errors_queue = ctx.config.errors_queue();
+    let chain_id = f(ctx.config.chain_id);
     let clear_retry = |index: &str, id: &str| -> ApiResult<D1PreparedStatement> {
         Ok(db
             .prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
@@ -337,7 +323,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
     };
     for outcome in outcomes {
         match outcome {
-            Outcome::Skip => {}
+            Outcome::Skip | Outcome::NotIndexed { .. } => {}
             Outcome::Record {
                 index,
                 record,
@@ -350,10 +336,15 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 let token = field("tokenId");
                 statements.extend(search::upsert_statements(&db, &index, &record)?);
                 statements.push(
-                    db.prepare("DELETE FROM index_errors WHERE object_id = ?1")
-                        .bind(&[id.as_str().into()])?,
+                    db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
+                        .bind(&[chain_id.clone(), id.as_str().into()])?,
                 );
-                statements.push(clear_retry(ERROR_ERRORS, &id)?);
+                statements.push(clear_retry(&errors_queue, &id)?);
+                // an address remembered as "no profile or asset" by the lookup route is one now
+                statements.push(
+                    db.prepare("DELETE FROM lookup_misses WHERE chain_id = ?1 AND address = ?2")
+                        .bind(&[chain_id.clone(), address.as_str().into()])?,
+                );
                 statements.push(match reason {
                     Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
                     None => clear_retry(&index, &id)?,
@@ -371,9 +362,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 let token = token_id.map(|t| t.to_string());
                 statements.push(
                     db.prepare(
-                        "INSERT INTO index_errors (object_id, address, token_id, code, message, block, attempts, updated_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) ON CONFLICT (object_id) DO UPDATE SET code = ?4, \
-                         message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
+                        "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
+                         chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
+                         SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
                     )
                     .bind(&[
                         object_id.as_str().into(),
@@ -383,6 +374,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                         error.message.chars().take(MAX_TEXT).collect::<String>().into(),
                         f(block),
                         f(now()),
+                        chain_id.clone(),
                     ])?,
                 );
                 // a contract that stopped being indexable leaves the search index
@@ -390,9 +382,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                     statements.extend(search::delete_statements(&db, index, &object_id)?);
                 }
                 statements.push(if error.retryable {
-                    retry(ERROR_ERRORS, &object_id, &address, token.as_deref(), &error.code)?
+                    retry(&errors_queue, &object_id, &address, token.as_deref(), &error.code)?
                 } else {
-                    clear_retry(ERROR_ERRORS, &object_id)?
+                    clear_retry(&errors_queue, &object_id)?
                 });
             }
         }
@@ -450,27 +442,32 @@ struct ErrorRow {
     message: Option<String>,
 }
 
-/// The recorded error of a candidate.
-pub(crate) async fn recorded_error(env: &Env, object_id: &str) -> ApiResult<Option<(String, String)>> {
+/// The recorded error of a candidate on a chain.
+pub(crate) async fn recorded_error(
+    env: &Env,
+    chain_id: u64,
+    object_id: &str,
+) -> ApiResult<Option<(String, String)>> {
     let db = search::db(env).await?;
     let row: Option<ErrorRow> = db
-        .prepare("SELECT code, message FROM index_errors WHERE object_id = ?1")
-        .bind(&[object_id.into()])?
+        .prepare("SELECT code, message FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
+        .bind(&[f(chain_id), object_id.into()])?
         .first(None)
         .await
         .map_err(ApiError::internal)?;
     Ok(row.map(|r| (r.code, r.message.unwrap_or_default())))
 }
 
-/// Number of recorded errors.
-pub(crate) async fn error_count(env: &Env) -> ApiResult<u64> {
+/// Number of recorded errors of a chain.
+pub(crate) async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
     #[derive(Deserialize)]
     struct Count {
         n: f64,
     }
     let db = search::db(env).await?;
     let row: Option<Count> = db
-        .prepare("SELECT COUNT(*) AS n FROM index_errors")
+        .prepare("SELECT COUNT(*) AS n FROM unindexable WHERE chain_id = ?1")
+        .bind(&[f(chain_id)])?
         .first(None)
         .await
         .map_err(ApiError::internal)?;
@@ -487,9 +484,19 @@ struct RetryRow {
 pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
     let limit = (ctx.budget.left() / 4 / 3).min(50);
+    // this chain's queues only: its two indexes and its errors
+    let queues = [
+        ctx.profiles.clone(),
+        ctx.assets.clone(),
+        ctx.config.errors_queue(),
+    ];
+    let queue_args = queues.iter().map(|q| JsValue::from_str(q));
     let due: Vec<RetryRow> = db
-        .prepare("SELECT address, token_id FROM retries WHERE next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2")
-        .bind(&[f(now()), f(u64::from(limit))])?
+        .prepare(
+            "SELECT address, token_id FROM retries WHERE index_name IN (?3, ?4, ?5) AND next_attempt_at <= ?1 \
+             ORDER BY next_attempt_at LIMIT ?2",
+        )
+        .bind(&[f(now()), f(u64::from(limit))].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
         .all()
         .await
         .map_err(ApiError::internal)?
@@ -512,7 +519,7 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
     let gone: Vec<String> = items
         .iter()
         .zip(&outcomes)
-        .filter(|(_, o)| matches!(o, Outcome::Skip))
+        .filter(|(_, o)| matches!(o, Outcome::Skip | Outcome::NotIndexed { .. }))
         .map(|((_, item), _)| match item {
             Item::Address(a) => object_id(*a, None),
             Item::Token(a, t) => object_id(*a, Some(*t)),
@@ -522,8 +529,13 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
         let statements = gone
             .iter()
             .map(|id| {
-                db.prepare("DELETE FROM retries WHERE object_id = ?1")
-                    .bind(&[id.as_str().into()])
+                db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
+                    .bind(
+                        &[JsValue::from_str(id)]
+                            .into_iter()
+                            .chain(queue_args.clone())
+                            .collect::<Vec<_>>(),
+                    )
             })
             .collect::<Result<Vec<_>, _>>()?;
         db.batch(statements).await.map_err(ApiError::internal)?;
@@ -538,15 +550,7 @@ pub(crate) fn count(stats: &mut RunStats, outcomes: &[Outcome]) {
         match o {
             Outcome::Record { .. } => stats.indexed += 1,
             Outcome::Error { .. } => stats.errors += 1,
-            Outcome::Skip => {}
+            Outcome::Skip | Outcome::NotIndexed { .. } => {}
         }
-    }
-}
-
-/// The fields of a JSON object literal (anything else gives no fields).
-fn object(value: Value) -> serde_json::Map<String, Value> {
-    match value {
-        Value::Object(fields) => fields,
-        _ => serde_json::Map::new(),
     }
 }

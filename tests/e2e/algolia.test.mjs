@@ -1,0 +1,255 @@
+// The Algolia-compatible API driven by the official clients, which we did not write: algoliasearch v5 (Node;
+// searchSingleIndex, search over several indexes, browse / browseObjects, facets, filters) and InstantSearch.js
+// with algoliasearch/lite in headless Chromium (searchBox + hits + refinementList), against the real stack: real
+// LSP7 / LSP8 contracts on anvil, indexed by the cron. The Algolia push side (records trimmed below
+// ALGOLIA_MAX_RECORD_BYTES, one rejected record never blocking the others) pushes to a local server that answers
+// as Algolia does for records it refuses.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { algoliasearch } from 'algoliasearch';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import * as sdk from 'profile-relayer';
+import { startStack } from '../../scripts/stack.mjs';
+import { waitForReceipt } from '../../scripts/chain.mjs';
+
+const require = createRequire(import.meta.url);
+const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
+const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
+const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
+const PROFILES = 'dev_local_universal_profiles';
+const ASSETS = 'dev_local_assets';
+const MAX_RECORD = 2000;
+
+// a stand-in for Algolia's write API: 400 for a batch holding a record over the size limit or the poison record
+const pushed = { requests: [], server: null };
+let stack;
+let client;
+before(async () => {
+  pushed.server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const json = JSON.parse(body || 'null');
+      pushed.requests.push({ url: req.url, body: json });
+      const records = (json?.requests ?? []).map((r) => r.body);
+      const refused = records.find((r) => JSON.stringify(r).length > MAX_RECORD || r.name === 'Poison Pill');
+      if (refused) {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `Record ${refused.objectID} is too big`, status: 400 }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ taskID: 1, objectIDs: records.map((r) => r.objectID) }));
+    });
+  });
+  await new Promise((r) => pushed.server.listen(0, '127.0.0.1', r));
+  stack = await startStack({
+    vars: {
+      LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
+      ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`, ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
+    },
+    secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
+  });
+  const { host } = new URL(stack.workerUrl);
+  client = algoliasearch('TESTAPPID', 'any-search-key', { hosts: [{ url: host, protocol: 'http', accept: 'readWrite' }] });
+});
+after(async () => {
+  await stack?.stop();
+  pushed.server?.close();
+});
+
+async function send(tx) {
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
+  const receipt = await waitForReceipt(stack.chain.rpc, hash);
+  assert.equal(receipt.status, '0x1');
+  return receipt;
+}
+
+async function deploy(artifact, args) {
+  const receipt = await send({ data: encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args }) });
+  return getAddress(receipt.contractAddress);
+}
+
+async function metadataUri(obj) {
+  const json = JSON.stringify(obj);
+  const form = new FormData();
+  form.append('file', new Blob([json], { type: 'application/json' }), 'metadata.json');
+  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+  assert.equal(res.status, 200);
+  return sdk.encodeVerifiableUri(json, `ipfs://${(await res.json()).Hash}`);
+}
+
+const ids = {};
+test('real contracts are indexed by the cron; the Algolia push trims and isolates refused records', async () => {
+  ids.coin = await deploy(LSP7, ['Quokka & <Coin>', 'QKK', OWNER, 0n, false]);
+  ids.points = await deploy(LSP7, ['Quokka Points', 'QPT', OWNER, 0n, true]);
+  const big = await metadataUri({ LSP4Metadata: { name: 'Quokka Points', description: 'long '.repeat(700), links: [], icon: [], images: [], assets: [] } });
+  await send({ to: ids.points, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'setData', args: [sdk.encodeKeyName('LSP4Metadata'), big] }) });
+  ids.cards = await deploy(LSP8, ['Quokka Cards', 'QCD', OWNER, 1n, 0n]);
+  ids.poison = await deploy(LSP7, ['Poison Pill', 'PSN', OWNER, 0n, false]);
+  const res = await fetch(`${stack.workerUrl}/__scheduled?cron=${encodeURIComponent('* * * * *')}`);
+  assert.equal(res.status, 200, await res.text());
+
+  // every contract is in the D1 index, the poison one included
+  for (const address of Object.values(ids)) {
+    const r = await fetch(`${stack.workerUrl}/v1/31337/address/${address}`);
+    assert.equal(r.status, 200, address);
+  }
+  // Algolia got every record but the poison one, the large one trimmed below the limit
+  const accepted = new Map();
+  for (const r of pushed.requests) {
+    const records = r.body.requests.map((op) => op.body);
+    if (records.some((rec) => JSON.stringify(rec).length > MAX_RECORD || rec.name === 'Poison Pill')) continue;
+    for (const rec of records) accepted.set(rec.objectID, rec);
+  }
+  for (const [name, address] of Object.entries(ids)) assert.equal(accepted.has(address), name !== 'poison', name);
+  const points = accepted.get(ids.points);
+  assert.ok(JSON.stringify(points).length <= MAX_RECORD);
+  assert.equal(points.name, 'Quokka Points');
+  assert.equal(points.description, undefined);
+  // the poison record was retried alone, then set aside
+  assert.ok(pushed.requests.some((r) => r.body.requests.length === 1 && r.body.requests[0].body.objectID === ids.poison));
+});
+
+test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML-escaped)', async () => {
+  const r = await client.searchSingleIndex({
+    indexName: ASSETS,
+    searchParams: { query: 'quokka', hitsPerPage: 2, facets: ['kind', 'symbol'], attributesToHighlight: ['name', 'symbol'] },
+  });
+  assert.equal(r.nbHits, 3);
+  assert.equal(r.nbPages, 2);
+  assert.equal(r.hits.length, 2);
+  assert.equal(r.hitsPerPage, 2);
+  assert.equal(r.index, ASSETS);
+  assert.equal(r.query, 'quokka');
+  assert.equal(r.exhaustiveNbHits, true);
+  assert.equal(typeof r.processingTimeMS, 'number');
+  assert.deepEqual(r.facets.kind, { LSP7DigitalAsset: 2, LSP8IdentifiableDigitalAsset: 1 });
+  assert.deepEqual(r.facets.symbol, { QKK: 1, QPT: 1, QCD: 1 });
+  const page2 = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka', hitsPerPage: 2, page: 1 } });
+  assert.equal(page2.hits.length, 1);
+  const all = [...r.hits, ...page2.hits].map((h) => h.objectID).sort();
+  assert.deepEqual(all, [ids.coin, ids.points, ids.cards].sort());
+
+  const coin = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka coin', highlightPreTag: '<mark>', highlightPostTag: '</mark>' } });
+  assert.equal(coin.hits[0].objectID, ids.coin);
+  assert.deepEqual(coin.hits[0]._highlightResult.name, {
+    value: '<mark>Quokka</mark> &amp; &lt;<mark>Coin</mark>&gt;', matchLevel: 'full', matchedWords: ['quokka', 'coin'], fullyHighlighted: true,
+  });
+  assert.equal(coin.hits[0]._highlightResult.symbol.matchLevel, 'none');
+
+  // hitsPerPage 0: counts and facets only (what InstantSearch asks for disjunctive facets)
+  const counts = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { hitsPerPage: 0, facets: ['*'] } });
+  assert.deepEqual(counts.hits, []);
+  assert.equal(counts.nbHits, 4); // the four contracts (no LSP8 token is minted)
+  assert.equal(counts.facets.kind.LSP7DigitalAsset, 3);
+});
+
+test('filters, facetFilters and numericFilters narrow the hits; bad filters are clear 400s', async () => {
+  const find = async (searchParams) => (await client.searchSingleIndex({ indexName: ASSETS, searchParams })).hits.map((h) => h.objectID).sort();
+  assert.deepEqual(await find({ filters: 'kind:LSP7DigitalAsset AND NOT symbol:qpt' }), [ids.coin, ids.poison].sort());
+  assert.deepEqual(await find({ filters: '(symbol:QKK OR symbol:"QCD") AND kind:LSP8IdentifiableDigitalAsset' }), [ids.cards]);
+  assert.deepEqual(await find({ query: 'quokka', facetFilters: [['symbol:QKK', 'symbol:QCD']] }), [ids.coin, ids.cards].sort());
+  assert.deepEqual(await find({ query: 'quokka', facetFilters: ['kind:-LSP7DigitalAsset'] }), [ids.cards]);
+  const all = await find({});
+  assert.deepEqual(await find({ numericFilters: ['indexedBlock >= 0'] }), all);
+  assert.deepEqual(await find({ numericFilters: ['indexedBlock < 0'] }), []);
+  for (const filters of ['kind:', 'kind:a AND', '(kind:a', 'a = b', `${'(' .repeat(20)}a:b${')'.repeat(20)}`]) {
+    await assert.rejects(client.searchSingleIndex({ indexName: ASSETS, searchParams: { filters } }), (e) => e.status === 400 && /filters/.test(e.message), filters);
+  }
+  await assert.rejects(client.searchSingleIndex({ indexName: 'nope', searchParams: {} }), (e) => e.status === 404);
+});
+
+test('algoliasearch v5 search over several indexes, new and legacy request shapes', async () => {
+  const { results } = await client.search({
+    requests: [
+      { indexName: ASSETS, query: 'quokka', hitsPerPage: 1, filters: 'kind:LSP8IdentifiableDigitalAsset' },
+      { indexName: PROFILES, query: 'quokka' },
+      { indexName: ASSETS, params: 'query=poison&hitsPerPage=5' },
+    ],
+  });
+  assert.equal(results.length, 3);
+  assert.deepEqual(results.map((r) => r.index), [ASSETS, PROFILES, ASSETS]);
+  assert.equal(results[0].hits[0].objectID, ids.cards);
+  assert.equal(results[1].nbHits, 0);
+  assert.equal(results[2].hits[0].objectID, ids.poison);
+  const legacy = await client.search([{ indexName: ASSETS, params: { query: 'points', hitsPerPage: 3 } }]);
+  assert.equal(legacy.results[0].hits[0].objectID, ids.points);
+  await assert.rejects(client.search({ requests: [{ indexName: ASSETS, type: 'facet', facet: 'kind' }] }), (e) => e.status === 400);
+});
+
+test('browse and browseObjects walk every record once, with a cursor', async () => {
+  const first = await client.browse({ indexName: ASSETS, browseParams: { hitsPerPage: 2 } });
+  assert.equal(first.hits.length, 2);
+  assert.equal(typeof first.cursor, 'string');
+  const seen = [];
+  await client.browseObjects({ indexName: ASSETS, browseParams: { hitsPerPage: 2 }, aggregator: (r) => seen.push(...r.hits.map((h) => h.objectID)) });
+  assert.equal(seen.length, first.nbHits);
+  assert.equal(new Set(seen).size, seen.length);
+  assert.deepEqual([...seen].sort(), seen); // objectID order
+  // the cursor alone carries the parameters of the first call
+  const filtered = await client.browse({ indexName: ASSETS, browseParams: { filters: 'kind:LSP7DigitalAsset', hitsPerPage: 1 } });
+  const next = await client.browse({ indexName: ASSETS, browseParams: { cursor: filtered.cursor } });
+  assert.equal(next.hits.length, 1);
+  assert.equal(next.hits[0].kind, 'LSP7DigitalAsset');
+  assert.ok(next.hits[0].objectID > filtered.hits[0].objectID);
+  await assert.rejects(client.browse({ indexName: ASSETS, browseParams: { cursor: 'not-a-cursor' } }), (e) => e.status === 400);
+});
+
+test('GET /1/indexes/:index with the parameters and x-algolia-* credentials in the URL', async () => {
+  const url = `${stack.workerUrl}/1/indexes/${ASSETS}?query=quokka&hitsPerPage=1&x-algolia-agent=test&x-algolia-api-key=k&x-algolia-application-id=TESTAPPID`;
+  const res = await fetch(url);
+  const body = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.equal(body.nbHits, 3);
+  assert.equal(body.hits.length, 1);
+  assert.equal(body.params, 'query=quokka&hitsPerPage=1');
+  assert.equal((await fetch(`${stack.workerUrl}/1/indexes/${ASSETS}?filters=kind%3A`)).status, 400);
+});
+
+test('InstantSearch.js renders hits, highlights and a refinement list in Chromium', { timeout: 120_000 }, async () => {
+  const entry = fileURLToPath(new URL('./algolia-instantsearch.entry.mjs', import.meta.url));
+  const bundle = await build({ entryPoints: [entry], bundle: true, write: false, format: 'iife', platform: 'browser', logLevel: 'silent' });
+  const html = `<!doctype html><meta charset="utf-8"><div id="searchbox"></div><div id="kinds"></div><div id="hits"></div>
+<script>window.ALGOLIA_TEST = ${JSON.stringify({ host: new URL(stack.workerUrl).host, index: ASSETS })};</script><script src="/bundle.js"></script>`;
+  const page = createServer((req, res) => {
+    if (req.url === '/bundle.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
+    else res.writeHead(200, { 'content-type': 'text/html' }).end(html);
+  });
+  await new Promise((r) => page.listen(0, '127.0.0.1', r));
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const tab = await browser.newPage();
+    const errors = [];
+    tab.on('pageerror', (e) => errors.push(String(e)));
+    tab.setDefaultTimeout(20_000);
+    await tab.goto(`http://127.0.0.1:${page.address().port}/`);
+    const names = () => tab.locator('.ais-Hits-item .name').allTextContents();
+    await tab.locator('.ais-Hits-item').first().waitFor();
+    await tab.locator('.ais-SearchBox-input').fill('quokka');
+    await tab.waitForFunction(() => document.querySelectorAll('.ais-Hits-item').length === 3);
+    assert.deepEqual((await names()).sort(), ['Quokka & <Coin>', 'Quokka Cards', 'Quokka Points']);
+    // InstantSearch asked for its own highlight tags and turned them into <mark>; the record text stayed text
+    assert.equal(await tab.locator('.ais-Hits-item mark').first().textContent(), 'Quokka');
+    assert.equal(await tab.locator('.ais-Hits-item b, .ais-Hits-item Coin').count(), 0);
+    // the refinement list shows the facet counts of the query, and refining narrows the hits
+    const lsp8 = tab.locator('.ais-RefinementList-item', { hasText: 'LSP8IdentifiableDigitalAsset' });
+    assert.equal(await lsp8.locator('.ais-RefinementList-count').textContent(), '1');
+    await lsp8.locator('input').check();
+    await tab.waitForFunction(() => document.querySelectorAll('.ais-Hits-item').length === 1);
+    assert.deepEqual(await names(), ['Quokka Cards']);
+    // disjunctive faceting: the LSP7 value keeps its count while LSP8 is refined
+    const lsp7 = tab.locator('.ais-RefinementList-item', { hasText: 'LSP7DigitalAsset' });
+    assert.equal(await lsp7.locator('.ais-RefinementList-count').textContent(), '2');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    page.close();
+  }
+});

@@ -1,0 +1,377 @@
+//! The Algolia-compatible read API over the D1 index: `POST /1/indexes/:index/query`, `GET /1/indexes/:index`,
+//! `POST /1/indexes/*/queries` (multi-index), `POST /1/indexes/:index/browse` (cursor), with `filters` /
+//! `facetFilters` / `numericFilters`, `facets` and `_highlightResult` shaped as Algolia's clients read them. The
+//! `x-algolia-*` credentials (headers or query parameters) are accepted and not checked: the index is public.
+
+pub mod filters;
+pub mod highlight;
+pub mod params;
+pub mod trim;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use wasm_bindgen::JsValue;
+use worker::{D1Database, D1PreparedStatement, Env, Request, Response};
+
+use crate::{
+    config::Config,
+    error::{ApiError, ApiResult, Code},
+    search,
+};
+use filters::{Arg, Sql};
+use params::Params;
+
+/// Most queries in one multi-index request.
+pub const MAX_QUERIES: usize = 32;
+
+async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
+    crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
+}
+
+/// 404 `INDEX_NOT_FOUND` unless `index` is one of this deployment's indexes.
+fn check_index(env: &Env, index: &str) -> ApiResult<()> {
+    let names = crate::config::all_index_names(env)?;
+    if !names.iter().any(|n| n == index) {
+        return Err(ApiError::new(
+            Code::IndexNotFound,
+            format!("no index {index:?} (this deployment has {})", names.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+/// The request body as a JSON object (no body is `{}`). Algolia's browser clients send JSON as `text/plain` (no
+/// preflight): the content type is not checked.
+async fn body(req: &mut Request, env: &Env) -> ApiResult<Map<String, Value>> {
+    let max = Config::from_env(env)?.max_body_bytes;
+    let bytes = crate::body::request_bytes(req, max).await?;
+    if bytes.is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice(&bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object")),
+        Err(e) => Err(ApiError::new(Code::InvalidJson, e.to_string())),
+    }
+}
+
+/// The answer of an Algolia route. Errors carry, next to this API's `{"error": {code, message}}`, Algolia's
+/// top-level `message` and `status`, which Algolia's clients show.
+pub fn answer(origin: &str, result: ApiResult<Value>) -> ApiResult<Response> {
+    match result {
+        Ok(mut value) => {
+            crate::lookup::absolute_urls(&mut value, origin);
+            Ok(Response::from_json(&value)?)
+        }
+        Err(e) => {
+            let body = json!({
+                "error": { "code": e.code, "message": e.message },
+                "message": e.message,
+                "status": e.status,
+            });
+            let mut res = Response::from_json(&body)?.with_status(e.status);
+            if let Some(secs) = e.retry_after {
+                res.headers_mut().set("retry-after", &secs.to_string())?;
+            }
+            Ok(res)
+        }
+    }
+}
+
+/// `POST /1/indexes/:indexName/query`.
+pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
+    limit_ip(&req, env).await?;
+    check_index(env, index)?;
+    let params = Params::from_body(&body(&mut req, env).await?)?;
+    search(env, index, &params).await
+}
+
+/// `GET /1/indexes/:indexName?query=…`: the parameters in the URL (`x-algolia-*` ones ignored).
+pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Value> {
+    limit_ip(req, env).await?;
+    check_index(env, index)?;
+    let url = req.url()?;
+    let params = Params::from_pairs(
+        url.query_pairs()
+            .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("x-algolia-")),
+    )?;
+    search(env, index, &params).await
+}
+
+/// `POST /1/indexes/*/queries`: `{"requests": [{"indexName", "params" | fields…}]}` → `{"results": […]}`.
+pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Value> {
+    limit_ip(&req, env).await?;
+    let body = body(&mut req, env).await?;
+    let Some(Value::Array(requests)) = body.get("requests") else {
+        return Err(ApiError::new(Code::InvalidFieldType, "requests must be an array"));
+    };
+    if body.get("strategy").is_some_and(|s| !s.is_string()) {
+        return Err(ApiError::new(Code::InvalidFieldType, "strategy must be a string"));
+    }
+    if requests.len() > MAX_QUERIES {
+        return Err(ApiError::new(
+            Code::TooManyQueries,
+            format!("at most {MAX_QUERIES} requests per call"),
+        ));
+    }
+    let mut parsed = Vec::with_capacity(requests.len());
+    for (i, request) in requests.iter().enumerate() {
+        let Value::Object(request) = request else {
+            return Err(ApiError::new(
+                Code::InvalidFieldType,
+                format!("requests[{i}] must be an object"),
+            ));
+        };
+        let Some(Value::String(index)) = request.get("indexName") else {
+            return Err(ApiError::new(
+                Code::InvalidFieldType,
+                format!("requests[{i}].indexName must be a string"),
+            ));
+        };
+        if let Some(kind) = request.get("type").filter(|t| *t != "default") {
+            return Err(ApiError::new(
+                Code::UnsupportedQueryType,
+                format!("requests[{i}].type {kind} is not supported (only \"default\")"),
+            ));
+        }
+        check_index(env, index)?;
+        parsed.push((index.clone(), Params::from_body(request)?));
+    }
+    let mut results = Vec::with_capacity(parsed.len());
+    for (index, params) in &parsed {
+        results.push(search(env, index, params).await?);
+    }
+    Ok(json!({ "results": results }))
+}
+
+/// `POST /1/indexes/:indexName/browse`: every matching record in `objectID` order, `hitsPerPage` (default and
+/// most 1000) at a time; the answer's `cursor` (absent on the last page) continues where it stopped, with the
+/// parameters of the first call.
+pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
+    limit_ip(&req, env).await?;
+    check_index(env, index)?;
+    let body = body(&mut req, env).await?;
+    let (params, after, page) = match body.get("cursor") {
+        // no cursor (an empty one, as a client may send, included): the first page
+        None | Some(Value::Null) => (Params::from_body_with(&body, 1000)?, String::new(), 0),
+        Some(Value::String(cursor)) if cursor.is_empty() => {
+            (Params::from_body_with(&body, 1000)?, String::new(), 0)
+        }
+        Some(Value::String(cursor)) => params::decode_cursor(cursor)?,
+        Some(_) => {
+            return Err(ApiError::new(Code::InvalidFieldType, "cursor must be a string"));
+        }
+    };
+    browse(env, index, &params, &after, page).await
+}
+
+#[derive(Deserialize)]
+struct Row {
+    record: String,
+    #[serde(default)]
+    object_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    n: f64,
+}
+
+#[derive(Deserialize)]
+struct FacetRow {
+    v: Option<String>,
+    n: f64,
+}
+
+fn statement(db: &D1Database, text: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
+    let args: Vec<JsValue> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Text(t) => JsValue::from_str(t),
+            Arg::Number(n) => JsValue::from_f64(*n),
+        })
+        .collect();
+    Ok(db.prepare(text).bind(&args)?)
+}
+
+/// The `FROM` and `WHERE` of a query: the index, the full-text match of the query words and the filters.
+fn scope(sql: &mut Sql, index: &str, params: &Params) -> (&'static str, String, bool) {
+    let index = sql.arg(Arg::Text(index.to_owned()));
+    let (from, mut condition, ranked) = match search::fts_query(&params.query) {
+        Some(q) => {
+            let q = sql.arg(Arg::Text(q));
+            (
+                "records_fts f JOIN records r ON r.index_name = f.index_name AND r.object_id = f.object_id",
+                format!("records_fts MATCH {q} AND f.index_name = {index}"),
+                true,
+            )
+        }
+        None => ("records r", format!("r.index_name = {index}"), false),
+    };
+    if let Some(filter) = &params.filter {
+        condition.push_str(" AND ");
+        condition.push_str(&sql.condition(filter));
+    }
+    (from, condition, ranked)
+}
+
+fn parse_record(row: &Row) -> ApiResult<Value> {
+    serde_json::from_str(&row.record).map_err(ApiError::internal)
+}
+
+fn first_count(result: Option<&worker::D1Result>) -> ApiResult<u64> {
+    let rows: Vec<Count> = match result {
+        Some(r) => r.results().map_err(ApiError::internal)?,
+        None => Vec::new(),
+    };
+    Ok(rows.first().map_or(0, |c| c.n as u64))
+}
+
+/// One Algolia search.
+pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Value> {
+    let started = worker::Date::now().as_millis();
+    let db = search::db(env).await?;
+    let mut sql = Sql::default();
+    let (from, condition, ranked) = scope(&mut sql, index, params);
+    let per = params.hits_per_page;
+    let mut statements = vec![statement(
+        &db,
+        &format!("SELECT COUNT(*) AS n FROM {from} WHERE {condition}"),
+        &sql.args,
+    )?];
+    for attr in &params.facets {
+        let mut facet = sql.clone();
+        let path = facet.path(attr);
+        let max = facet.arg(Arg::Number(params.max_values_per_facet as f64));
+        let value = filters::FACET_VALUE;
+        statements.push(statement(
+            &db,
+            &format!(
+                "SELECT {value} AS v, COUNT(*) AS n FROM {from}, json_each(r.record, {path}) j \
+                 WHERE {condition} AND {value} IS NOT NULL GROUP BY v ORDER BY n DESC, v LIMIT {max}"
+            ),
+            &facet.args,
+        )?);
+    }
+    if per > 0 {
+        let mut hits = sql.clone();
+        let limit = hits.arg(Arg::Number(per as f64));
+        let offset = hits.arg(Arg::Number(params.page.saturating_mul(per) as f64));
+        let order = if ranked {
+            "rank"
+        } else {
+            "r.updated_at DESC, r.object_id"
+        };
+        statements.push(statement(
+            &db,
+            &format!(
+                "SELECT r.record AS record FROM {from} WHERE {condition} ORDER BY {order} LIMIT {limit} OFFSET {offset}"
+            ),
+            &hits.args,
+        )?);
+    }
+    let results = db.batch(statements).await.map_err(ApiError::internal)?;
+    let nb_hits = first_count(results.first())?;
+    let mut facets = Map::new();
+    for (attr, result) in params.facets.iter().zip(results.iter().skip(1)) {
+        let rows: Vec<FacetRow> = result.results().map_err(ApiError::internal)?;
+        let counts: Map<String, Value> = rows
+            .into_iter()
+            .filter_map(|r| Some((r.v?, json!(r.n as u64))))
+            .collect();
+        facets.insert(attr.clone(), Value::Object(counts));
+    }
+    let hits: Vec<Value> = match results.get(1 + params.facets.len()) {
+        Some(result) if per > 0 => {
+            let rows: Vec<Row> = result.results().map_err(ApiError::internal)?;
+            rows.iter()
+                .map(|row| Ok(params.hit(parse_record(row)?)))
+                .collect::<ApiResult<_>>()?
+        }
+        _ => Vec::new(),
+    };
+    let mut answer = json!({
+        "hits": hits,
+        "nbHits": nb_hits,
+        "page": params.page,
+        "nbPages": if per == 0 { 0 } else { nb_hits.div_ceil(per) },
+        "hitsPerPage": per,
+        "exhaustiveNbHits": true,
+        "exhaustiveTypo": true,
+        "exhaustive": { "nbHits": true, "typo": true },
+        "query": params.query,
+        "params": params.encoded(),
+        "index": index,
+        "processingTimeMS": worker::Date::now().as_millis().saturating_sub(started),
+    });
+    if !params.facets.is_empty()
+        && let Value::Object(map) = &mut answer
+    {
+        map.insert("facets".into(), Value::Object(facets));
+        map.insert("exhaustiveFacetsCount".into(), json!(true));
+        if let Some(Value::Object(e)) = map.get_mut("exhaustive") {
+            e.insert("facetsCount".into(), json!(true));
+        }
+    }
+    Ok(answer)
+}
+
+/// One browse page after `after` (an `objectID`; `""` for the first page).
+pub async fn browse(env: &Env, index: &str, params: &Params, after: &str, page: u64) -> ApiResult<Value> {
+    let started = worker::Date::now().as_millis();
+    let db = search::db(env).await?;
+    let mut sql = Sql::default();
+    let (from, condition, _) = scope(&mut sql, index, params);
+    let per = params.hits_per_page;
+    let count = statement(
+        &db,
+        &format!("SELECT COUNT(*) AS n FROM {from} WHERE {condition}"),
+        &sql.args,
+    )?;
+    let mut page_sql = sql.clone();
+    let after_arg = page_sql.arg(Arg::Text(after.to_owned()));
+    // one more than a page tells whether another page follows
+    let limit = page_sql.arg(Arg::Number(per.saturating_add(1) as f64));
+    let select = statement(
+        &db,
+        &format!(
+            "SELECT r.object_id AS object_id, r.record AS record FROM {from} WHERE {condition} \
+             AND r.object_id > {after_arg} ORDER BY r.object_id LIMIT {limit}"
+        ),
+        &page_sql.args,
+    )?;
+    let results = db.batch(vec![count, select]).await.map_err(ApiError::internal)?;
+    let nb_hits = first_count(results.first())?;
+    let mut rows: Vec<Row> = match results.get(1) {
+        Some(r) => r.results().map_err(ApiError::internal)?,
+        None => Vec::new(),
+    };
+    let more = rows.len() as u64 > per;
+    rows.truncate(usize::try_from(per).unwrap_or(usize::MAX));
+    let hits = rows
+        .iter()
+        .map(|row| Ok(params.hit(parse_record(row)?)))
+        .collect::<ApiResult<Vec<_>>>()?;
+    let mut answer = json!({
+        "hits": hits,
+        "nbHits": nb_hits,
+        "page": page,
+        "nbPages": if per == 0 { 0 } else { nb_hits.div_ceil(per) },
+        "hitsPerPage": per,
+        "exhaustiveNbHits": true,
+        "query": params.query,
+        "params": params.encoded(),
+        "index": index,
+        "processingTimeMS": worker::Date::now().as_millis().saturating_sub(started),
+    });
+    if more
+        && per > 0
+        && let (Some(last), Value::Object(map)) = (rows.last().and_then(|r| r.object_id.clone()), &mut answer)
+    {
+        map.insert(
+            "cursor".into(),
+            json!(params::encode_cursor(params, &last, page + 1)?),
+        );
+    }
+    Ok(answer)
+}

@@ -1,0 +1,482 @@
+//! Algolia search parameters, from JSON fields (algoliasearch v5 sends these), from the url-encoded `params`
+//! string (v4 clients and InstantSearch's legacy shape; it overrides the fields) or from a URL query (`GET`).
+//! JSON fields are checked strictly (400 on a wrong type or range); in text form numbers that do not parse are
+//! ignored and numbers out of range are clamped, as the existing route documented. Unknown parameters are ignored.
+
+use std::collections::BTreeMap;
+
+use alloy_primitives::hex;
+use serde_json::{Map, Value, json};
+
+use super::{
+    filters::{self, Filter, FilterError},
+    highlight,
+};
+use crate::error::{ApiError, ApiResult, Code};
+
+/// Largest `page`.
+pub const MAX_PAGE: u64 = 1000;
+/// Largest `hitsPerPage` (Algolia's limit).
+pub const MAX_HITS_PER_PAGE: u64 = 1000;
+/// Most attributes in `facets`.
+pub const MAX_FACETS: usize = 10;
+/// Largest `maxValuesPerFacet`.
+pub const MAX_VALUES_PER_FACET: u64 = 1000;
+/// Longest browse cursor, in characters.
+pub const MAX_CURSOR_LEN: usize = 8192;
+/// Longest highlight tag.
+const MAX_TAG_LEN: usize = 100;
+/// The attributes highlighted by default: the searchable ones.
+pub const SEARCHABLE: &[&str] = &["name", "symbol", "description", "tags", "address"];
+
+/// The parameters this API understands, in the order they are echoed.
+const KNOWN: &[&str] = &[
+    "query",
+    "page",
+    "hitsPerPage",
+    "filters",
+    "facetFilters",
+    "numericFilters",
+    "facets",
+    "maxValuesPerFacet",
+    "attributesToRetrieve",
+    "attributesToHighlight",
+    "highlightPreTag",
+    "highlightPostTag",
+];
+
+/// Parsed search parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    pub query: String,
+    pub page: u64,
+    pub hits_per_page: u64,
+    pub filter: Option<Filter>,
+    pub facets: Vec<String>,
+    pub max_values_per_facet: u64,
+    pub attributes_to_retrieve: Option<Vec<String>>,
+    pub attributes_to_highlight: Option<Vec<String>>,
+    pub pre_tag: String,
+    pub post_tag: String,
+    /// The known parameters as given (text form), echoed in `params` and kept in browse cursors.
+    given: BTreeMap<String, String>,
+}
+
+fn invalid(name: &str, message: impl Into<String>) -> ApiError {
+    ApiError::new(Code::InvalidParameter, format!("{name}: {}", message.into()))
+}
+
+fn filter_error(name: &str) -> impl Fn(FilterError) -> ApiError + '_ {
+    move |e| ApiError::new(Code::InvalidFilters, format!("{name}: {}", e.0))
+}
+
+/// A parameter value in text form (`params`, URL query) as JSON: arrays and objects are JSON text, the rest
+/// stays a string.
+fn from_text(name: &str, text: &str) -> ApiResult<Value> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        serde_json::from_str(trimmed).map_err(|e| invalid(name, format!("not valid JSON: {e}")))
+    } else {
+        Ok(Value::String(text.to_owned()))
+    }
+}
+
+/// A list of attribute names: a JSON array of strings, or comma-separated text.
+fn attributes(name: &str, value: &Value) -> ApiResult<Vec<String>> {
+    let names: Vec<String> = match value {
+        Value::String(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid(name, "must hold strings"))
+            })
+            .collect::<ApiResult<_>>()?,
+        _ => return Err(invalid(name, "must be an array of attribute names")),
+    };
+    if names.len() > 100 {
+        return Err(invalid(name, "at most 100 attributes"));
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            if n == "*" {
+                Ok(n)
+            } else {
+                filters::attribute(&n).map_err(|e| invalid(name, e.0))
+            }
+        })
+        .collect()
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            query: String::new(),
+            page: 0,
+            hits_per_page: 20,
+            filter: None,
+            facets: Vec::new(),
+            max_values_per_facet: 100,
+            attributes_to_retrieve: None,
+            attributes_to_highlight: None,
+            pre_tag: "<em>".into(),
+            post_tag: "</em>".into(),
+            given: BTreeMap::new(),
+        }
+    }
+}
+
+struct Builder {
+    params: Params,
+    /// Numbers in text form that do not parse are ignored and clamped (the `params` string), else 400.
+    lenient: bool,
+    filters: Option<Filter>,
+    facet_filters: Option<Filter>,
+    numeric_filters: Option<Filter>,
+}
+
+impl Builder {
+    /// Applies one parameter; `text` when it came in text form (lenient numbers).
+    fn set(&mut self, name: &str, value: &Value, text: bool) -> ApiResult<()> {
+        if !KNOWN.contains(&name) {
+            return Ok(());
+        }
+        let lenient = self.lenient;
+        let p = &mut self.params;
+        let string = || match value {
+            Value::String(s) => Ok(s.clone()),
+            _ => Err(invalid(name, "must be a string")),
+        };
+        let number = |max: u64, current: u64| -> ApiResult<u64> {
+            match value {
+                Value::String(s) if text && lenient => {
+                    Ok(s.trim().parse::<u64>().map_or(current, |n| n.min(max)))
+                }
+                Value::String(s) if text => s
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n <= max)
+                    .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
+                v => crate::routes::integer(v)
+                    .filter(|n| *n <= max)
+                    .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
+            }
+        };
+        match name {
+            "query" => p.query = string()?,
+            "page" => p.page = number(MAX_PAGE, p.page)?,
+            "hitsPerPage" => p.hits_per_page = number(MAX_HITS_PER_PAGE, p.hits_per_page)?,
+            "maxValuesPerFacet" => {
+                p.max_values_per_facet = number(MAX_VALUES_PER_FACET, p.max_values_per_facet)?
+            }
+            "filters" => self.filters = filters::parse(&string()?).map_err(filter_error(name))?,
+            "facetFilters" => {
+                self.facet_filters = filters::facet_filters(value).map_err(filter_error(name))?
+            }
+            "numericFilters" => {
+                self.numeric_filters = filters::numeric_filters(value).map_err(filter_error(name))?;
+            }
+            "facets" => {
+                let mut facets = attributes(name, value)?;
+                if facets.iter().any(|f| f == "*") {
+                    facets = DEFAULT_FACETS.iter().map(|s| (*s).to_owned()).collect();
+                }
+                if facets.len() > MAX_FACETS {
+                    return Err(invalid(name, format!("at most {MAX_FACETS} facets")));
+                }
+                facets.dedup();
+                p.facets = facets;
+            }
+            "attributesToRetrieve" => p.attributes_to_retrieve = Some(attributes(name, value)?),
+            "attributesToHighlight" => p.attributes_to_highlight = Some(attributes(name, value)?),
+            "highlightPreTag" | "highlightPostTag" => {
+                let tag = string()?;
+                if tag.len() > MAX_TAG_LEN {
+                    return Err(invalid(name, format!("at most {MAX_TAG_LEN} bytes")));
+                }
+                if name == "highlightPreTag" {
+                    p.pre_tag = tag;
+                } else {
+                    p.post_tag = tag;
+                }
+            }
+            _ => {}
+        }
+        let text_form = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        p.given.insert(name.to_owned(), text_form);
+        Ok(())
+    }
+
+    fn finish(self) -> ApiResult<Params> {
+        let mut params = self.params;
+        let all: Vec<Filter> = [self.filters, self.facet_filters, self.numeric_filters]
+            .into_iter()
+            .flatten()
+            .collect();
+        params.filter = Filter::all(all);
+        if let Some(f) = &params.filter {
+            filters::check_size(f).map_err(filter_error("filters"))?;
+        }
+        Ok(params)
+    }
+}
+
+/// The attributes of `facets: ["*"]`: the ones clients filter by.
+pub const DEFAULT_FACETS: &[&str] = &[
+    "type",
+    "kind",
+    "LSP4TokenType",
+    "hasTokenName",
+    "hasTokenSymbol",
+    "hasTokenType",
+    "hasAssetImage",
+    "hasIconImage",
+    "hasProfileName",
+    "hasProfileDescription",
+];
+
+impl Params {
+    fn builder(hits_per_page: u64) -> Builder {
+        Builder {
+            lenient: true,
+            params: Self {
+                hits_per_page,
+                ..Self::default()
+            },
+            filters: None,
+            facet_filters: None,
+            numeric_filters: None,
+        }
+    }
+
+    /// From a JSON body (or one request of a multi-index call): fields, then the `params` string over them.
+    pub fn from_body(body: &Map<String, Value>) -> ApiResult<Self> {
+        Self::from_body_with(body, 20)
+    }
+
+    /// [`Params::from_body`] with another default `hitsPerPage` (browse: 1000).
+    pub fn from_body_with(body: &Map<String, Value>, hits_per_page: u64) -> ApiResult<Self> {
+        let mut builder = Self::builder(hits_per_page);
+        for (name, value) in body {
+            if name != "params" {
+                builder.set(name, value, false)?;
+            }
+        }
+        match body.get("params") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(params)) => {
+                for (name, value) in url::form_urlencoded::parse(params.as_bytes()) {
+                    builder.set(&name, &from_text(&name, &value)?, true)?;
+                }
+            }
+            Some(_) => return Err(invalid("params", "must be a url-encoded string")),
+        }
+        builder.finish()
+    }
+
+    /// From text pairs (a URL query).
+    pub fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: impl Iterator<Item = (K, V)>) -> ApiResult<Self> {
+        let mut builder = Self::builder(20);
+        builder.lenient = false;
+        for (name, value) in pairs {
+            let name = name.as_ref();
+            builder.set(name, &from_text(name, value.as_ref())?, true)?;
+        }
+        builder.finish()
+    }
+
+    /// The given parameters, url-encoded (Algolia's `params` in answers).
+    pub fn encoded(&self) -> String {
+        let mut out = url::form_urlencoded::Serializer::new(String::new());
+        for name in KNOWN {
+            if let Some(value) = self.given.get(*name) {
+                out.append_pair(name, value);
+            }
+        }
+        out.finish()
+    }
+
+    /// A record as a hit: `attributesToRetrieve` applied (`objectID` always kept) and `_highlightResult` added.
+    pub fn hit(&self, record: Value) -> Value {
+        let Value::Object(mut record) = record else {
+            return record;
+        };
+        let words = highlight::query_words(&self.query);
+        let mut highlights = Map::new();
+        let highlighted: Vec<String> = match &self.attributes_to_highlight {
+            Some(list) if list.iter().any(|a| a == "*") => record.keys().cloned().collect(),
+            Some(list) => list.clone(),
+            None => SEARCHABLE.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        for attr in &highlighted {
+            let result = match record.get(attr) {
+                Some(Value::String(text)) => {
+                    highlight::highlight(text, &words, &self.pre_tag, &self.post_tag)
+                }
+                Some(Value::Array(items)) if items.iter().all(Value::is_string) => Value::Array(
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|text| highlight::highlight(text, &words, &self.pre_tag, &self.post_tag))
+                        .collect(),
+                ),
+                _ => continue,
+            };
+            highlights.insert(attr.clone(), result);
+        }
+        if let Some(keep) = &self.attributes_to_retrieve
+            && !keep.iter().any(|a| a == "*")
+        {
+            record.retain(|k, _| k == "objectID" || keep.iter().any(|a| a == k));
+        }
+        record.insert("_highlightResult".into(), Value::Object(highlights));
+        Value::Object(record)
+    }
+}
+
+/// A browse cursor: the parameters of the first call, the last `objectID` served and the next page number, as
+/// hex-encoded JSON (opaque to clients).
+pub fn encode_cursor(params: &Params, after: &str, page: u64) -> ApiResult<String> {
+    let json = json!({ "p": params.encoded(), "a": after, "n": page, "h": params.hits_per_page });
+    Ok(hex::encode(json.to_string()))
+}
+
+/// The parameters, last `objectID` and page number of a cursor; 400 `INVALID_CURSOR` when it is not one.
+pub fn decode_cursor(cursor: &str) -> ApiResult<(Params, String, u64)> {
+    let bad = || ApiError::new(Code::InvalidCursor, "cursor is not one this API answered");
+    if cursor.len() > MAX_CURSOR_LEN {
+        return Err(bad());
+    }
+    let bytes = hex::decode(cursor).map_err(|_| bad())?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let (Some(p), Some(after), Some(page), Some(per)) = (
+        value.get("p").and_then(Value::as_str),
+        value.get("a").and_then(Value::as_str),
+        value.get("n").and_then(Value::as_u64),
+        value.get("h").and_then(Value::as_u64),
+    ) else {
+        return Err(bad());
+    };
+    let mut body = Map::new();
+    body.insert("params".into(), json!(p));
+    let mut params = Params::from_body_with(&body, per.min(MAX_HITS_PER_PAGE))?;
+    params.hits_per_page = per.min(MAX_HITS_PER_PAGE);
+    Ok((params, after.to_owned(), page.min(u64::from(u32::MAX))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn fields_and_params_string() {
+        let p = Params::from_body(&body(json!({
+            "query": "a", "page": 2, "params": "query=b%20c&hitsPerPage=5&page=x"
+        })))
+        .unwrap();
+        assert_eq!((p.query.as_str(), p.page, p.hits_per_page), ("b c", 2, 5));
+        let huge =
+            Params::from_body(&body(json!({ "params": "page=99999999&hitsPerPage=99999999" }))).unwrap();
+        assert_eq!((huge.page, huge.hits_per_page), (MAX_PAGE, MAX_HITS_PER_PAGE));
+        for bad in [
+            json!({ "query": 1 }),
+            json!({ "hitsPerPage": 1001 }),
+            json!({ "page": -1 }),
+            json!({ "params": 3 }),
+            json!({ "filters": "type:" }),
+            json!({ "facetFilters": [[1]] }),
+            json!({ "facets": ["a b"] }),
+            json!({ "facets": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"] }),
+            json!({ "params": "facetFilters=%5Bnot%20json" }),
+        ] {
+            assert_eq!(
+                Params::from_body(&body(bad.clone())).unwrap_err().status,
+                400,
+                "{bad}"
+            );
+        }
+        assert_eq!(Params::from_body(&Map::new()).unwrap().hits_per_page, 20);
+        assert_eq!(
+            Params::from_body(&body(json!({ "hitsPerPage": 0 })))
+                .unwrap()
+                .hits_per_page,
+            0
+        );
+    }
+
+    #[test]
+    fn filters_combine_and_arrays_come_as_json_text() {
+        let p = Params::from_body(&body(json!({
+            "filters": "type:A",
+            "params": "facetFilters=%5B%5B%22kind%3AB%22%5D%5D&numericFilters=n%3E1&facets=type,kind"
+        })))
+        .unwrap();
+        assert_eq!(p.filter.unwrap().conditions(), 3);
+        assert_eq!(p.facets, ["type", "kind"]);
+        let all = Params::from_body(&body(json!({ "facets": ["*"] }))).unwrap();
+        assert_eq!(all.facets.len(), DEFAULT_FACETS.len());
+        let get = Params::from_pairs([("query", "x"), ("hitsPerPage", "3")].into_iter()).unwrap();
+        assert_eq!((get.query.as_str(), get.hits_per_page), ("x", 3));
+        assert_eq!(get.encoded(), "query=x&hitsPerPage=3");
+        for bad in ["-1", "x", "1001"] {
+            assert!(Params::from_pairs([("page", bad)].into_iter()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hits_get_highlights_and_retrieved_attributes() {
+        let p = Params::from_body(&body(json!({
+            "query": "ali", "attributesToRetrieve": ["name"], "highlightPreTag": "[", "highlightPostTag": "]"
+        })))
+        .unwrap();
+        let hit =
+            p.hit(json!({ "objectID": "0x1", "name": "Alice <b>", "tags": ["x", "alpha"], "kind": "k" }));
+        assert_eq!(hit["name"], "Alice <b>");
+        assert!(hit.get("kind").is_none() && hit.get("tags").is_none());
+        assert_eq!(hit["objectID"], "0x1");
+        assert_eq!(hit["_highlightResult"]["name"]["value"], "[Ali]ce &lt;b&gt;");
+        assert_eq!(hit["_highlightResult"]["tags"][1]["matchLevel"], "none");
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_junk() {
+        let p = Params::from_body_with(&body(json!({ "query": "a", "filters": "type:X" })), 1000).unwrap();
+        let cursor = encode_cursor(&p, "0xabc", 3).unwrap();
+        let (back, after, page) = decode_cursor(&cursor).unwrap();
+        assert_eq!((back.query.as_str(), after.as_str(), page), ("a", "0xabc", 3));
+        assert_eq!(back.filter, p.filter);
+        assert_eq!(back.hits_per_page, 1000);
+        for junk in ["", "zz", "7b7d", &"0".repeat(MAX_CURSOR_LEN + 2)] {
+            assert_eq!(decode_cursor(junk).unwrap_err().code, "INVALID_CURSOR");
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #[test]
+        fn params_never_panic(params in "\\PC{0,80}", query in "\\PC{0,20}", page in proptest::num::i64::ANY) {
+            let b = body(json!({ "query": query, "page": page, "hitsPerPage": page, "params": params }));
+            if let Ok(p) = Params::from_body(&b) {
+                proptest::prop_assert!(p.page <= MAX_PAGE && p.hits_per_page <= MAX_HITS_PER_PAGE);
+            }
+        }
+    }
+}

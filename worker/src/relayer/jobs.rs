@@ -1,0 +1,404 @@
+//! What the lane transactions are for: deploy, register and relay jobs, their metering (reserve → settle or
+//! release) and their transaction log records.
+
+use alloy_primitives::{Address, B256, Bytes};
+use profile_relayer::{api::Quota, lsp23::deploy_erc1167_proxies_calldata};
+use serde::{Deserialize, Serialize};
+
+use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus};
+
+use crate::{
+    config::{self, Config},
+    error::{ApiError, ApiResult, Code},
+    execute::{ExecuteJob, ExecuteOutcome, MinedFacts, relayer_subject},
+    meter::{MeterClient, MeterOp, Period},
+    signer::{self},
+    store::{self, ProfileRecord},
+    txlog,
+};
+
+use super::send::SendPlan;
+use super::wait::Waited;
+use super::{ALARM_MS, Ctx, Relayer, now_ms};
+
+/// A deployment to perform.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployJob {
+    /// Salt.
+    pub salt: B256,
+    /// `postDeploymentCallData`.
+    pub post_deployment_call_data: Bytes,
+    /// Predicted profile.
+    pub universal_profile: Address,
+    /// Predicted KeyManager.
+    pub key_manager: Address,
+    /// The API key that asked (its monthly gas budget pays).
+    #[serde(default)]
+    pub key_id: Option<String>,
+    /// That key's monthly gas budget.
+    #[serde(default)]
+    pub key_budget: u64,
+}
+
+/// What happened to a deployment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployOutcome {
+    /// The transaction (the mined one, or the latest sent while pending); `None` if nothing was sent.
+    pub transaction_hash: Option<B256>,
+    /// Whether the profile exists on chain now.
+    pub deployed: bool,
+}
+
+/// A profile to register.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisterJob {
+    /// The profile.
+    pub address: Address,
+}
+
+/// Registration result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisterOutcome {
+    /// Whether this call created the registration.
+    pub newly_registered: bool,
+    /// The profile's quota.
+    pub quota: Quota,
+}
+
+/// What a lane transaction is for: decides how it is finished when mined and what happens when it is dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub(super) enum Job {
+    /// An LSP23 deployment of this profile (the calldata is in the signed transaction).
+    #[serde(rename_all = "camelCase")]
+    Deploy { universal_profile: Address },
+    /// An LSP25 `executeRelayCall` for this profile; `id` is the signed nonce's ([`ExecuteJob::id`]).
+    #[serde(rename_all = "camelCase")]
+    Execute { id: B256, profile: Address },
+    /// A 0-value transfer to the relayer itself that fills a nonce hole.
+    Filler,
+}
+
+impl Job {
+    /// The kind and profile shown by the transaction status route (`None` for fillers).
+    pub(super) fn described(&self) -> Option<(TransactionKind, Address)> {
+        match self {
+            Self::Deploy { universal_profile } => Some((TransactionKind::Deploy, *universal_profile)),
+            Self::Execute { profile, .. } => Some((TransactionKind::Execute, *profile)),
+            Self::Filler => None,
+        }
+    }
+}
+
+/// Who pays for a lane transaction: the reservation `id` made on each meter subject, settled to the receipt's
+/// `gasUsed` when mined (reverted or not) and released when the transaction is given up unsent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Charge {
+    pub(super) id: String,
+    pub(super) meters: Vec<String>,
+}
+
+impl Relayer {
+    /// Settles `charge` on each of its meters to `gas_used`; the first meter's charge is returned.
+    pub(super) async fn settle(&self, charge: Option<&Charge>, gas_used: u64) -> ApiResult<Option<u64>> {
+        let Some(charge) = charge else {
+            return Ok(None);
+        };
+        let op = MeterOp::Settle {
+            id: charge.id.clone(),
+            gas_used,
+        };
+        let meters = charge
+            .meters
+            .iter()
+            .map(|subject| MeterClient::new(&self.env, subject))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let answers = futures_util::future::join_all(meters.iter().map(|m| m.send(&op))).await;
+        let mut charged = None;
+        for answer in answers {
+            charged = charged.or(answer?.charged);
+        }
+        Ok(charged)
+    }
+
+    /// Releases `charge` on each of its meters (nothing was sent, or the job was given up).
+    pub(super) async fn release(&self, charge: Option<&Charge>) {
+        let Some(charge) = charge else { return };
+        for subject in &charge.meters {
+            let released = match MeterClient::new(&self.env, subject) {
+                Ok(meter) => meter
+                    .send(&MeterOp::Release {
+                        id: charge.id.clone(),
+                    })
+                    .await
+                    .map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = released {
+                worker::console_error!("releasing {} on {subject}: {} {}", charge.id, e.code, e.message);
+            }
+        }
+    }
+
+    pub(super) fn keep_ms(&self) -> ApiResult<u64> {
+        Ok(
+            config::number(&self.env, "TX_RECORD_DAYS", txlog::DEFAULT_RECORD_DAYS)?
+                .saturating_mul(86_400_000),
+        )
+    }
+
+    pub(super) fn log_put(&self, _ctx: &Ctx, record: &TransactionStatus) -> ApiResult<()> {
+        txlog::put(&self.sql()?, record, now_ms(), self.keep_ms()?)
+    }
+
+    pub(super) fn log_update(
+        &self,
+        _ctx: &Ctx,
+        hash: B256,
+        change: impl FnOnce(&mut TransactionStatus),
+    ) -> ApiResult<()> {
+        txlog::update(&self.sql()?, hash, now_ms(), self.keep_ms()?, change)
+    }
+
+    /// The receipt facts of whichever of `hashes` is recorded as mined or reverted.
+    pub(super) fn mined_facts(&self, hashes: &[B256]) -> ApiResult<Option<(B256, MinedFacts)>> {
+        let sql = self.sql()?;
+        for hash in hashes.iter().rev() {
+            if let Some(r) = txlog::get(&sql, *hash)?
+                && matches!(r.status, TransactionState::Mined | TransactionState::Reverted)
+            {
+                return Ok(Some((
+                    *hash,
+                    MinedFacts {
+                        success: r.status == TransactionState::Mined,
+                        gas_used: r.gas_used.unwrap_or(0),
+                        block_number: r.block_number.unwrap_or(0),
+                    },
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Sends a checked, reserved relay call through the lane (once per signed nonce) and waits for its receipt up
+    /// to `DEPLOY_WAIT_SECONDS`.
+    pub(super) async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
+        let charge = Charge {
+            id: job.id.to_string(),
+            meters: job.meters.clone(),
+        };
+        let ctx = match self.ctx() {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                self.release(Some(&charge)).await;
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.check_chain(&ctx).await {
+            self.release(Some(&charge)).await;
+            return Err(e);
+        }
+        let wanted = Job::Execute {
+            id: job.id,
+            profile: job.profile,
+        };
+        let tx = {
+            let _guard = self.send_lock.lock().await;
+            if let Err(e) = self.sync_lane(&ctx).await {
+                self.release(Some(&charge)).await;
+                return Err(e);
+            }
+            match self.find_job(&wanted)? {
+                Some(existing) => {
+                    // the same signed nonce again: answered with the same transaction, never sent twice
+                    let (request, _) = signer::decode(&existing.raw).map_err(ApiError::internal)?;
+                    if request.input != job.calldata {
+                        return Err(ApiError::new(
+                            Code::InvalidRelayNonce,
+                            "another relay call with this signer and nonce is pending",
+                        ));
+                    }
+                    existing
+                }
+                None => {
+                    let plan = SendPlan {
+                        gas_limit: Some(job.gas_limit),
+                        charge: Some(charge),
+                        ..SendPlan::default()
+                    };
+                    let tx = self
+                        .send_new(&ctx, wanted.clone(), job.key_manager, job.calldata.clone(), plan)
+                        .await?;
+                    self.ensure_alarm(ALARM_MS).await?;
+                    tx
+                }
+            }
+        };
+        match self.wait(&ctx, &wanted, tx).await? {
+            Waited::Mined(hash) => Ok(ExecuteOutcome {
+                transaction_hash: hash,
+                mined: self.mined_facts(&[hash])?.map(|(_, f)| f),
+            }),
+            Waited::Gone(last) => {
+                // finished by another round (the alarm), or given up
+                let mut hashes = last.dropped.clone();
+                hashes.extend(last.hashes.iter().copied());
+                let found = self.mined_facts(&hashes)?;
+                let latest = last
+                    .hashes
+                    .last()
+                    .copied()
+                    .ok_or_else(|| ApiError::internal("no hash"))?;
+                Ok(ExecuteOutcome {
+                    transaction_hash: found.map_or(latest, |(h, _)| h),
+                    mined: found.map(|(_, f)| f),
+                })
+            }
+            Waited::Pending(last) => Ok(ExecuteOutcome {
+                transaction_hash: last
+                    .hashes
+                    .last()
+                    .copied()
+                    .ok_or_else(|| ApiError::internal("no hash"))?,
+                mined: None,
+            }),
+        }
+    }
+
+    pub(super) async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        let result = self.deploy_inner(job).await;
+        if let Err(e) = &result {
+            self.note_error(e);
+        }
+        result
+    }
+
+    pub(super) async fn deploy_inner(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        let ctx = self.ctx()?;
+        self.check_chain(&ctx).await?;
+        let input =
+            deploy_erc1167_proxies_calldata(job.salt, &job.post_deployment_call_data, &ctx.config.constants)?;
+        let profile = job.universal_profile;
+        let wanted = Job::Deploy {
+            universal_profile: profile,
+        };
+
+        let tx = {
+            let _guard = self.send_lock.lock().await;
+            self.sync_lane(&ctx).await?;
+            // under the lock: a concurrent request for the same profile waits for the first one's transaction
+            match self.find_job(&wanted)? {
+                Some(p) => p,
+                None => {
+                    if !ctx.rpc.code(profile).await?.is_empty() {
+                        return Ok(DeployOutcome {
+                            transaction_hash: None,
+                            deployed: true,
+                        });
+                    }
+                    let charge_id = format!("deploy:{profile:#x}");
+                    let mut reserve = vec![(
+                        relayer_subject(ctx.config.chain_id),
+                        Period::Day,
+                        ctx.config.max_gas_per_day,
+                        Code::DailyGasCeiling,
+                    )];
+                    if let Some(key) = &job.key_id {
+                        reserve.insert(
+                            0,
+                            (
+                                format!("key:{key}"),
+                                Period::Month,
+                                job.key_budget,
+                                Code::GasBudgetExceeded,
+                            ),
+                        );
+                    }
+                    let plan = SendPlan {
+                        charge: Some(Charge {
+                            id: charge_id,
+                            meters: reserve.iter().map(|(m, ..)| m.clone()).collect(),
+                        }),
+                        reserve,
+                        ..SendPlan::default()
+                    };
+                    let tx = self
+                        .send_new(
+                            &ctx,
+                            wanted.clone(),
+                            ctx.config.constants.factory,
+                            input.into(),
+                            plan,
+                        )
+                        .await?;
+                    self.ensure_alarm(ALARM_MS).await?;
+                    tx
+                }
+            }
+        };
+
+        match self.wait(&ctx, &wanted, tx).await? {
+            Waited::Mined(hash) => Ok(DeployOutcome {
+                transaction_hash: Some(hash),
+                deployed: true,
+            }),
+            Waited::Gone(last) => {
+                // finished by another round (the alarm), or deployed by someone else
+                let deployed = !ctx.rpc.code(profile).await?.is_empty();
+                let recorded = store::profile(&self.env.kv("PROFILES")?, profile)
+                    .await?
+                    .and_then(|r| r.deployment_transaction);
+                Ok(DeployOutcome {
+                    transaction_hash: if deployed {
+                        recorded
+                    } else {
+                        last.hashes.last().copied()
+                    },
+                    deployed,
+                })
+            }
+            Waited::Pending(last) => Ok(DeployOutcome {
+                transaction_hash: last.hashes.last().copied(),
+                deployed: false,
+            }),
+        }
+    }
+
+    pub(super) async fn record(&self, address: Address, deployment: Option<B256>) -> ApiResult<bool> {
+        let kv = self.env.kv("PROFILES")?;
+        match store::profile(&kv, address).await? {
+            Some(mut existing) => {
+                if existing.deployment_transaction.is_none() && deployment.is_some() {
+                    existing.deployment_transaction = deployment;
+                    store::put_profile(&kv, &existing).await?;
+                }
+                Ok(false)
+            }
+            None => {
+                let record = ProfileRecord {
+                    address,
+                    registered_at: now_ms() / 1000,
+                    deployment_transaction: deployment,
+                };
+                store::put_profile(&kv, &record).await?;
+                Ok(true)
+            }
+        }
+    }
+
+    pub(super) async fn register(&self, address: Address) -> ApiResult<RegisterOutcome> {
+        let newly_registered = self.record(address, None).await?;
+        let kv = self.env.kv("PROFILES")?;
+        let config = Config::from_env(&self.env)?;
+        let quota = store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?;
+        Ok(RegisterOutcome {
+            newly_registered,
+            quota,
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! The `Relayer` Durable Object, one per deployment (network). It is the only place that
+//! - assigns nonces and sends transactions for the relayer key (the nonce lane): an async lock serializes
+//!   nonce → sign → store → send, and every later change to a sent transaction (re-broadcast, fee bump, re-send);
+//!   waiting for receipts happens outside the lock, so concurrent deploys pipeline,
+//! - writes profile registrations and quota usage to KV (single writer: no lost updates).
+//!
+//! The lane is a SQLite table of the DO, one row per nonce: what the transaction is for ([`Job`]), its latest signed
+//! bytes and every hash signed for that nonce. A transaction is stored before it is broadcast, so a crash between the
+//! two is recovered by broadcasting the stored bytes. Each round (the deploy request while it waits, and an alarm
+//! every 2 s while the lane is not empty) reads the chain and [`next_step`] decides: mined → finish the job; unknown to
+//! the node with its nonce unused → broadcast the stored bytes again; nonce used by another transaction → dropped,
+//! the job is sent again with a fresh nonce; not mined after `REPLACE_AFTER_SECONDS` → fees raised by at least 10%,
+//! never above `MAX_FEE_PER_GAS` ([`bumped_fees_capped`]). The first time the lane is used after the DO is constructed
+//! it is reconciled with the chain ([`plan_gaps`]): stored transactions the node lost are broadcast again and nonce
+//! holes with nothing stored are filled with 0-value self-transfers, so later nonces can be mined.
+
+// the durable_object macro generates undocumented glue items
+#![allow(missing_docs)]
+
+mod jobs;
+mod lane;
+mod rounds;
+mod send;
+mod wait;
+
+use std::cell::Cell;
+
+use alloy_primitives::B256;
+use futures_util::lock::Mutex;
+use worker::{Date, DurableObject, Env, Request, Response, Result, State, durable_object};
+
+use self::jobs::Job;
+pub use self::jobs::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome};
+use crate::{
+    config::{self, Config},
+    error::{ApiError, ApiResult, Code},
+    execute::ExecuteJob,
+    rpc::Rpc,
+    signer::Signer,
+    txlog,
+};
+
+/// `MAX_FEE_PER_GAS` when unset: 100 gwei, about a hundred times what LUKSO usually asks (around 1 gwei). A
+/// deployment uses ~0.5–0.6 M gas, so one costs at most ~0.06 LYX. A network asking more is congested or under
+/// attack: deploys answer `503 FEE_TOO_HIGH` until it calms down instead of draining the relayer, and pending
+/// transactions wait at the cap instead of being bumped further.
+const DEFAULT_MAX_FEE_PER_GAS: u128 = 100_000_000_000;
+
+/// How long a `FEE_TOO_HIGH` client should wait.
+const FEE_RETRY_AFTER_SECONDS: u64 = 60;
+
+const ALARM_MS: i64 = 2_000;
+
+/// The Durable Object.
+#[allow(missing_debug_implementations, missing_docs)]
+#[durable_object]
+pub struct Relayer {
+    state: State,
+    env: Env,
+    send_lock: Mutex<()>,
+    /// The next nonce to assign; `None` until the lane is reconciled with the chain (after construction, and again
+    /// after the node was unreachable: it may come back as another node).
+    next_nonce: Cell<Option<u64>>,
+    chain_checked: Cell<bool>,
+    schema_ready: Cell<bool>,
+    started: Cell<bool>,
+}
+
+/// Everything a round needs.
+struct Ctx {
+    config: Config,
+    rpc: Rpc,
+    signer: Signer,
+    max_fee_per_gas: u128,
+}
+
+fn now_ms() -> u64 {
+    Date::now().as_millis()
+}
+
+impl DurableObject for Relayer {
+    fn new(state: State, env: Env) -> Self {
+        Self {
+            state,
+            env,
+            send_lock: Mutex::new(()),
+            next_nonce: Cell::new(None),
+            chain_checked: Cell::new(false),
+            schema_ready: Cell::new(false),
+            started: Cell::new(false),
+        }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        self.first_use().await;
+        Ok(self.handle(req).await.unwrap_or_else(ApiError::into_response))
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        self.started.set(true);
+        if let Err(e) = self.track_all().await {
+            self.note_error(&e);
+            worker::console_warn!("relayer alarm: {} {}", e.code, e.message);
+        }
+        if self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
+            self.state.storage().set_alarm(ALARM_MS).await?;
+        }
+        Response::ok("")
+    }
+}
+
+impl Relayer {
+    async fn handle(&self, mut req: Request) -> ApiResult<Response> {
+        match req.path().as_str() {
+            "/deploy" => {
+                let job: DeployJob = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&self.deploy(job).await?)?)
+            }
+            "/register" => {
+                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&self.register(job.address).await?)?)
+            }
+            "/execute" => {
+                let job: ExecuteJob = req.json().await.map_err(ApiError::internal)?;
+                let result = self.execute(job).await;
+                if let Err(e) = &result {
+                    self.note_error(e);
+                }
+                Ok(Response::from_json(&result?)?)
+            }
+            "/transaction" => {
+                let hash: B256 = req.json().await.map_err(ApiError::internal)?;
+                Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?)
+            }
+            "/pending" => {
+                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
+                let pending = self.find_job(&Job::Deploy {
+                    universal_profile: job.address,
+                })?;
+                Ok(Response::from_json(
+                    &pending.and_then(|p| p.hashes.last().copied()),
+                )?)
+            }
+            _ => Err(ApiError::not_found("no such relayer operation")),
+        }
+    }
+
+    /// The first request after construction: when transactions are stored, make sure an alarm comes soon; it
+    /// reconciles the lane with the chain (a deploy does it itself, under the lock).
+    async fn first_use(&self) {
+        if self.started.replace(true) {
+            return;
+        }
+        let result = match self.lane() {
+            Ok(lane) if !lane.is_empty() => self.ensure_alarm(1).await,
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            worker::console_warn!("relayer start-up: {} {}", e.code, e.message);
+        }
+    }
+
+    async fn ensure_alarm(&self, offset_ms: i64) -> ApiResult<()> {
+        if self.state.storage().get_alarm().await?.is_none() {
+            self.state.storage().set_alarm(offset_ms).await?;
+        }
+        Ok(())
+    }
+
+    fn ctx(&self) -> ApiResult<Ctx> {
+        let config = Config::from_env(&self.env)?;
+        let rpc = config.rpc();
+        let signer = Config::signer(&self.env)?;
+        let max_fee_per_gas = config::number(&self.env, "MAX_FEE_PER_GAS", DEFAULT_MAX_FEE_PER_GAS)?;
+        Ok(Ctx {
+            config,
+            rpc,
+            signer,
+            max_fee_per_gas,
+        })
+    }
+
+    /// After the node was unreachable it may come back as another node (restart, failover): re-read the chain id
+    /// and reconcile the lane again.
+    fn note_error(&self, e: &ApiError) {
+        if e.is(Code::RpcUnavailable) {
+            self.next_nonce.set(None);
+            self.chain_checked.set(false);
+        }
+    }
+
+    async fn check_chain(&self, ctx: &Ctx) -> ApiResult<()> {
+        if self.chain_checked.get() {
+            return Ok(());
+        }
+        let chain_id = ctx.rpc.chain_id().await?;
+        if chain_id != ctx.config.chain_id {
+            return Err(ApiError::config(format!(
+                "CHAIN_ID is {} but the RPC node is on chain {chain_id}; refusing to sign",
+                ctx.config.chain_id
+            )));
+        }
+        self.chain_checked.set(true);
+        Ok(())
+    }
+}

@@ -1,0 +1,386 @@
+//! One round of a lane transaction: mined → finish the job; lost → re-broadcast the stored bytes; nonce used by
+//! another transaction → dropped, the job sent again; not mined in time → fees bumped under the cap.
+
+use alloy_primitives::B256;
+use worker::Result;
+
+use profile_relayer::api::TransactionState;
+
+use crate::{
+    error::{ApiError, ApiResult, Code},
+    rpc::{Receipt, Rpc, RpcError, SendOutcome},
+    signer::{self, TxRequest, bumped_fees_capped, initial_fees},
+    txlog,
+};
+
+use super::jobs::Job;
+use super::lane::{Facts, PendingTx, Step, next_step};
+use super::send::SendPlan;
+use super::{Ctx, Relayer, now_ms};
+
+/// What one round did to a lane transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Round {
+    /// Mined (and the job finished) with this hash.
+    Mined(B256),
+    /// Still pending (possibly re-broadcast, replaced or re-sent under another nonce).
+    Pending,
+    /// No longer in the lane, without a hash of its own being mined.
+    Gone,
+}
+
+/// Whether the node knows any of `hashes` (newest first: usually the first answer decides).
+pub(super) async fn any_known(rpc: &Rpc, hashes: &[B256]) -> ApiResult<bool> {
+    for hash in hashes.iter().rev() {
+        if rpc.transaction_known(*hash).await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+pub(super) fn log_rebroadcast(tx: &PendingTx, result: &core::result::Result<B256, RpcError>) {
+    match SendOutcome::of(result) {
+        SendOutcome::Accepted => worker::console_warn!(
+            "nonce {}: the node did not know {}; broadcast again from the stored copy",
+            tx.nonce,
+            tx.latest_hash()
+        ),
+        SendOutcome::AlreadyKnown => {}
+        outcome => worker::console_warn!(
+            "nonce {}: broadcasting the stored copy again: {outcome:?} {:?}",
+            tx.nonce,
+            result.as_ref().err()
+        ),
+    }
+}
+
+impl Relayer {
+    /// Reads the chain for `tx` (the caller's copy) and acts on [`next_step`]. Every change happens under
+    /// `send_lock` on the copy reloaded from storage, and only if that copy still is the one decided on.
+    pub(super) async fn round(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let mut mined = None;
+        for hash in tx.hashes.iter().rev() {
+            if let Some(receipt) = ctx.rpc.receipt(*hash).await? {
+                mined = Some((*hash, receipt));
+                break;
+            }
+        }
+        let facts = match &mined {
+            Some((hash, _)) => Facts {
+                mined: Some(*hash),
+                latest_nonce: 0,
+                known: true,
+            },
+            None => {
+                let latest_nonce = ctx.rpc.latest_nonce(ctx.signer.address()).await?;
+                Facts {
+                    mined: None,
+                    latest_nonce,
+                    known: any_known(&ctx.rpc, &tx.hashes).await?,
+                }
+            }
+        };
+        let bump_due = now_ms().saturating_sub(tx.fees_checked_ms) >= ctx.config.replace_after_ms;
+        match next_step(tx.nonce, facts, bump_due) {
+            Step::Mined(hash) => {
+                let receipt = mined
+                    .map(|(_, r)| r)
+                    .ok_or_else(|| ApiError::internal("mined without a receipt"))?;
+                self.finish(ctx, tx, hash, &receipt).await?;
+                Ok(Round::Mined(hash))
+            }
+            Step::Wait => Ok(Round::Pending),
+            Step::Rebroadcast => self.rebroadcast(ctx, tx).await,
+            Step::BumpFees => self.bump_fees(ctx, tx).await,
+            Step::Dropped => self.dropped(ctx, tx).await,
+        }
+    }
+
+    /// Removes the mined transaction from the lane and finishes its job.
+    pub(super) async fn finish(
+        &self,
+        ctx: &Ctx,
+        tx: &PendingTx,
+        hash: B256,
+        receipt: &Receipt,
+    ) -> ApiResult<()> {
+        let reverted = receipt.status.is_zero();
+        let gas_used = u64::try_from(receipt.gas_used).unwrap_or(u64::MAX);
+        // charged before the row goes: a failed settlement is retried by the next round (settling is idempotent)
+        let charged = self.settle(tx.charge.as_ref(), gas_used).await?;
+        // its nonce is used: whatever version is stored is done
+        if self.lane_get(tx.nonce)?.is_some_and(|s| s.job == tx.job) {
+            self.lane_write(Some(tx.nonce), None)?;
+        }
+        let block = u64::try_from(receipt.block_number).ok();
+        for other in tx.hashes.iter().filter(|h| **h != hash) {
+            self.log_update(ctx, *other, |r| {
+                r.status = TransactionState::Replaced;
+                r.replaced_by = Some(hash);
+            })?;
+        }
+        if let Some((kind, profile)) = tx.job.described() {
+            let mut record =
+                txlog::get(&self.sql()?, hash)?.unwrap_or_else(|| txlog::pending(hash, kind, profile));
+            record.status = if reverted {
+                TransactionState::Reverted
+            } else {
+                TransactionState::Mined
+            };
+            record.block_number = block;
+            record.gas_used = Some(gas_used);
+            record.charged = charged.or(record.charged);
+            self.log_put(ctx, &record)?;
+        }
+        match tx.job {
+            Job::Filler | Job::Execute { .. } => Ok(()),
+            Job::Deploy { universal_profile } => {
+                if reverted {
+                    return Err(ApiError::new(
+                        Code::DeploymentReverted,
+                        format!("transaction {hash} reverted"),
+                    ));
+                }
+                if ctx.rpc.code(universal_profile).await?.is_empty() {
+                    return Err(ApiError::new(
+                        Code::DeploymentMismatch,
+                        format!("transaction {hash} was mined but no contract is at the predicted address"),
+                    ));
+                }
+                self.record(universal_profile, Some(hash)).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The stored copy of `tx`, read under `send_lock`, when it is still the one a round decided on; otherwise what
+    /// that round saw: gone from the lane, or changed meanwhile by another round (still pending).
+    pub(super) fn still_stored(&self, tx: &PendingTx) -> ApiResult<Result<PendingTx, Round>> {
+        Ok(match self.lane_get(tx.nonce)? {
+            None => Err(Round::Gone),
+            Some(stored) if stored.hashes != tx.hashes => Err(Round::Pending),
+            Some(stored) => Ok(stored),
+        })
+    }
+
+    /// The node lost the transaction and its nonce is unused: broadcast the stored bytes again.
+    pub(super) async fn rebroadcast(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
+        };
+        let result = ctx.rpc.send_raw(&stored.raw).await;
+        log_rebroadcast(&stored, &result);
+        match (SendOutcome::of(&result), result) {
+            (SendOutcome::Unknown, Err(e)) => Err(e.into()),
+            _ => Ok(Round::Pending),
+        }
+    }
+
+    /// Replaces the transaction with higher fees, from the stored copy, under the cap.
+    pub(super) async fn bump_fees(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
+        };
+        if now_ms().saturating_sub(stored.fees_checked_ms) < ctx.config.replace_after_ms {
+            // another round replaced it meanwhile
+            return Ok(Round::Pending);
+        }
+        let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+        let previous = (request.max_fee_per_gas, request.max_priority_fee_per_gas);
+        let (base, tip) = ctx.rpc.fees().await?;
+        let Some((max_fee, tip)) = bumped_fees_capped(previous, initial_fees(base, tip), ctx.max_fee_per_gas)
+        else {
+            worker::console_warn!(
+                "nonce {}: a fee bump from max fee {} wei would exceed MAX_FEE_PER_GAS ({} wei); not sent, \
+                 waiting at the current fees",
+                stored.nonce,
+                previous.0,
+                ctx.max_fee_per_gas
+            );
+            let waiting = PendingTx {
+                fees_checked_ms: now_ms(),
+                ..stored
+            };
+            self.lane_write(None, Some(&waiting))?;
+            return Ok(Round::Pending);
+        };
+        let replacement = TxRequest {
+            max_fee_per_gas: max_fee,
+            max_priority_fee_per_gas: tip,
+            ..request
+        };
+        let (raw, hash) = ctx.signer.sign(&replacement).map_err(ApiError::internal)?;
+        let mut next = stored.clone();
+        next.raw = raw.into();
+        next.hashes.push(hash);
+        next.fees_checked_ms = now_ms();
+        // stored before it is broadcast
+        self.lane_write(None, Some(&next))?;
+        let previous_hash = stored.hashes.last().copied();
+        if let Some((kind, profile)) = next.job.described() {
+            self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+            if let Some(old) = previous_hash {
+                self.log_update(ctx, old, |r| {
+                    r.status = TransactionState::Replaced;
+                    r.replaced_by = Some(hash);
+                })?;
+            }
+        }
+        let result = ctx.rpc.send_raw(&next.raw).await;
+        match (SendOutcome::of(&result), result) {
+            (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
+                worker::console_log!(
+                    "replaced nonce {} with {hash} (max fee {max_fee}, tip {tip})",
+                    next.nonce
+                );
+                Ok(Round::Pending)
+            }
+            (SendOutcome::Unknown, result) => Err(result.err().map_or_else(
+                || ApiError::internal("no answer without an error"),
+                ApiError::from,
+            )),
+            (_, result) => {
+                // not taken (mined meanwhile, or outbid): back to the stored copy; the next round sees why
+                worker::console_warn!("replacement of nonce {} refused: {:?}", next.nonce, result.err());
+                self.log_update(ctx, hash, |r| r.status = TransactionState::Dropped)?;
+                if let Some(old) = previous_hash {
+                    self.log_update(ctx, old, |r| {
+                        r.status = TransactionState::Pending;
+                        r.replaced_by = None;
+                    })?;
+                }
+                let kept = PendingTx {
+                    fees_checked_ms: now_ms(),
+                    ..stored
+                };
+                self.lane_write(None, Some(&kept))?;
+                Ok(Round::Pending)
+            }
+        }
+    }
+
+    /// The nonce went to another transaction: the job is sent again with a fresh nonce (or is done).
+    pub(super) async fn dropped(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
+        let _guard = self.send_lock.lock().await;
+        let stored = match self.still_stored(tx)? {
+            Ok(stored) => stored,
+            Err(round) => return Ok(round),
+        };
+        worker::console_warn!(
+            "nonce {} was used by another transaction: {:?} dropped",
+            stored.nonce,
+            stored.hashes
+        );
+        for h in &stored.hashes {
+            self.log_update(ctx, *h, |r| r.status = TransactionState::Dropped)?;
+        }
+        match stored.job {
+            Job::Execute { profile, .. } => {
+                // sent again only if the call still succeeds (its relay nonce may have been used meanwhile)
+                let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+                if ctx
+                    .rpc
+                    .estimate_gas(ctx.signer.address(), request.to, &request.input)
+                    .await
+                    .is_err()
+                {
+                    self.lane_write(Some(stored.nonce), None)?;
+                    self.release(stored.charge.as_ref()).await;
+                    worker::console_warn!(
+                        "{profile}: dropped relay call no longer succeeds; given up, quota released"
+                    );
+                    return Ok(Round::Gone);
+                }
+                self.sync_lane(ctx).await?;
+                let mut dropped = stored.dropped.clone();
+                dropped.extend(stored.hashes.iter().copied());
+                let plan = SendPlan {
+                    gas_limit: Some(request.gas_limit),
+                    charge: stored.charge.clone(),
+                    dropped,
+                    replaces: Some(stored.nonce),
+                    ..SendPlan::default()
+                };
+                self.send_new(ctx, stored.job.clone(), request.to, request.input, plan)
+                    .await?;
+                Ok(Round::Pending)
+            }
+            // the hole it was to fill is filled
+            Job::Filler => {
+                self.lane_write(Some(stored.nonce), None)?;
+                Ok(Round::Gone)
+            }
+            Job::Deploy { universal_profile } => {
+                if !ctx.rpc.code(universal_profile).await?.is_empty() {
+                    // deployed by another transaction with the same salt: nothing to send
+                    self.lane_write(Some(stored.nonce), None)?;
+                    self.record(universal_profile, None).await?;
+                    return Ok(Round::Gone);
+                }
+                self.sync_lane(ctx).await?;
+                let (request, _) = signer::decode(&stored.raw).map_err(ApiError::internal)?;
+                let mut dropped = stored.dropped.clone();
+                dropped.extend(stored.hashes.iter().copied());
+                let plan = SendPlan {
+                    charge: stored.charge.clone(),
+                    dropped,
+                    replaces: Some(stored.nonce),
+                    ..SendPlan::default()
+                };
+                match self
+                    .send_new(ctx, stored.job.clone(), request.to, request.input, plan)
+                    .await
+                {
+                    Ok(sent) => {
+                        worker::console_warn!(
+                            "{universal_profile}: deployment sent again at nonce {} as {}",
+                            sent.nonce,
+                            sent.latest_hash()
+                        );
+                        Ok(Round::Pending)
+                    }
+                    Err(e) if e.is(Code::DeploymentWouldRevert) => {
+                        self.lane_write(Some(stored.nonce), None)?;
+                        Err(e)
+                    }
+                    // kept as it is: the next round tries again
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    pub(super) async fn track_all(&self) -> ApiResult<()> {
+        let ctx = self.ctx()?;
+        self.check_chain(&ctx).await?;
+        {
+            let _guard = self.send_lock.lock().await;
+            // holes can also appear while running (the key used elsewhere, a node that lost part of its pool):
+            // every alarm reconciles, not only the first use
+            self.next_nonce.set(None);
+            if let Err(e) = self.sync_lane(&ctx).await {
+                // the rounds below still finish mined transactions; the next send reconciles again
+                self.note_error(&e);
+                worker::console_warn!("reconciling the nonce lane: {} {}", e.code, e.message);
+            }
+        }
+        for tx in self.lane()? {
+            if let Err(e) = self.round(&ctx, &tx).await {
+                self.note_error(&e);
+                worker::console_warn!(
+                    "tracking nonce {} ({:?}): {} {}",
+                    tx.nonce,
+                    tx.job,
+                    e.code,
+                    e.message
+                );
+            }
+        }
+        Ok(())
+    }
+}
