@@ -2,13 +2,21 @@
 //!
 //! Content comes from the project's own store (R2, keyed by CID) first, then from the configured gateways raced
 //! against each other (at most 6 in flight; the losers are aborted). Raw blocks (`raw` codec, no path) are verified
-//! against their CID and kept in R2; a wrong answer from a gateway is discarded. Only configured gateways are ever
-//! contacted. Responses are immutable, `nosniff`, sandboxed for HTML/SVG, size-limited, and support `Range`.
+//! against their CID and kept in R2 with the type the gateway gave them; a wrong answer from a gateway is discarded.
+//! Only configured gateways are ever contacted. Responses are immutable, `nosniff`, sandboxed for HTML/SVG,
+//! size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
+//!
+//! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
+//! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
+//! could know, and a browser renders a partial image or video as it arrives). Only the R2 write (and its D1 ledger)
+//! is off the answer's path, under `Context::wait_until`. The cost is the block's transfer time, paid twice (gateway
+//! → Worker, then Worker → client) instead of overlapped: see BENCHMARKS.md for the comparison with a streaming
+//! relay.
 
 use cid::Cid;
 use futures_util::future::{Either, select, select_ok};
 use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
-use worker::{AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response};
+use worker::{AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response};
 
 use crate::{
     body::ReadError,
@@ -89,33 +97,79 @@ fn sniff(bytes: &[u8]) -> &'static str {
         || (trimmed.starts_with(b"<?xml") && bytes.windows(4).any(|w| w == b"<svg"))
     {
         "image/svg+xml"
+    } else if starts_with_ignore_case(trimmed, b"<!doctype html")
+        || starts_with_ignore_case(trimmed, b"<html")
+    {
+        "text/html"
+    } else if bytes.starts_with(b"%PDF-") {
+        "application/pdf"
+    } else if bytes.get(4..8) == Some(b"ftyp".as_slice()) {
+        "video/mp4"
+    } else if bytes.starts_with(&[0x1a, 0x45, 0xdf, 0xa3]) {
+        "video/webm"
+    } else if bytes.starts_with(b"ID3") {
+        "audio/mpeg"
+    } else if bytes.starts_with(b"OggS") {
+        "audio/ogg"
     } else {
         "application/octet-stream"
     }
 }
 
+fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
+    bytes
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+}
+
+/// A media type as the relay answers and stores it: the essence of a `Content-Type` header (no parameters),
+/// lower case, `type/subtype` made of RFC 9110 token characters, at most 100 bytes; `None` for anything else.
+fn sanitized_media_type(header: &str) -> Option<String> {
+    let essence = header.split(';').next()?.trim().to_ascii_lowercase();
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let (kind, subtype) = essence.split_once('/')?;
+    (essence.len() <= 100 && token(kind) && token(subtype)).then_some(essence)
+}
+
+/// The type content is served (and stored) with: the gateway's or uploader's, sanitized, unless it says nothing
+/// (`application/octet-stream`, `application/vnd.ipld.raw`, none) — then sniffed from the bytes. `text/plain`
+/// (what many servers say of any text) is sniffed too, and kept when the sniffing finds nothing.
 fn content_type_of(header: Option<String>, bytes: &[u8]) -> String {
-    match header.map(|h| {
-        h.split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase()
-    }) {
-        Some(t)
-            if !t.is_empty()
-                && t != "application/octet-stream"
-                && t != "application/vnd.ipld.raw"
-                && t != "text/plain" =>
-        {
-            t
-        }
+    match header.as_deref().and_then(sanitized_media_type) {
+        Some(t) if t == "text/plain" => match sniff(bytes) {
+            "application/octet-stream" => t,
+            sniffed => sniffed.to_owned(),
+        },
+        Some(t) if t != "application/octet-stream" && t != "application/vnd.ipld.raw" => t,
         _ => sniff(bytes).to_owned(),
     }
 }
 
-/// Fetches `target` (CID + path): R2 first, then the gateways.
+/// Writing a verified block to R2, left to the caller (see [`fetch_content_deferred`]).
+pub type PendingStore = core::pin::Pin<Box<dyn core::future::Future<Output = ()>>>;
+
+/// Fetches `target` (CID + path): R2 first, then the gateways. A raw block fetched from a gateway is verified,
+/// then stored in R2 before this returns (see [`fetch_content_deferred`] to answer without waiting for R2).
 pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> ApiResult<Content> {
+    let (content, store) = fetch_content_deferred(env, config, target).await?;
+    if let Some(store) = store {
+        store.await;
+    }
+    Ok(content)
+}
+
+/// [`fetch_content`] without the R2 write on its path: the content is returned as soon as it is verified, with the
+/// write still to do (hand it to `Context::wait_until`). Nothing unverified is ever returned as verified: a raw
+/// block is read whole and hashed before it is returned; only storing it waits.
+pub async fn fetch_content_deferred(
+    env: &Env,
+    config: &IpfsConfig,
+    target: &CidPath,
+) -> ApiResult<(Content, Option<PendingStore>)> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
     if target.path.is_empty()
         && let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await?
@@ -125,11 +179,14 @@ pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> 
             let bytes = body.bytes().await?;
             if !raw_block || verify_block(&target.cid, &bytes).unwrap_or(false) {
                 let content_type = content_type_of(content_type, &bytes);
-                return Ok(Content {
-                    bytes,
-                    content_type,
-                    verified: raw_block,
-                });
+                return Ok((
+                    Content {
+                        bytes,
+                        content_type,
+                        verified: raw_block,
+                    },
+                    None,
+                ));
             }
         }
     }
@@ -140,13 +197,17 @@ pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> 
         ));
     }
     let content = race_gateways(config, target, raw_block).await?;
-    if raw_block {
-        // verified bytes are immutable: keep them, within the relay cache's bound
-        if let Err(e) = cache_block(env, config, &target.cid, &content).await {
-            worker::console_warn!("ipfs cache {}: {} {}", target.cid, e.code, e.message);
-        }
+    if !raw_block {
+        return Ok((content, None));
     }
-    Ok(content)
+    // verified bytes are immutable: keep them, within the relay cache's bound
+    let (env, config, cid, stored) = (env.clone(), config.clone(), target.cid, content.clone());
+    let store: PendingStore = Box::pin(async move {
+        if let Err(e) = cache_block(&env, &config, &cid, &stored).await {
+            worker::console_warn!("ipfs cache {}: {} {}", cid, e.code, e.message);
+        }
+    });
+    Ok((content, Some(store)))
 }
 
 fn origin(kind: &str) -> std::collections::HashMap<String, String> {
@@ -239,6 +300,23 @@ async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Conten
     Ok(())
 }
 
+/// Why one gateway did not serve the content.
+#[derive(Debug)]
+struct Failure {
+    /// The gateway answered 404 (it does not have the content).
+    not_found: bool,
+    detail: String,
+}
+
+impl From<String> for Failure {
+    fn from(detail: String) -> Self {
+        Self {
+            not_found: false,
+            detail,
+        }
+    }
+}
+
 async fn fetch_one(
     gateway: String,
     target: String,
@@ -246,33 +324,63 @@ async fn fetch_one(
     raw_block: bool,
     max_bytes: usize,
     signal: worker::AbortSignal,
-) -> Result<Content, String> {
+) -> Result<Content, Failure> {
     let headers = Headers::new();
     if raw_block {
         headers
             .set("accept", "application/vnd.ipld.raw, */*;q=0.5")
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Failure::from(e.to_string()))?;
     }
     let mut init = RequestInit::new();
     init.with_method(Method::Get).with_headers(headers);
     let url = format!("{gateway}/ipfs/{target}");
-    let request = Request::new_with_init(&url, &init).map_err(|e| e.to_string())?;
+    let request = Request::new_with_init(&url, &init).map_err(|e| Failure::from(e.to_string()))?;
     let mut response = Fetch::Request(request)
         .send_with_signal(&signal)
         .await
-        .map_err(|e| format!("{gateway}: {e}"))?;
+        .map_err(|e| Failure::from(format!("{gateway}: {e}")))?;
     if response.status_code() != 200 {
-        return Err(format!("{gateway}: HTTP {}", response.status_code()));
+        return Err(Failure {
+            not_found: response.status_code() == 404,
+            detail: format!("{gateway}: HTTP {}", response.status_code()),
+        });
     }
-    // counted while it streams: a gateway cannot make the Worker buffer more than the limit
-    let bytes = crate::body::response_bytes(&mut response, max_bytes)
-        .await
-        .map_err(|e| match e {
-            ReadError::TooLarge => format!("{gateway}: over the size limit of {max_bytes} bytes"),
-            ReadError::Failed(detail) => format!("{gateway}: {detail}"),
-        })?;
+    let declared = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    let bytes = match declared {
+        // a declared length within the limit: HTTP framing ends the body there, so the runtime reads it whole (one
+        // native buffer, one copy into the Worker, instead of a copy per chunk)
+        Some(length) if length <= max_bytes => match response.body() {
+            worker::ResponseBody::Stream(stream) => {
+                let failed = |e: wasm_bindgen::JsValue| Failure::from(format!("{gateway}: {e:?}"));
+                let native =
+                    worker::web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(failed)?;
+                let buffer =
+                    worker::wasm_bindgen_futures::JsFuture::from(native.array_buffer().map_err(failed)?)
+                        .await
+                        .map_err(failed)?;
+                js_sys::Uint8Array::new(&buffer).to_vec()
+            }
+            _ => Vec::new(),
+        },
+        // counted while it streams: a gateway cannot make the Worker buffer more than the limit
+        _ => crate::body::response_bytes(&mut response, max_bytes)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => {
+                    Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
+                }
+                ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
+            })?,
+    };
     if raw_block && !verify_block(&cid, &bytes).unwrap_or(false) {
-        return Err(format!("{gateway}: the bytes do not match the CID"));
+        return Err(Failure::from(format!(
+            "{gateway}: the bytes do not match the CID"
+        )));
     }
     let content_type = content_type_of(response.headers().get("content-type").ok().flatten(), &bytes);
     Ok(Content {
@@ -286,18 +394,28 @@ async fn race_gateways(config: &IpfsConfig, target: &CidPath, raw_block: bool) -
     let gateways: Vec<String> = config.gateways.iter().take(MAX_GATEWAYS).cloned().collect();
     let controllers: Vec<AbortController> = gateways.iter().map(|_| AbortController::default()).collect();
     let path = target.to_gateway_path();
+    // how many gateways answered 404 (select_ok only keeps the last error)
+    let not_found = std::rc::Rc::new(core::cell::Cell::new(0_usize));
     let attempts: Vec<_> = gateways
         .iter()
         .zip(controllers.iter().map(AbortController::signal))
         .map(|(g, signal)| {
-            Box::pin(fetch_one(
+            let not_found = not_found.clone();
+            let attempt = fetch_one(
                 g.clone(),
                 path.clone(),
                 target.cid,
                 raw_block,
                 config.max_bytes,
                 signal,
-            ))
+            );
+            Box::pin(async move {
+                attempt.await.inspect_err(|failure| {
+                    if failure.not_found {
+                        not_found.set(not_found.get().saturating_add(1));
+                    }
+                })
+            })
         })
         .collect();
     let timeout = Box::pin(Delay::from(core::time::Duration::from_millis(config.timeout_ms)));
@@ -309,7 +427,14 @@ async fn race_gateways(config: &IpfsConfig, target: &CidPath, raw_block: bool) -
     match outcome {
         Either::Left((Ok((content, _rest)), _)) => Ok(content),
         Either::Left((Err(last), _)) => {
-            worker::console_warn!("ipfs {path}: every gateway failed; last: {last}");
+            worker::console_warn!("ipfs {path}: every gateway failed; last: {}", last.detail);
+            if not_found.get() == gateways.len() {
+                // every gateway says it does not have the content: that is an answer, not a gateway failure
+                return Err(ApiError::new(
+                    Code::ContentNotFound,
+                    "no configured IPFS gateway has this content",
+                ));
+            }
             Err(ApiError::new(
                 Code::GatewayError,
                 "no configured IPFS gateway served valid content",
@@ -347,11 +472,12 @@ pub fn byte_range(header: &str, total: u64) -> Option<(u64, u64)> {
     (start <= end && end < total).then_some((start, end))
 }
 
-/// `GET /ipfs/:cid*`.
-pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> {
+/// `GET` and `HEAD /ipfs/:cid*` (`HEAD`: the same status and headers, no body). The answer waits for the content
+/// to be verified, never for it to be stored: the R2 write runs after the answer, under `ctx.wait_until`.
+pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiResult<Response> {
     let config = IpfsConfig::from_env(env)?;
     let target = CidPath::parse(path)?;
-    let content = fetch_content(env, &config, &target).await?;
+    let (content, store) = fetch_content_deferred(env, &config, &target).await?;
     let total = content.bytes.len() as u64;
     let headers = Headers::new();
     headers.set("content-type", &content.content_type)?;
@@ -383,15 +509,32 @@ pub async fn relay(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
             .unwrap_or_default()
             .to_vec();
         headers.set("content-range", &format!("bytes {start}-{end}/{total}"))?;
-        return Ok(Response::from_bytes(slice)?
-            .with_status(206)
-            .with_headers(headers));
+        if let Some(store) = store {
+            ctx.wait_until(store);
+        }
+        return answer(req, 206, slice, headers);
     }
-    Ok(Response::from_bytes(content.bytes)?.with_headers(headers))
+    // the R2 write runs after the answer is returned (`wait_until`): the answer waits for verification, not for R2
+    if let Some(store) = store {
+        ctx.wait_until(store);
+    }
+    answer(req, 200, content.bytes, headers)
+}
+
+/// The answer with `body`; to `HEAD`, the same headers with the length `GET` would answer and no body (the runtime
+/// sends no `Content-Length` of its own for a `HEAD` answer).
+fn answer(req: &Request, status: u16, body: Vec<u8>, headers: Headers) -> ApiResult<Response> {
+    if req.method() == Method::Head {
+        headers.set("content-length", &body.len().to_string())?;
+        return Ok(Response::empty()?.with_status(status).with_headers(headers));
+    }
+    Ok(Response::from_bytes(body)?
+        .with_status(status)
+        .with_headers(headers))
 }
 
 /// `POST /api/v0/add`: multipart upload (field `file`, or the first file field) stored in R2 under its CID.
-/// Answers like Kubo: `{"Name","Hash","Size"}`.
+/// Answers like Kubo (`{"Name","Hash","Size"}`) and like Pinata (`{"IpfsHash","PinSize","Timestamp"}`).
 pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
     let config = IpfsConfig::from_env(env)?;
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
@@ -459,9 +602,17 @@ async fn upload_bytes(
             .execute()
             .await?;
     }
-    Ok(Response::from_json(
-        &serde_json::json!({ "Name": name, "Hash": cid.to_string(), "Size": size.to_string() }),
-    )?)
+    let hash = cid.to_string();
+    // Kubo's fields, and Pinata's (`pinFileToIPFS`) for uploaders written against it
+    let timestamp = String::from(js_sys::Date::new_0().to_iso_string());
+    Ok(Response::from_json(&serde_json::json!({
+        "Name": name,
+        "Hash": hash,
+        "Size": size.to_string(),
+        "IpfsHash": hash,
+        "PinSize": size,
+        "Timestamp": timestamp,
+    }))?)
 }
 
 #[cfg(test)]
@@ -506,6 +657,40 @@ mod tests {
         assert_eq!(
             content_type_of(Some("application/vnd.ipld.raw".into()), b"[1]"),
             "application/json"
+        );
+        assert_eq!(sniff(b"\n<!DOCTYPE html><p>"), "text/html");
+        assert_eq!(sniff(b"%PDF-1.7"), "application/pdf");
+        assert_eq!(sniff(b"\0\0\0\x18ftypmp42"), "video/mp4");
+        assert_eq!(
+            content_type_of(Some("text/plain".into()), b"[1]"),
+            "application/json"
+        );
+        assert_eq!(
+            content_type_of(Some("Text/Plain; charset=utf-8".into()), b"hi"),
+            "text/plain"
+        );
+        assert_eq!(content_type_of(Some("video/MP4".into()), b"x"), "video/mp4");
+        // malformed or hostile types are replaced by sniffing
+        for bad in [
+            "text/html, text/javascript",
+            "text",
+            "/x",
+            "a/b/c",
+            "text/ html",
+            "a\u{0}/b",
+            "",
+        ] {
+            assert_eq!(sanitized_media_type(bad), None, "{bad:?}");
+            assert_eq!(
+                content_type_of(Some(bad.into()), b"{}"),
+                "application/json",
+                "{bad:?}"
+            );
+        }
+        assert_eq!(sanitized_media_type(&format!("a/{}", "b".repeat(99))), None);
+        assert_eq!(
+            sanitized_media_type("application/vnd.api+json; q=1").as_deref(),
+            Some("application/vnd.api+json")
         );
     }
 }

@@ -32,13 +32,13 @@ use worker::{Context, Env, Request, Response, Result, ScheduleContext, Scheduled
 /// other origins: preflights are answered and every response carries the CORS headers (no cookies are used, the
 /// API key travels in `Authorization`).
 #[event(fetch)]
-pub async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     panic_guard::install();
     let id = panic_guard::request_id(&req);
-    panic_guard::Tracked::new(id, serve(req, env)).await
+    panic_guard::Tracked::new(id, serve(req, env, ctx)).await
 }
 
-async fn serve(req: Request, env: Env) -> Result<Response> {
+async fn serve(req: Request, env: Env, ctx: Context) -> Result<Response> {
     if req.method() == worker::Method::Options {
         // 200, not 204: workerd leaves an unread request body of a 204 answer on the connection
         let mut res = Response::empty()?.with_status(200);
@@ -46,7 +46,7 @@ async fn serve(req: Request, env: Env) -> Result<Response> {
         let _ = res.headers_mut().set("access-control-max-age", "86400");
         return Ok(res);
     }
-    let mut res = routes::handle(req, &env)
+    let mut res = routes::handle(req, &env, &ctx)
         .await
         .unwrap_or_else(error::ApiError::into_response);
     cors(&mut res);

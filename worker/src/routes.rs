@@ -8,7 +8,7 @@ use profile_relayer::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
-use worker::{Date, Env, Headers, Method, Request, RequestInit, Response, Stub};
+use worker::{Context, Date, Env, Headers, Method, Request, RequestInit, Response, Stub};
 
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
@@ -34,6 +34,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/admin/api-keys"),
     ("DELETE", "/admin/api-keys/{id}"),
     ("GET", "/ipfs/{cid}"),
+    ("HEAD", "/ipfs/{cid}"),
     ("GET", "/image/{cid}"),
     ("HEAD", "/image/{cid}"),
     ("POST", "/api/v0/add"),
@@ -53,7 +54,7 @@ pub const ROUTES: &[(&str, &str)] = &[
 pub const OPENAPI: &str = include_str!("../openapi.json");
 
 /// Dispatches a request.
-pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
+pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Response> {
     let path = req.path();
     // empty segments (`/api//execute`, as a client joining a base URL that ends in `/` may send) are ignored
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -88,11 +89,11 @@ pub async fn handle(req: Request, env: &Env) -> ApiResult<Response> {
         (Method::Post, ["admin", "api-keys"]) => create_key(req, env).await,
         (Method::Get, ["admin", "api-keys"]) => list_keys(&req, env).await,
         (Method::Delete, ["admin", "api-keys", id]) => revoke_key(&req, env, id).await,
-        (Method::Get, ["ipfs", _, ..]) => {
+        (Method::Get | Method::Head, ["ipfs", _, ..]) => {
             // OpenAPI clients send a `/` inside the `{cid}` parameter as `%2F`: it separates path segments (as on
             // IPFS gateways, which decode the URL path)
             let target = path.get("/ipfs/".len()..).unwrap_or_default();
-            crate::ipfs::relay(&req, env, &target.replace("%2F", "/").replace("%2f", "/")).await
+            crate::ipfs::relay(&req, env, ctx, &target.replace("%2F", "/").replace("%2f", "/")).await
         }
         (Method::Get | Method::Head, ["image", _, ..]) => {
             // as for /ipfs: a `%2F` inside the `{cid}` parameter separates path segments
@@ -812,7 +813,7 @@ mod tests {
         );
         assert_eq!(
             allowed_methods(&["ipfs", "Qm", "a", "b"]).as_deref(),
-            Some("GET, OPTIONS")
+            Some("GET, HEAD, OPTIONS")
         );
         assert_eq!(allowed_methods(&["nothing", "here"]), None);
     }

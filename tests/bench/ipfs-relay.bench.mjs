@@ -1,0 +1,210 @@
+// The IPFS relay side by side with LUKSO's (`lukso-network/service-ipfs-proxy`, a Worker), both in `wrangler dev` on
+// the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB.
+//
+//   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
+//     [--only 1KB|100KB|1MB] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
+//
+// LUKSO's relay hard-codes `https://` upstreams, so the gateway speaks TLS with a certificate from a throwaway CA made
+// here with openssl (in a temp dir, deleted at the end) and trusted by both workerd processes through
+// NODE_EXTRA_CA_CERTS (miniflare passes the file's certificates to workerd as trusted certificates). Both relays
+// race two upstreams (LUKSO: its Infura and Pinata gateways; ours: IPFS_GATEWAYS with two entries), both pointed at
+// the same gateway. LUKSO's code is not part of this repository: pass a checkout of it with --lukso (default: the
+// mirror at /work/.mirror); its npm dependencies are installed into a temp dir outside the repository.
+//
+// Cold: a fresh block every iteration (nobody has fetched it: the relay must go to the gateway). Warm: the same block
+// again (ours: from R2; LUKSO's: from the gateway again, it keeps nothing). Requests alternate between the relays
+// (ours first on even iterations, LUKSO's first on odd ones) so that load on the machine hits both alike.
+// Bounded: --rounds iterations per size and kind (default 40), and a 10 minute deadline.
+import { spawn, execFileSync } from 'node:child_process';
+import { Agent as HttpsAgent, createServer as createHttpsServer, get as httpsGet } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import * as sdk from 'profile-relayer';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const ROUNDS = Number(arg('--rounds', 40));
+// idle time before each request (ms): background work of one request (our R2 write) then does not land in the next
+const GAP = Number(arg('--gap', 0));
+const LUKSO = arg('--lukso', '/work/.mirror/lukso-network+service-ipfs-proxy/repo');
+const SIZES = [['1 KB', 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024]].filter(([label]) => !arg('--only') || arg('--only') === label.replace(' ', ''));
+const deadline = Date.now() + 10 * 60_000;
+
+const tmp = mkdtempSync(join(tmpdir(), 'ipfs-relay-bench-'));
+const cleanup = [];
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+
+// 1. a throwaway CA and a certificate for 127.0.0.1 / localhost signed by it
+const ssl = (...args) => execFileSync('openssl', args, { cwd: tmp, stdio: ['ignore', 'ignore', 'pipe'] });
+ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem',
+  '-days', '1', '-subj', '/CN=ipfs-relay-bench throwaway CA');
+ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'gw.key', '-out', 'gw.csr', '-subj', '/CN=127.0.0.1');
+writeFileSync(join(tmp, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+ssl('x509', '-req', '-in', 'gw.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'gw.pem', '-days', '1', '-extfile', 'ext.cnf');
+// trusted by the workerd processes started below, next to what NODE_EXTRA_CA_CERTS already named (a machine behind
+// a TLS-intercepting proxy needs its CA for npm); read by miniflare when it starts workerd
+const inherited = process.env.NODE_EXTRA_CA_CERTS;
+const caBundle = join(tmp, 'ca-bundle.pem');
+writeFileSync(caBundle, `${inherited && existsSync(inherited) ? readFileSync(inherited, 'utf8') : ''}\n${readFileSync(join(tmp, 'ca.pem'), 'utf8')}`);
+process.env.NODE_EXTRA_CA_CERTS = caBundle;
+// this process's own fetch reads NODE_EXTRA_CA_CERTS only at start-up: the direct baseline uses node:https with the CA
+const directAgent = new HttpsAgent({ keepAlive: true, ca: readFileSync(join(tmp, 'ca.pem')) });
+const direct = (cid, size) => new Promise((resolve, reject) => {
+  const t0 = performance.now();
+  httpsGet(`https://${gatewayHost}/ipfs/${cid}`, { agent: directAgent }, (res) => {
+    let n = 0;
+    res.on('data', (d) => (n += d.length));
+    res.on('end', () => (n === size ? resolve(performance.now() - t0) : reject(new Error(`direct: ${n} bytes`))));
+  }).on('error', reject);
+});
+
+// 2. the gateway: raw blocks by CID, like a trustless gateway would answer them
+const blocks = new Map();
+let gatewayHits = 0;
+const gateway = createHttpsServer({ key: readFileSync(join(tmp, 'gw.key')), cert: readFileSync(join(tmp, 'gw.pem')) }, (req, res) => {
+  gatewayHits++;
+  const bytes = blocks.get(req.url.replace(/^\/ipfs\//, '').split('?')[0]);
+  if (!bytes) return res.writeHead(404).end('not found');
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
+});
+await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
+const gatewayHost = `127.0.0.1:${gateway.address().port}`;
+cleanup.push(() => new Promise((r) => { gateway.closeAllConnections(); gateway.close(r); }));
+
+const freePort = () => new Promise((resolve, reject) => {
+  const probe = createNetServer();
+  probe.once('error', reject);
+  probe.listen(0, '127.0.0.1', () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
+});
+
+async function waitUp(url, child, timeoutMs = 180_000) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`wrangler exited (${child.exitCode})`);
+    try {
+      await (await fetch(url)).arrayBuffer();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`${url} did not answer in time`);
+}
+
+// 3. LUKSO's relay: its source copied into a temp dir, its three runtime dependencies installed there, and run by
+// this repository's wrangler (the same workerd as ours)
+async function startLukso() {
+  const dir = join(tmp, 'lukso');
+  mkdirSync(dir);
+  if (existsSync(join(LUKSO, 'src'))) {
+    cpSync(join(LUKSO, 'src'), join(dir, 'src'), { recursive: true });
+  } else {
+    // a bare mirror: export src/ from its HEAD
+    execFileSync('sh', ['-c', `git --git-dir="${LUKSO}" archive HEAD src | tar -x -C "${dir}"`]);
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({
+    name: 'lukso-ipfs-proxy-bench', private: true,
+    // the ranges of its package.json (its yarn.lock's @picojs/pico 0.3.1 is no longer published: 0.3.4 is used)
+    dependencies: { '@picojs/pico': '^0.3.1', '@tsndr/cloudflare-worker-jwt': '^2.2.5', 'date-fns': '^2.30.0' },
+  }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir, stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: inherited ?? '' },
+  });
+  // its wrangler.toml, for wrangler 4 (`node_compat` became the `nodejs_compat` flag)
+  writeFileSync(join(dir, 'wrangler.toml'), 'name = "lukso-ipfs-proxy"\nmain = "src/index.js"\ncompatibility_date = "2023-07-01"\ncompatibility_flags = ["nodejs_compat"]\n');
+  const port = await freePort();
+  const vars = { INFURA_GATEWAY_HOSTNAME: gatewayHost, INFURA_PROJECT_ID: 'bench', INFURA_API_KEY: 'bench', PINATA_GATEWAY: gatewayHost, PINATA_TOKEN: 'bench' };
+  const child = spawn(process.execPath, [
+    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--cwd', dir, '--ip', '127.0.0.1', '--port', String(port),
+    '--inspector-port', String(await freePort()), '--persist-to', join(dir, 'state'), '--show-interactive-dev-session=false',
+    '--log-level', 'error', ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+  ], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const url = `http://127.0.0.1:${port}`;
+  cleanup.push(async () => {
+    try { process.kill(-child.pid, 'SIGINT'); } catch { /* gone */ }
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+  });
+  await waitUp(`${url}/`, child);
+  return url;
+}
+
+const { startStack } = await import('../../scripts/stack.mjs');
+let ours;
+let lukso;
+try {
+  const stack = await startStack({ log: !!process.env.BENCH_LOG, vars: { IPFS_GATEWAYS: `https://${gatewayHost},https://localhost:${gateway.address().port}` } });
+  cleanup.push(() => stack.stop());
+  ours = stack.workerUrl;
+  lukso = await startLukso();
+
+  const encodings = new Set();
+  const get = async (base, cid, size) => {
+    if (GAP) await new Promise((r) => setTimeout(r, GAP));
+    const t0 = performance.now();
+    const res = await fetch(`${base}/ipfs/${cid}`);
+    const body = new Uint8Array(await res.arrayBuffer());
+    const ms = performance.now() - t0;
+    encodings.add(`${base === ours ? 'ours' : 'LUKSO'}: ${res.headers.get('content-encoding') ?? 'identity'}`);
+    assert.equal(res.status, 200, `${base}: ${res.status} ${new TextDecoder().decode(body.slice(0, 200))}`);
+    assert.equal(body.length, size);
+    return ms;
+  };
+  const fresh = (size) => {
+    const bytes = randomBytes(size);
+    const cid = sdk.computeCid(bytes);
+    blocks.set(cid, bytes);
+    return cid;
+  };
+  const pct = (xs, p) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  };
+
+  // warm-up: both relays compile and open their connections
+  for (let i = 0; i < 5; i++) {
+    const cid = fresh(1024);
+    await get(ours, cid, 1024);
+    await get(lukso, cid, 1024);
+    await direct(cid, 1024);
+  }
+
+  const rows = [];
+  for (const [label, size] of SIZES) {
+    const t = { direct: [], oursCold: [], luksoCold: [], oursWarm: [], luksoWarm: [] };
+    const warmCid = fresh(size);
+    await get(ours, warmCid, size);
+    await new Promise((r) => setTimeout(r, 200)); // the background R2 write
+    for (let i = 0; i < ROUNDS && Date.now() < deadline; i++) {
+      const cid = fresh(size);
+      const order = i % 2 === 0 ? [[ours, 'oursCold'], [lukso, 'luksoCold']] : [[lukso, 'luksoCold'], [ours, 'oursCold']];
+      // a fresh block for each relay: neither gets one the other has just pulled through the gateway
+      for (const [base, key] of order) t[key].push(await get(base, key === 'oursCold' ? cid : fresh(size), size));
+      t.direct.push(await direct(cid, size));
+      const warm = i % 2 === 0 ? [[ours, 'oursWarm'], [lukso, 'luksoWarm']] : [[lukso, 'luksoWarm'], [ours, 'oursWarm']];
+      for (const [base, key] of warm) t[key].push(await get(base, warmCid, size));
+    }
+    const hitsBefore = gatewayHits;
+    await get(ours, warmCid, size);
+    assert.equal(gatewayHits, hitsBefore, 'our warm fetch is served from R2');
+    const f = (xs) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 95).toFixed(1)}`;
+    rows.push([label, t.oursCold.length, f(t.oursCold), f(t.luksoCold), (pct(t.oursCold, 50) / pct(t.luksoCold, 50)).toFixed(2),
+      f(t.oursWarm), f(t.luksoWarm), (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2), f(t.direct)]);
+    blocks.clear();
+  }
+  console.log(`IPFS relay vs LUKSO's service-ipfs-proxy (wrangler dev, one local TLS gateway), ms p50 / p95:`);
+  console.log('| block | n | ours cold | LUKSO cold | cold ratio (p50) | ours warm | LUKSO warm | warm ratio (p50) | gateway directly |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`content encodings seen: ${[...encodings].join(', ')}`);
+} finally {
+  for (const c of cleanup.reverse()) await c();
+  directAgent.destroy();
+}
