@@ -495,93 +495,30 @@ async fn cached_derived(env: &Env, key: &str) -> ApiResult<Option<Answer>> {
     }))
 }
 
-thread_local! {
-    static CACHE_TABLE_READY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-}
-
 /// Keeps a derived image in R2. Anyone can ask for any width of any image, so the cache is bounded like the
 /// relay's (`IMAGE_CACHE_MAX_BYTES`): a ledger in D1 (`image_cache`) records what is stored, the oldest entries
 /// are evicted to make room.
 async fn store_derived(env: &Env, key: &str, answer: &Answer) -> ApiResult<()> {
-    let max = crate::config::number(env, "IMAGE_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES)?;
-    let size = answer.bytes.len() as u64;
-    if size > max {
-        return Ok(());
-    }
-    let db = env.d1("DB")?;
-    if !CACHE_TABLE_READY.with(core::cell::Cell::get) {
-        db.prepare(
-            "CREATE TABLE IF NOT EXISTS image_cache (key TEXT PRIMARY KEY, size INTEGER NOT NULL, \
-             stored_at INTEGER NOT NULL)",
+    let cache = crate::r2_cache::BoundedCache {
+        table: "image_cache",
+        key_column: "key",
+        max_bytes: crate::config::number(env, "IMAGE_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES)?,
+    };
+    cache
+        .put(
+            env,
+            crate::r2_cache::Object {
+                key,
+                bytes: &answer.bytes,
+                content_type: &answer.content_type,
+                metadata: std::collections::HashMap::from([
+                    ("origin".to_owned(), "image".to_owned()),
+                    ("sourceKeccak256".to_owned(), answer.source_hash.to_string()),
+                    ("sourceVerified".to_owned(), answer.source_verified.to_string()),
+                ]),
+            },
         )
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
-        CACHE_TABLE_READY.with(|c| c.set(true));
-    }
-    #[derive(serde::Deserialize)]
-    struct Total {
-        total: f64,
-    }
-    #[derive(serde::Deserialize)]
-    struct Entry {
-        key: String,
-        size: f64,
-    }
-    let total = db
-        .prepare("SELECT COALESCE(SUM(size), 0) AS total FROM image_cache")
-        .first::<Total>(None)
-        .await
-        .map_err(ApiError::internal)?
-        .map_or(0, |t| t.total as u64);
-    let bucket = env.bucket("IPFS")?;
-    let mut excess = (total + size).saturating_sub(max);
-    if excess > 0 {
-        let oldest: Vec<Entry> = db
-            .prepare("SELECT key, size FROM image_cache ORDER BY stored_at LIMIT 100")
-            .all()
-            .await
-            .map_err(ApiError::internal)?
-            .results()
-            .map_err(ApiError::internal)?;
-        for entry in oldest {
-            if excess == 0 {
-                break;
-            }
-            bucket.delete(&entry.key).await?;
-            db.prepare("DELETE FROM image_cache WHERE key = ?1")
-                .bind(&[entry.key.as_str().into()])?
-                .run()
-                .await
-                .map_err(ApiError::internal)?;
-            excess = excess.saturating_sub(entry.size as u64);
-        }
-        if excess > 0 {
-            return Ok(());
-        }
-    }
-    bucket
-        .put(key, answer.bytes.clone())
-        .http_metadata(worker::HttpMetadata {
-            content_type: Some(answer.content_type.clone()),
-            ..Default::default()
-        })
-        .custom_metadata(std::collections::HashMap::from([
-            ("origin".to_owned(), "image".to_owned()),
-            ("sourceKeccak256".to_owned(), answer.source_hash.to_string()),
-            ("sourceVerified".to_owned(), answer.source_verified.to_string()),
-        ]))
-        .execute()
         .await?;
-    db.prepare("INSERT OR REPLACE INTO image_cache (key, size, stored_at) VALUES (?1, ?2, ?3)")
-        .bind(&[
-            key.into(),
-            wasm_bindgen::JsValue::from_f64(size as f64),
-            wasm_bindgen::JsValue::from_f64(worker::Date::now().as_millis() as f64),
-        ])?
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
     Ok(())
 }
 

@@ -214,89 +214,28 @@ fn origin(kind: &str) -> std::collections::HashMap<String, String> {
     std::collections::HashMap::from([("origin".to_owned(), kind.to_owned())])
 }
 
-thread_local! {
-    static CACHE_TABLE_READY: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-}
-
 /// Keeps a verified block fetched for anyone in R2. Anonymous traffic decides what is fetched, so the relay's
 /// share of the bucket is bounded by `IPFS_CACHE_MAX_BYTES`: a ledger in D1 (`relay_cache`) records what the
 /// relay stored, and the oldest entries are evicted to make room. Uploads (API key holders) are never evicted.
 /// Concurrent requests may pass the bound by at most one block each.
 async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Content) -> ApiResult<()> {
-    let size = content.bytes.len() as u64;
-    if size > config.cache_max_bytes {
-        return Ok(());
-    }
-    let db = env.d1("DB")?;
-    if !CACHE_TABLE_READY.with(core::cell::Cell::get) {
-        db.prepare(
-            "CREATE TABLE IF NOT EXISTS relay_cache (cid TEXT PRIMARY KEY, size INTEGER NOT NULL, \
-             stored_at INTEGER NOT NULL)",
+    let cache = crate::r2_cache::BoundedCache {
+        table: "relay_cache",
+        key_column: "cid",
+        max_bytes: config.cache_max_bytes,
+    };
+    let key = cid.to_string();
+    cache
+        .put(
+            env,
+            crate::r2_cache::Object {
+                key: &key,
+                bytes: &content.bytes,
+                content_type: &content.content_type,
+                metadata: origin("relay"),
+            },
         )
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
-        CACHE_TABLE_READY.with(|c| c.set(true));
-    }
-    #[derive(serde::Deserialize)]
-    struct Total {
-        total: f64,
-    }
-    #[derive(serde::Deserialize)]
-    struct Entry {
-        cid: String,
-        size: f64,
-    }
-    let total = db
-        .prepare("SELECT COALESCE(SUM(size), 0) AS total FROM relay_cache")
-        .first::<Total>(None)
-        .await
-        .map_err(ApiError::internal)?
-        .map_or(0, |t| t.total as u64);
-    let mut excess = (total + size).saturating_sub(config.cache_max_bytes);
-    if excess > 0 {
-        let oldest: Vec<Entry> = db
-            .prepare("SELECT cid, size FROM relay_cache ORDER BY stored_at LIMIT 100")
-            .all()
-            .await
-            .map_err(ApiError::internal)?
-            .results()
-            .map_err(ApiError::internal)?;
-        let bucket = env.bucket("IPFS")?;
-        for entry in oldest {
-            if excess == 0 {
-                break;
-            }
-            bucket.delete(&entry.cid).await?;
-            db.prepare("DELETE FROM relay_cache WHERE cid = ?1")
-                .bind(&[entry.cid.as_str().into()])?
-                .run()
-                .await
-                .map_err(ApiError::internal)?;
-            excess = excess.saturating_sub(entry.size as u64);
-        }
-        if excess > 0 {
-            return Ok(());
-        }
-    }
-    env.bucket("IPFS")?
-        .put(cid.to_string(), content.bytes.clone())
-        .http_metadata(worker::HttpMetadata {
-            content_type: Some(content.content_type.clone()),
-            ..Default::default()
-        })
-        .custom_metadata(origin("relay"))
-        .execute()
         .await?;
-    db.prepare("INSERT OR REPLACE INTO relay_cache (cid, size, stored_at) VALUES (?1, ?2, ?3)")
-        .bind(&[
-            cid.to_string().into(),
-            wasm_bindgen::JsValue::from_f64(size as f64),
-            wasm_bindgen::JsValue::from_f64(worker::Date::now().as_millis() as f64),
-        ])?
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
     Ok(())
 }
 

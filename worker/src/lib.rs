@@ -14,6 +14,7 @@ mod ipfs;
 mod lookup;
 mod meter;
 mod panic_guard;
+mod r2_cache;
 mod ratelimit;
 mod relayer;
 mod routes;

@@ -1,0 +1,132 @@
+//! A bounded share of the R2 bucket: what anonymous traffic makes the Worker store (relayed blocks, derived
+//! images) is recorded in a D1 ledger (`key`, `size`, `stored_at`), and the oldest entries are evicted to make room
+//! for a new one. Concurrent writers may pass the bound by at most one object each.
+
+use std::collections::HashMap;
+
+use wasm_bindgen::JsValue;
+use worker::{D1Database, Env};
+
+use crate::error::{ApiError, ApiResult};
+
+/// One bounded cache: its ledger table (a constant name, never user input) and its bound in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct BoundedCache {
+    /// The D1 ledger table.
+    pub table: &'static str,
+    /// Its key column (`cid` in the relay's ledger, which predates this module).
+    pub key_column: &'static str,
+    /// The most bytes the cache may hold.
+    pub max_bytes: u64,
+}
+
+/// An object to store.
+#[derive(Debug)]
+pub struct Object<'a> {
+    /// The R2 key.
+    pub key: &'a str,
+    /// The bytes.
+    pub bytes: &'a [u8],
+    /// Its `Content-Type`.
+    pub content_type: &'a str,
+    /// R2 custom metadata.
+    pub metadata: HashMap<String, String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Total {
+    total: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct Entry {
+    key: String,
+    size: f64,
+}
+
+thread_local! {
+    static READY: core::cell::RefCell<Vec<&'static str>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+impl BoundedCache {
+    async fn ledger(&self, env: &Env) -> ApiResult<D1Database> {
+        let db = env.d1("DB")?;
+        if !READY.with(|r| r.borrow().contains(&self.table)) {
+            db.prepare(format!(
+                "CREATE TABLE IF NOT EXISTS {} ({} TEXT PRIMARY KEY, size INTEGER NOT NULL, stored_at INTEGER NOT NULL)",
+                self.table, self.key_column
+            ))
+            .run()
+            .await
+            .map_err(ApiError::internal)?;
+            READY.with(|r| r.borrow_mut().push(self.table));
+        }
+        Ok(db)
+    }
+
+    /// Stores `object` in the `IPFS` bucket when it fits, evicting the oldest entries of this cache to make room;
+    /// an object larger than the whole bound is not stored. `Ok(false)` when it was not stored.
+    pub async fn put(&self, env: &Env, object: Object<'_>) -> ApiResult<bool> {
+        let size = object.bytes.len() as u64;
+        if size > self.max_bytes {
+            return Ok(false);
+        }
+        let db = self.ledger(env).await?;
+        let (table, column) = (self.table, self.key_column);
+        let total = db
+            .prepare(format!("SELECT COALESCE(SUM(size), 0) AS total FROM {table}"))
+            .first::<Total>(None)
+            .await
+            .map_err(ApiError::internal)?
+            .map_or(0, |t| t.total as u64);
+        let bucket = env.bucket("IPFS")?;
+        let mut excess = (total + size).saturating_sub(self.max_bytes);
+        if excess > 0 {
+            let oldest: Vec<Entry> = db
+                .prepare(format!(
+                    "SELECT {column} AS key, size FROM {table} ORDER BY stored_at LIMIT 100"
+                ))
+                .all()
+                .await
+                .map_err(ApiError::internal)?
+                .results()
+                .map_err(ApiError::internal)?;
+            for entry in oldest {
+                if excess == 0 {
+                    break;
+                }
+                bucket.delete(&entry.key).await?;
+                db.prepare(format!("DELETE FROM {table} WHERE {column} = ?1"))
+                    .bind(&[entry.key.as_str().into()])?
+                    .run()
+                    .await
+                    .map_err(ApiError::internal)?;
+                excess = excess.saturating_sub(entry.size as u64);
+            }
+            if excess > 0 {
+                return Ok(false);
+            }
+        }
+        bucket
+            .put(object.key, object.bytes.to_vec())
+            .http_metadata(worker::HttpMetadata {
+                content_type: Some(object.content_type.to_owned()),
+                ..Default::default()
+            })
+            .custom_metadata(object.metadata)
+            .execute()
+            .await?;
+        db.prepare(format!(
+            "INSERT OR REPLACE INTO {table} ({column}, size, stored_at) VALUES (?1, ?2, ?3)"
+        ))
+        .bind(&[
+            object.key.into(),
+            JsValue::from_f64(size as f64),
+            JsValue::from_f64(worker::Date::now().as_millis() as f64),
+        ])?
+        .run()
+        .await
+        .map_err(ApiError::internal)?;
+        Ok(true)
+    }
+}
