@@ -10,7 +10,12 @@ sol! {
     function getData(bytes32 dataKey) external view returns (bytes dataValue);
     /// ERC725Y: several values, one per key, in order.
     function getDataBatch(bytes32[] dataKeys) external view returns (bytes[] dataValues);
+    /// ERC725Y: a value changed.
+    event DataChanged(bytes32 indexed dataKey, bytes dataValue);
 }
+
+/// `topic0` of [`DataChanged`].
+pub const DATA_CHANGED_TOPIC: B256 = <DataChanged as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
 
 /// `getData(key)` calldata.
 #[must_use]
@@ -44,6 +49,27 @@ mod tests {
     use alloy_primitives::hex;
 
     use super::*;
+
+    #[test]
+    fn event_topics_are_the_hashes_of_their_signatures() {
+        use alloy_primitives::keccak256;
+        assert_eq!(DATA_CHANGED_TOPIC, keccak256("DataChanged(bytes32,bytes)"));
+        assert_eq!(
+            crate::lsp23::DEPLOYED_PROXIES_TOPIC,
+            keccak256(
+                "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),\
+                 (uint256,address,bytes,bool,bytes),address,bytes)"
+            )
+        );
+        assert_eq!(
+            crate::lsp7::TRANSFER_TOPIC,
+            keccak256("Transfer(address,address,address,uint256,bool,bytes)")
+        );
+        assert_eq!(
+            crate::lsp8::TRANSFER_TOPIC,
+            keccak256("Transfer(address,address,address,bytes32,bool,bytes)")
+        );
+    }
 
     #[test]
     fn selectors_and_round_trips() {

@@ -14,6 +14,7 @@ pub mod lsp25;
 pub mod lsp3;
 pub mod lsp4;
 pub mod lsp6;
+pub mod lsp7;
 pub mod lsp8;
 pub mod metadata;
 pub mod networks;

@@ -47,6 +47,16 @@ sol! {
         bytes postDeploymentModuleCalldata
     ) external payable returns (address primaryContractAddress, address secondaryContractAddress);
 
+    /// Emitted by the factory for every deployment (the profile is the first indexed topic).
+    event DeployedERC1167Proxies(
+        address indexed primaryContractAddress,
+        address indexed secondaryContractAddress,
+        PrimaryContractDeploymentInit primaryContractDeploymentInit,
+        SecondaryContractDeploymentInit secondaryContractDeploymentInit,
+        address postDeploymentModule,
+        bytes postDeploymentModuleCalldata
+    );
+
     /// The factory's own prediction (view).
     #[derive(Debug, PartialEq, Eq)]
     function computeERC1167Addresses(
@@ -60,6 +70,10 @@ sol! {
     #[derive(Debug, PartialEq, Eq)]
     function initialize(address initialOwner) external;
 }
+
+/// `topic0` of [`DeployedERC1167Proxies`]: an indexer finds new profiles by it.
+pub const DEPLOYED_PROXIES_TOPIC: alloy_primitives::B256 =
+    <DeployedERC1167Proxies as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
 
 /// `initialize(address)` selector, the KeyManager's `initializationCalldata` (the factory appends the UP address).
 pub const INITIALIZE_SELECTOR: [u8; 4] = initializeCall::SELECTOR;

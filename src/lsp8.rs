@@ -17,7 +17,19 @@ sol! {
     function getDataForTokenId(bytes32 tokenId, bytes32 dataKey) external view returns (bytes dataValue);
     /// LSP8: the owner of a token (reverts for a token that does not exist).
     function tokenOwnerOf(bytes32 tokenId) external view returns (address);
+    /// LSP8: a token moved (minted, transferred, burnt); the token id is the third indexed topic.
+    event Transfer(
+        address operator,
+        address indexed from,
+        address indexed to,
+        bytes32 indexed tokenId,
+        bool force,
+        bytes data
+    );
 }
+
+/// `topic0` of LSP8 [`Transfer`].
+pub const TRANSFER_TOPIC: B256 = <Transfer as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
 
 /// `getDataForTokenId(tokenId, key)` calldata.
 #[must_use]

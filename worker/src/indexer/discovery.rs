@@ -5,8 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use alloy_primitives::{Address, B256, U256, keccak256};
+use alloy_primitives::{Address, B256, U256};
 use futures_util::{StreamExt, stream};
+use profile_relayer::{erc725y, lsp7, lsp8, lsp23};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -34,16 +35,10 @@ struct Log {
     log_index: Option<U256>,
 }
 
-fn topic(signature: &str) -> B256 {
-    keccak256(signature.as_bytes())
-}
-
 /// The candidates of each block, in order, without duplicates within a block.
 fn candidates(mut logs: Vec<Log>) -> BTreeMap<u64, Vec<Item>> {
-    let deployed = topic(
-        "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)",
-    );
-    let lsp8_transfer = topic("Transfer(address,address,address,bytes32,bool,bytes)");
+    let deployed = lsp23::DEPLOYED_PROXIES_TOPIC;
+    let lsp8_transfer = lsp8::TRANSFER_TOPIC;
     logs.sort_by_key(|l| (l.block_number, l.log_index.unwrap_or(U256::MAX)));
     let mut blocks: BTreeMap<u64, Vec<Item>> = BTreeMap::new();
     for log in logs {
@@ -98,12 +93,10 @@ fn too_large(e: &RpcError) -> bool {
 
 async fn get_logs(ctx: &Ctx<'_>, from: u64, to: u64) -> Result<Vec<Log>, RpcError> {
     let topics = [
-        topic(
-            "DeployedERC1167Proxies(address,address,(bytes32,uint256,address,bytes),(uint256,address,bytes,bool,bytes),address,bytes)",
-        ),
-        topic("DataChanged(bytes32,bytes)"),
-        topic("Transfer(address,address,address,uint256,bool,bytes)"),
-        topic("Transfer(address,address,address,bytes32,bool,bytes)"),
+        lsp23::DEPLOYED_PROXIES_TOPIC,
+        erc725y::DATA_CHANGED_TOPIC,
+        lsp7::TRANSFER_TOPIC,
+        lsp8::TRANSFER_TOPIC,
     ];
     ctx.budget.spend(1);
     ctx.rpc
