@@ -16,7 +16,10 @@ use super::{
 };
 use crate::{
     Error,
-    api::{DeployRequest, ExecuteRequest, ExecuteResponse, QuotaRequest, QuotaResponse, TransactionStatus},
+    api::{
+        DeployRequest, DeployResponse, ExecuteRequest, ExecuteResponse, ProfileStatus, QuotaRequest,
+        QuotaResponse, RegisterResponse, SearchBoth, TransactionStatus,
+    },
     erc165,
     hex::{parse_fixed, parse_hex, parse_uint256, to_hex},
     ipfs::{CidPath, RAW, cid_text, raw_cid, verify_block},
@@ -31,17 +34,6 @@ const TS_CLIENT_TYPES: &'static str = r#"
 export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
 export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
-/** `POST /api/universal-profile`: Form 1 or Form 2. */
-export type DeployRequest =
-  | { lsp6ControllerAddress: Address[]; lsp3Profile?: Hex }
-  | { salt: Hex; postDeploymentCallData: Hex };
-export interface DeployResponse { universalProfileAddress: Address; keyManagerAddress: Address; transactionHash: Hex | null; }
-export interface Quota { total: number; used: number; remaining: number; unit: "gas"; resetDate: number; }
-export interface RegisterResponse { universalProfileAddress: Address; newlyRegistered: boolean; quota: Quota; }
-export interface ProfileStatus {
-  universalProfileAddress: Address; deployed: boolean; registered: boolean;
-  pendingTransaction: Hex | null; deploymentTransaction: Hex | null; registeredAt: number | null; quota: Quota | null;
-}
 /** A search / lookup record (see the service's OpenAPI document for every field; `ProfileRecord`, `AssetRecord`
  * and `TokenRecord` type each kind). */
 export interface IndexRecord {
@@ -54,7 +46,6 @@ export interface IndexRecord {
   tokens?: { tokenId: Hex; name?: string | null; imageUrl?: string | null }[];
   [field: string]: unknown;
 }
-export interface SearchResult { hits: IndexRecord[]; nbHits: number; page: number; nbPages: number; hitsPerPage: number; processingTimeMS: number; }
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
 /** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
 export type Stats = [IndexStats, IndexStats];
@@ -255,7 +246,7 @@ impl RelayerClient {
         future_to_promise(async move {
             let body: Value = from_js(request, "request")?;
             DeployRequest::from_value(&body)?;
-            send_json(this.post("/api/universal-profile"), Some(&body)).await
+            send_typed::<DeployResponse>(this.post("/api/universal-profile"), Some(&body)).await
         })
     }
 
@@ -266,7 +257,7 @@ impl RelayerClient {
         future_to_promise(async move {
             crate::hex::parse_address("universalProfileAddress", &address)?;
             let body = serde_json::json!({ "universalProfileAddress": address });
-            send_json(this.post("/api/universal-profile/register"), Some(&body)).await
+            send_typed::<RegisterResponse>(this.post("/api/universal-profile/register"), Some(&body)).await
         })
     }
 
@@ -280,7 +271,7 @@ impl RelayerClient {
                 "{}/api/universal-profile/{address}",
                 this.base_url
             )));
-            send_json(builder, None).await
+            send_typed::<ProfileStatus>(builder, None).await
         })
     }
 
@@ -341,18 +332,19 @@ impl RelayerClient {
             let request = with_json(this.post("/api/universal-profile"), Some(&body))?;
             let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
             let pending = response.status() == 202;
-            let answer = json_of(response).await?;
-            let expected = predicted.universal_profile.to_checksum(None);
-            let answered = get_str(&answer, "universalProfileAddress");
-            if answered.as_deref() != Some(expected.as_str()) || !answer.is_object() {
-                let answered = answered.map_or_else(|| "no address".to_owned(), |a| format!("{a:?}"));
+            let answer: DeployResponse = read_typed(response).await?;
+            if answer.universal_profile_address != predicted.universal_profile {
                 return Err(client_error(
                     None,
                     "PREDICTION_MISMATCH",
-                    &format!("the relayer answered {answered} but {expected} was predicted"),
+                    &format!(
+                        "the relayer answered {} but {} was predicted",
+                        answer.universal_profile_address, predicted.universal_profile
+                    ),
                     None,
                 ));
             }
+            let answer = to_js(&answer)?;
             let set = |key: &str, value: JsValue| Reflect::set(&answer, &key.into(), &value).map(drop);
             set("salt", salt.to_string().into())?;
             set("lsp3Profile", to_hex(&lsp3).into())?;
@@ -453,7 +445,7 @@ impl LookupClient {
     }
 
     /// Full-text search over profiles and assets.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ profiles: SearchResult; assets: SearchResult }>")]
+    #[wasm_bindgen(unchecked_return_type = "Promise<SearchBoth>")]
     pub fn search(
         &self,
         chain_id: u32,
@@ -467,7 +459,8 @@ impl LookupClient {
         for (key, n) in search_options(options.as_ref()) {
             path.push_str(&format!("&{key}={n}"));
         }
-        self.get(&path)
+        let url = format!("{}{path}", self.base_url);
+        future_to_promise(async move { send_typed::<SearchBoth>(Request::get(&url), None).await })
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -552,24 +545,30 @@ impl LookupClient {
 }
 
 /// Sends a request and reads the answer (parsed by JS) as the core wire type `T`, re-serialised for JS so every field
-/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE`.
+/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE` (see [`read_typed`]).
 async fn send_typed<T: DeserializeOwned + Serialize>(
     builder: RequestBuilder,
     body: Option<&Value>,
 ) -> Result<JsValue, JsValue> {
     let request = with_json(builder, body)?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
+    let answer: T = read_typed(response).await?;
+    to_js(&answer).map_err(Into::into)
+}
+
+/// A successful answer's body (parsed by JS) as the core wire type `T`; a body that is not a `T` is
+/// `INVALID_RESPONSE`.
+async fn read_typed<T: DeserializeOwned>(response: Response) -> Result<T, JsValue> {
     let status = response.status();
     let answer = json_of(response).await?;
-    let answer: T = serde_wasm_bindgen::from_value(answer).map_err(|e| {
+    serde_wasm_bindgen::from_value(answer).map_err(|e| {
         client_error(
             Some(status),
             "INVALID_RESPONSE",
             &format!("the service answered an unexpected body: {e}"),
             None,
         )
-    })?;
-    to_js(&answer).map_err(Into::into)
+    })
 }
 
 /// A `ProfileRelayerError` `SIGNER_ERROR` for a `sign` callback that threw or rejected; the original is its `cause`
