@@ -22,6 +22,8 @@ mod search;
 mod signer;
 mod store;
 mod txlog;
+#[cfg(test)]
+mod wire;
 
 pub use meter::Meter;
 pub use ratelimit::RateLimiter;
