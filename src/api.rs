@@ -27,20 +27,39 @@ use crate::{
 pub const MONTHLY_GAS_QUOTA: u64 = 20_000_000;
 
 /// `POST /api/universal-profile`: exactly one of the two forms.
+///
+/// Parsed by hand ([`DeployRequest::from_json`]); the `serde` attributes only shape its TypeScript declaration.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), serde(untagged))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeployRequest {
     /// Form 1: the relayer builds the profile data and picks a random salt.
     Controllers {
         /// `lsp6ControllerAddress`: the controllers, each given the default controller permissions.
+        #[cfg_attr(
+            feature = "wasm",
+            serde(rename = "lsp6ControllerAddress"),
+            tsify(type = "Address[]")
+        )]
         controllers: Vec<Address>,
         /// `lsp3Profile`: a VerifiableURI (optional).
+        #[cfg_attr(
+            feature = "wasm",
+            serde(rename = "lsp3Profile"),
+            tsify(optional, type = "Hex")
+        )]
         lsp3_profile: Option<Vec<u8>>,
     },
     /// Form 2: the client chose the salt and the data, and can predict the address.
     Salt {
         /// `salt`: 32 bytes.
+        #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
         salt: B256,
         /// `postDeploymentCallData`: `abi.encode(bytes32[] keys, bytes[] values)`.
+        #[cfg_attr(
+            feature = "wasm",
+            serde(rename = "postDeploymentCallData"),
+            tsify(type = "Hex")
+        )]
         post_deployment_calldata: Vec<u8>,
     },
 }
@@ -134,20 +153,25 @@ impl RegisterRequest {
 }
 
 /// Response to a deployment.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeployResponse {
     /// The profile (EIP-55).
     #[serde(with = "checksummed")]
+    #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
     pub universal_profile_address: Address,
     /// Its KeyManager (EIP-55).
     #[serde(with = "checksummed")]
+    #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
     pub key_manager_address: Address,
     /// The deployment transaction; `null` when the profile already existed and nothing was sent.
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
     pub transaction_hash: Option<B256>,
 }
 
 /// A profile's gas quota for the current calendar month (UTC).
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quota {
@@ -158,6 +182,7 @@ pub struct Quota {
     /// Gas left this month.
     pub remaining: u64,
     /// Always `"gas"`.
+    #[cfg_attr(feature = "wasm", tsify(type = "\"gas\""))]
     pub unit: String,
     /// When the quota resets: the first second of next month, unix seconds.
     pub reset_date: u64,
@@ -184,16 +209,82 @@ impl Quota {
 }
 
 /// Response to a registration.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RegisterResponse {
     /// The registered profile (EIP-55).
     #[serde(with = "checksummed")]
+    #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
     pub universal_profile_address: Address,
     /// Whether this call registered it (`false`: it was registered before).
     pub newly_registered: bool,
     /// The profile's quota.
     pub quota: Quota,
+}
+
+/// Response to `GET /api/universal-profile/{address}`: deployment, registration and quota of a profile.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileStatus {
+    /// The profile (EIP-55).
+    #[serde(with = "checksummed")]
+    #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
+    pub universal_profile_address: Address,
+    /// Whether it has code on chain.
+    pub deployed: bool,
+    /// Whether it is registered for the monthly gas quota.
+    pub registered: bool,
+    /// A deployment this relayer sent that is not mined yet.
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    pub pending_transaction: Option<B256>,
+    /// The transaction that deployed it, when this relayer did.
+    #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    pub deployment_transaction: Option<B256>,
+    /// When it was registered, unix seconds.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
+    pub registered_at: Option<u64>,
+    /// Its quota, when registered.
+    #[cfg_attr(feature = "wasm", tsify(type = "Quota | null"))]
+    pub quota: Option<Quota>,
+}
+
+/// One index's answer to a search (Algolia's shape): `GET /v1/:chainId/search` answers one per index.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// The records found, best first (stored as the indexer wrote them; see [`records`]).
+    #[cfg_attr(feature = "wasm", tsify(type = "IndexRecord[]"))]
+    pub hits: Vec<Value>,
+    /// Records matching in all.
+    pub nb_hits: u64,
+    /// This page, from 0.
+    pub page: u64,
+    /// Pages in all.
+    pub nb_pages: u64,
+    /// Records per page.
+    pub hits_per_page: u64,
+    /// Time the search took, milliseconds.
+    #[serde(rename = "processingTimeMS")]
+    pub processing_time_ms: u64,
+    /// The query text.
+    pub query: String,
+    /// The query as Algolia's URL parameters.
+    pub params: String,
+    /// The index searched.
+    pub index: String,
+}
+
+/// Response to `GET /v1/:chainId/search`: the profiles index's answer and the assets index's.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchBoth {
+    /// Profiles found.
+    pub profiles: SearchResult,
+    /// Assets and LSP8 tokens found.
+    pub assets: SearchResult,
 }
 
 /// `{"error": {"code": …, "message": …}}`.

@@ -31,17 +31,6 @@ const TS_CLIENT_TYPES: &'static str = r#"
 export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
 export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
-/** `POST /api/universal-profile`: Form 1 or Form 2. */
-export type DeployRequest =
-  | { lsp6ControllerAddress: Address[]; lsp3Profile?: Hex }
-  | { salt: Hex; postDeploymentCallData: Hex };
-export interface DeployResponse { universalProfileAddress: Address; keyManagerAddress: Address; transactionHash: Hex | null; }
-export interface Quota { total: number; used: number; remaining: number; unit: "gas"; resetDate: number; }
-export interface RegisterResponse { universalProfileAddress: Address; newlyRegistered: boolean; quota: Quota; }
-export interface ProfileStatus {
-  universalProfileAddress: Address; deployed: boolean; registered: boolean;
-  pendingTransaction: Hex | null; deploymentTransaction: Hex | null; registeredAt: number | null; quota: Quota | null;
-}
 /** A search / lookup record (see the service's OpenAPI document for every field; `ProfileRecord`, `AssetRecord`
  * and `TokenRecord` type each kind). */
 export interface IndexRecord {
@@ -54,7 +43,6 @@ export interface IndexRecord {
   tokens?: { tokenId: Hex; name?: string | null; imageUrl?: string | null }[];
   [field: string]: unknown;
 }
-export interface SearchResult { hits: IndexRecord[]; nbHits: number; page: number; nbPages: number; hitsPerPage: number; processingTimeMS: number; }
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
 /** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
 export type Stats = [IndexStats, IndexStats];
@@ -341,6 +329,7 @@ impl RelayerClient {
             let request = with_json(this.post("/api/universal-profile"), Some(&body))?;
             let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
             let pending = response.status() == 202;
+            // read as JS, not as a `DeployResponse`: typed reads of these answers cost more than the wasm budget
             let answer = json_of(response).await?;
             let expected = predicted.universal_profile.to_checksum(None);
             let answered = get_str(&answer, "universalProfileAddress");
@@ -453,7 +442,7 @@ impl LookupClient {
     }
 
     /// Full-text search over profiles and assets.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ profiles: SearchResult; assets: SearchResult }>")]
+    #[wasm_bindgen(unchecked_return_type = "Promise<SearchBoth>")]
     pub fn search(
         &self,
         chain_id: u32,
@@ -467,7 +456,8 @@ impl LookupClient {
         for (key, n) in search_options(options.as_ref()) {
             path.push_str(&format!("&{key}={n}"));
         }
-        self.get(&path)
+        let url = format!("{}{path}", self.base_url);
+        future_to_promise(async move { send_json(Request::get(&url), None).await })
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -552,24 +542,30 @@ impl LookupClient {
 }
 
 /// Sends a request and reads the answer (parsed by JS) as the core wire type `T`, re-serialised for JS so every field
-/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE`.
+/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE` (see [`read_typed`]).
 async fn send_typed<T: DeserializeOwned + Serialize>(
     builder: RequestBuilder,
     body: Option<&Value>,
 ) -> Result<JsValue, JsValue> {
     let request = with_json(builder, body)?;
     let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
+    let answer: T = read_typed(response).await?;
+    to_js(&answer).map_err(Into::into)
+}
+
+/// A successful answer's body (parsed by JS) as the core wire type `T`; a body that is not a `T` is
+/// `INVALID_RESPONSE`.
+async fn read_typed<T: DeserializeOwned>(response: Response) -> Result<T, JsValue> {
     let status = response.status();
     let answer = json_of(response).await?;
-    let answer: T = serde_wasm_bindgen::from_value(answer).map_err(|e| {
+    serde_wasm_bindgen::from_value(answer).map_err(|e| {
         client_error(
             Some(status),
             "INVALID_RESPONSE",
             &format!("the service answered an unexpected body: {e}"),
             None,
         )
-    })?;
-    to_js(&answer).map_err(Into::into)
+    })
 }
 
 /// A `ProfileRelayerError` `SIGNER_ERROR` for a `sign` callback that threw or rejected; the original is its `cause`

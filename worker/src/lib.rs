@@ -23,6 +23,8 @@ mod search;
 mod signer;
 mod store;
 mod txlog;
+#[cfg(test)]
+mod wire;
 
 pub use meter::Meter;
 pub use ratelimit::RateLimiter;

@@ -8,7 +8,10 @@
 
 use alloy_primitives::{B256, keccak256};
 use profile_relayer::{
-    api::records::{IndexStats, IndexerStatus, NotIndexed, UNKNOWN_STANDARD},
+    api::{
+        SearchBoth,
+        records::{IndexStats, IndexerStatus, NotIndexed, UNKNOWN_STANDARD},
+    },
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
 };
@@ -365,7 +368,11 @@ pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult
     let (profiles, assets) = chain.index_names();
     let p = search::search(env, &profiles, &q, page, per).await?;
     let a = search::search(env, &assets, &q, page, per).await?;
-    let mut value = json!({ "profiles": p, "assets": a });
+    let mut value = serde_json::to_value(SearchBoth {
+        profiles: p,
+        assets: a,
+    })
+    .map_err(|e| ApiError::internal(e.to_string()))?;
     absolute_urls(&mut value, &origin(req)?);
     Ok(Response::from_json(&value)?)
 }

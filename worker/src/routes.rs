@@ -2,7 +2,7 @@
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
-    api::{DeployRequest, DeployResponse, RegisterRequest, RegisterResponse},
+    api::{DeployRequest, DeployResponse, ProfileStatus, RegisterRequest, RegisterResponse},
     hex::parse_address,
     lsp23::{generate_salt, predict_addresses, profile_data_from_controllers},
 };
@@ -519,15 +519,15 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
     };
     json_response(
         200,
-        &json!({
-            "universalProfileAddress": address.to_checksum(None),
-            "deployed": deployed,
-            "registered": record.is_some(),
-            "pendingTransaction": pending,
-            "deploymentTransaction": record.as_ref().and_then(|r| r.deployment_transaction),
-            "registeredAt": record.as_ref().map(|r| r.registered_at),
-            "quota": quota,
-        }),
+        &ProfileStatus {
+            universal_profile_address: address,
+            deployed,
+            registered: record.is_some(),
+            pending_transaction: pending,
+            deployment_transaction: record.as_ref().and_then(|r| r.deployment_transaction),
+            registered_at: record.as_ref().map(|r| r.registered_at),
+            quota,
+        },
     )
 }
 

@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use profile_relayer::api::SearchResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
@@ -307,22 +308,6 @@ pub fn fts_query(text: &str) -> Option<String> {
         .map(|w| format!("\"{}\"*", w.to_lowercase()))
         .collect();
     (!words.is_empty()).then(|| words.join(" "))
-}
-
-/// An Algolia-shaped answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchResult {
-    hits: Vec<Value>,
-    nb_hits: u64,
-    page: u64,
-    nb_pages: u64,
-    hits_per_page: u64,
-    #[serde(rename = "processingTimeMS")]
-    processing_time_ms: u64,
-    query: String,
-    params: String,
-    index: String,
 }
 
 #[derive(Deserialize)]

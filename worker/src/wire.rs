@@ -1,0 +1,337 @@
+//! The core's response types against `openapi.json`: a sample of each type, with every optional field set, is
+//! serialized as the Worker answers it and checked against the document's schema of that answer (keys, `required`,
+//! types, `enum` / `const`, bounds, nested `$ref`s), and deserialized back as the clients read it. A field added to,
+//! renamed in or dropped from either side fails here.
+
+use alloy_primitives::{Address, B256};
+use profile_relayer::api::{
+    DeployResponse, ErrorBody, ExecuteResponse, ProfileStatus, Quota, QuotaResponse, RegisterResponse,
+    SearchBoth, SearchResult, TransactionKind, TransactionState, TransactionStatus,
+    records::{IndexStats, IndexerStatus, NotIndexed},
+};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Value, json};
+
+/// The schema at `#/components/schemas/<name>`.
+fn schema<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc.pointer(&format!("/components/schemas/{name}"))
+        .unwrap_or_else(|| panic!("openapi.json has no schema {name}"))
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_u64() || n.is_i64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The problems of `value` against `schema` (the subset of JSON Schema the document uses for these answers).
+/// Stricter than JSON Schema in one way: every property the schema lists must be present, since the samples set every
+/// optional field.
+fn check(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(pointer) = schema.get("$ref").and_then(Value::as_str) {
+        match doc.pointer(pointer.trim_start_matches('#')) {
+            Some(target) => check(doc, target, value, at, errors),
+            None => errors.push(format!("{at}: unresolved $ref {pointer}")),
+        }
+        return;
+    }
+    if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
+        let matching = options
+            .iter()
+            .filter(|option| {
+                let mut inner = Vec::new();
+                check(doc, option, value, at, &mut inner);
+                inner.is_empty()
+            })
+            .count();
+        if matching != 1 {
+            errors.push(format!("{at}: {value} matches {matching} of the oneOf schemas"));
+        }
+    }
+    if let Some(constant) = schema.get("const")
+        && constant != value
+    {
+        errors.push(format!("{at}: {value} is not the const {constant}"));
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        errors.push(format!("{at}: {value} is not in the enum {allowed:?}"));
+    }
+    if let Some(ty) = schema.get("type") {
+        let actual = json_type(value);
+        let ok = |t: &Value| t == actual || (t == "number" && actual == "integer");
+        let matches = match ty {
+            Value::Array(types) => types.iter().any(ok),
+            t => ok(t),
+        };
+        if !matches {
+            errors.push(format!("{at}: {value} is not of type {ty}"));
+        }
+    }
+    if let Some(n) = value.as_f64() {
+        if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+            && n < min
+        {
+            errors.push(format!("{at}: {n} < minimum {min}"));
+        }
+        if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+            && n > max
+        {
+            errors.push(format!("{at}: {n} > maximum {max}"));
+        }
+    }
+    if let Value::Array(items) = value {
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+            && (items.len() as u64) < min
+        {
+            errors.push(format!("{at}: {} items < minItems {min}", items.len()));
+        }
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && (items.len() as u64) > max
+        {
+            errors.push(format!("{at}: {} items > maxItems {max}", items.len()));
+        }
+        if let Some(item_schema) = schema.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                check(doc, item_schema, item, &format!("{at}[{i}]"), errors);
+            }
+        }
+    }
+    if let (Value::Object(object), Some(properties)) =
+        (value, schema.get("properties").and_then(Value::as_object))
+    {
+        for (key, field) in object {
+            match properties.get(key) {
+                Some(field_schema) => check(doc, field_schema, field, &format!("{at}.{key}"), errors),
+                None => errors.push(format!(
+                    "{at}: the type answers {key:?}, the document does not list it"
+                )),
+            }
+        }
+        for key in properties.keys() {
+            if !object.contains_key(key) {
+                errors.push(format!(
+                    "{at}: the document lists {key:?}, the type does not answer it"
+                ));
+            }
+        }
+        for key in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let listed = key.as_str().is_some_and(|k| properties.contains_key(k));
+            if !listed {
+                errors.push(format!("{at}: required {key} is not among the properties"));
+            }
+        }
+    }
+}
+
+/// `sample` as the Worker answers it, checked against the schema `name`; and read back as the clients read it.
+fn answers_as<T: Serialize + DeserializeOwned + PartialEq + core::fmt::Debug>(
+    name: &str,
+    sample: &T,
+) -> Vec<String> {
+    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let value = serde_json::to_value(sample).unwrap();
+    let mut errors = Vec::new();
+    check(&doc, schema(&doc, name), &value, name, &mut errors);
+    let back: T = serde_json::from_value(value).unwrap();
+    assert_eq!(&back, sample, "{name} does not read back as it was written");
+    errors
+}
+
+const NOW: u64 = 1_795_341_600;
+
+fn address() -> Address {
+    Address::repeat_byte(0xab)
+}
+
+fn quota() -> Quota {
+    Quota::monthly(1_234, NOW)
+}
+
+fn search_result(index: &str) -> SearchResult {
+    SearchResult {
+        hits: Vec::new(),
+        nb_hits: 0,
+        page: 0,
+        nb_pages: 0,
+        hits_per_page: 20,
+        processing_time_ms: 3,
+        query: "alice".into(),
+        params: "query=alice&hitsPerPage=20&page=0".into(),
+        index: index.into(),
+    }
+}
+
+fn execute_response() -> ExecuteResponse {
+    ExecuteResponse {
+        transaction_hash: B256::repeat_byte(0x11),
+        gas_used: Some(50_000),
+        status: Some(TransactionState::Mined),
+        quota: Some(QuotaResponse::from(&quota())),
+    }
+}
+
+#[test]
+fn every_response_type_is_its_openapi_schema() {
+    let checks = [
+        answers_as(
+            "DeployResponse",
+            &DeployResponse {
+                universal_profile_address: address(),
+                key_manager_address: Address::repeat_byte(0xcd),
+                transaction_hash: Some(B256::repeat_byte(0x22)),
+            },
+        ),
+        answers_as("Quota", &quota()),
+        answers_as(
+            "RegisterResponse",
+            &RegisterResponse {
+                universal_profile_address: address(),
+                newly_registered: true,
+                quota: quota(),
+            },
+        ),
+        answers_as(
+            "ProfileStatus",
+            &ProfileStatus {
+                universal_profile_address: address(),
+                deployed: true,
+                registered: true,
+                pending_transaction: Some(B256::repeat_byte(0x33)),
+                deployment_transaction: Some(B256::repeat_byte(0x44)),
+                registered_at: Some(NOW),
+                quota: Some(quota()),
+            },
+        ),
+        answers_as("SearchResult", &search_result("p_universal_profiles")),
+        answers_as(
+            "SearchBoth",
+            &SearchBoth {
+                profiles: search_result("p_universal_profiles"),
+                assets: search_result("p_assets"),
+            },
+        ),
+        answers_as("Error", &ErrorBody::new("NOT_FOUND", "no such route")),
+        answers_as("QuotaResponse", &QuotaResponse::from(&quota())),
+        answers_as("ExecuteResponse", &execute_response()),
+        answers_as(
+            "TransactionStatus",
+            &TransactionStatus {
+                hash: B256::repeat_byte(0x55),
+                kind: TransactionKind::Execute,
+                profile: address(),
+                status: TransactionState::Replaced,
+                replaced_by: Some(B256::repeat_byte(0x66)),
+                block_number: Some(100),
+                gas_used: Some(21_000),
+                charged: Some(30_000),
+            },
+        ),
+        answers_as("NotIndexed", &NotIndexed::new(address(), 42, true, NOW)),
+        answers_as(
+            "IndexStats",
+            &vec![
+                IndexStats {
+                    name: "p_assets".into(),
+                    entries: 3,
+                },
+                IndexStats {
+                    name: "p_universal_profiles".into(),
+                    entries: 5,
+                },
+            ],
+        ),
+        answers_as(
+            "Stats",
+            &IndexerStatus {
+                chain_id: 42,
+                indexes: vec![
+                    IndexStats {
+                        name: "p_assets".into(),
+                        entries: 3,
+                    },
+                    IndexStats {
+                        name: "p_universal_profiles".into(),
+                        entries: 5,
+                    },
+                ],
+                unindexable: 1,
+                last_indexed_block: Some(90),
+                head_block: Some(100),
+                lag: Some(10),
+            },
+        ),
+    ];
+    let errors: Vec<String> = checks.into_iter().flatten().collect();
+    assert!(
+        errors.is_empty(),
+        "the types and worker/openapi.json differ:\n{}",
+        errors.join("\n")
+    );
+}
+
+/// The check itself fails on each kind of drift.
+#[test]
+fn the_check_sees_drift() {
+    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let quota_schema = schema(&doc, "Quota");
+    let errors_of = |value: Value| {
+        let mut errors = Vec::new();
+        check(&doc, quota_schema, &value, "Quota", &mut errors);
+        errors
+    };
+    let good = serde_json::to_value(quota()).unwrap();
+    assert_eq!(errors_of(good.clone()), Vec::<String>::new());
+    let mut extra = good.clone();
+    extra["bonus"] = json!(1);
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("resetDate");
+    let mut wrong_type = good.clone();
+    wrong_type["total"] = json!("20000000");
+    let mut wrong_const = good;
+    wrong_const["unit"] = json!("lyx");
+    for drifted in [extra, missing, wrong_type, wrong_const] {
+        assert_eq!(errors_of(drifted.clone()).len(), 1, "{drifted}");
+    }
+    // oneOf: a hash or null, nothing else
+    let mut status = serde_json::to_value(ProfileStatus {
+        universal_profile_address: address(),
+        deployed: false,
+        registered: false,
+        pending_transaction: None,
+        deployment_transaction: None,
+        registered_at: None,
+        quota: None,
+    })
+    .unwrap();
+    let mut errors = Vec::new();
+    check(
+        &doc,
+        schema(&doc, "ProfileStatus"),
+        &status,
+        "ProfileStatus",
+        &mut errors,
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    status["pendingTransaction"] = json!(5);
+    check(
+        &doc,
+        schema(&doc, "ProfileStatus"),
+        &status,
+        "ProfileStatus",
+        &mut errors,
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
