@@ -287,6 +287,46 @@ pub struct SearchBoth {
     pub assets: SearchResult,
 }
 
+/// Response to `POST /api/v0/add`: Kubo's fields (`Name`, `Hash`, `Size` as a decimal string) and Pinata's
+/// (`IpfsHash`, `PinSize`, `Timestamp`), so uploaders written against either read it.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadAnswer {
+    /// The file name of the part (`file` for a plain field).
+    #[serde(rename = "Name")]
+    pub name: String,
+    /// The CID (CIDv1, raw codec, sha2-256, base32).
+    #[serde(rename = "Hash")]
+    pub hash: String,
+    /// Bytes, as a decimal string (like Kubo).
+    #[serde(rename = "Size")]
+    pub size: String,
+    /// The same CID as `Hash` (like Pinata's `pinFileToIPFS`).
+    #[serde(rename = "IpfsHash")]
+    pub ipfs_hash: String,
+    /// Bytes, as a number (like Pinata).
+    #[serde(rename = "PinSize")]
+    pub pin_size: u64,
+    /// When the upload was answered, ISO 8601 in UTC (like Pinata).
+    #[serde(rename = "Timestamp")]
+    pub timestamp: String,
+}
+
+impl UploadAnswer {
+    /// The answer for `size` bytes stored under `cid`, at `timestamp`.
+    #[must_use]
+    pub fn new(name: String, cid: String, size: u64, timestamp: String) -> Self {
+        Self {
+            name,
+            size: size.to_string(),
+            ipfs_hash: cid.clone(),
+            hash: cid,
+            pin_size: size,
+            timestamp,
+        }
+    }
+}
+
 /// `{"error": {"code": …, "message": …}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

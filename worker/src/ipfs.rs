@@ -544,14 +544,12 @@ async fn upload_bytes(
     let hash = cid.to_string();
     // Kubo's fields, and Pinata's (`pinFileToIPFS`) for uploaders written against it
     let timestamp = String::from(js_sys::Date::new_0().to_iso_string());
-    Ok(Response::from_json(&serde_json::json!({
-        "Name": name,
-        "Hash": hash,
-        "Size": size.to_string(),
-        "IpfsHash": hash,
-        "PinSize": size,
-        "Timestamp": timestamp,
-    }))?)
+    Ok(Response::from_json(&profile_relayer::api::UploadAnswer::new(
+        name,
+        hash,
+        size as u64,
+        timestamp,
+    ))?)
 }
 
 #[cfg(test)]

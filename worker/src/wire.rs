@@ -6,7 +6,7 @@
 use alloy_primitives::{Address, B256};
 use profile_relayer::api::{
     DeployResponse, ErrorBody, ExecuteResponse, ProfileStatus, Quota, QuotaResponse, RegisterResponse,
-    SearchBoth, SearchResult, TransactionKind, TransactionState, TransactionStatus,
+    SearchBoth, SearchResult, TransactionKind, TransactionState, TransactionStatus, UploadAnswer,
     records::{IndexStats, IndexerStatus, NotIndexed},
 };
 use serde::{Serialize, de::DeserializeOwned};
@@ -224,6 +224,15 @@ fn every_response_type_is_its_openapi_schema() {
             },
         ),
         answers_as("Error", &ErrorBody::new("NOT_FOUND", "no such route")),
+        answers_as(
+            "Upload",
+            &UploadAnswer::new(
+                "file".into(),
+                "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku".into(),
+                11,
+                "2026-11-23T09:30:00.000Z".into(),
+            ),
+        ),
         answers_as("QuotaResponse", &QuotaResponse::from(&quota())),
         answers_as("ExecuteResponse", &execute_response()),
         answers_as(
