@@ -1,0 +1,222 @@
+//! The admin routes: API keys (create, list, revoke), an indexer run, and the panic of the panic guard's test.
+
+use serde_json::{Map, Value, json};
+use worker::{Env, Request, Response};
+
+use super::{integer, json_response, now, read_body};
+use crate::{
+    auth::{self, ApiKeyRecord, Scope},
+    config::Config,
+    error::{ApiError, ApiResult, Code},
+    meter::{MeterClient, MeterOp, Period},
+};
+
+/// The end-to-end test of the panic guard (`worker/src/panic_guard.rs`) needs a panic: only with the var
+/// `PANIC_TEST_ROUTE=true` (never set in the deployments) and the admin token.
+#[allow(clippy::panic)]
+pub(super) fn deliberate_panic() -> ApiResult<Response> {
+    panic!("deliberate panic (PANIC_TEST_ROUTE)")
+}
+
+/// `POST /admin/indexer/run[?chainId=]`: one run of the chain named (decimal or hex), or of every configured chain
+/// as the cron does. Without a chain the answer is the first chain's run (today's shape for a one-chain deployment,
+/// or its error) with `chains`: every chain's run or `{chainId, error}`.
+pub(super) async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response> {
+    let url = req.url()?;
+    if let Some((_, chain_id)) = url.query_pairs().find(|(k, _)| k == "chainId") {
+        let chain = crate::config::chain(env, &chain_id)?;
+        return json_response(200, &crate::indexer::run(env, &chain).await?);
+    }
+    let mut chains = Vec::new();
+    let mut first_error = None;
+    for (i, (chain_id, result)) in crate::indexer::run_all(env).await?.into_iter().enumerate() {
+        match result {
+            Ok(stats) => chains.push(serde_json::to_value(&stats).map_err(ApiError::internal)?),
+            Err(e) => {
+                chains
+                    .push(json!({ "chainId": chain_id, "error": { "code": e.code, "message": e.message } }));
+                if i == 0 {
+                    first_error = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut body = chains
+        .first()
+        .cloned()
+        .ok_or_else(|| ApiError::config("no chain is configured"))?;
+    if let Some(fields) = body.as_object_mut() {
+        fields.insert("chains".into(), Value::Array(chains));
+    }
+    json_response(200, &body)
+}
+
+fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?;
+    let Value::Object(obj) = value else {
+        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
+    };
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["name", "scopes", "rateLimitPerMinute", "gasBudgetPerMonth"].contains(&k.as_str()))
+    {
+        return Err(ApiError::new(Code::UnknownField, format!("unknown field {k:?}")));
+    }
+    Ok(obj)
+}
+
+pub(super) async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
+    auth::authenticate_admin(&req, env).await?;
+    let config = Config::from_env(env)?;
+    let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
+    let field_type = |f: &str, t: &str| ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"));
+    let name = match obj.get("name") {
+        // at most 100 characters (not bytes), as the document's maxLength counts
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 100 => s.trim().to_owned(),
+        Some(_) => return Err(field_type("name", "a non-empty string of at most 100 characters")),
+        None => return Err(ApiError::new(Code::MissingField, "missing field \"name\"")),
+    };
+    let scopes: Vec<Scope> = match obj.get("scopes") {
+        None => Scope::ALL.to_vec(),
+        Some(v) => serde_json::from_value(v.clone())
+            .ok()
+            .filter(|s: &Vec<Scope>| !s.is_empty())
+            .ok_or_else(|| {
+                field_type(
+                    "scopes",
+                    "a non-empty array of \"deploy\" / \"register\" / \"upload\"",
+                )
+            })?,
+    };
+    let rate_limit_per_minute = match obj.get("rateLimitPerMinute") {
+        None => config.default_rate_limit,
+        Some(v) => integer(v)
+            .filter(|n| (1..=1_000_000).contains(n))
+            .map(|n| n as u32)
+            .ok_or_else(|| field_type("rateLimitPerMinute", "an integer from 1 to 1000000"))?,
+    };
+    let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
+        None => None,
+        Some(v) => {
+            Some(integer(v).ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?)
+        }
+    };
+    let (secret, id) = auth::generate_key()?;
+    let record = ApiKeyRecord {
+        id: id.clone(),
+        name,
+        scopes,
+        rate_limit_per_minute,
+        created_at: now(),
+        revoked_at: None,
+        gas_budget_per_month,
+    };
+    let kv = env.kv("API_KEYS")?;
+    let hash = auth::hash_secret(&secret);
+    store_key(&kv, &hash, &record).await?;
+    let mut body = match serde_json::to_value(&record).map_err(ApiError::internal)? {
+        Value::Object(fields) => fields,
+        _ => return Err(ApiError::internal("a key record is a JSON object")),
+    };
+    body.insert("apiKey".into(), Value::String(secret));
+    json_response(201, &body)
+}
+
+/// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
+/// (for listing and revoking).
+async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
+    kv.put(&format!("key:{hash}"), record)
+        .map_err(ApiError::internal)?
+        .execute()
+        .await
+        .map_err(ApiError::internal)?;
+    kv.put(&format!("id:{}", record.id), hash)
+        .map_err(ApiError::internal)?
+        .metadata(record)
+        .map_err(ApiError::internal)?
+        .execute()
+        .await
+        .map_err(ApiError::internal)
+}
+
+pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env).await?;
+    let kv = env.kv("API_KEYS")?;
+    let mut keys = Vec::new();
+    let mut cursor = None;
+    loop {
+        let mut list = kv.list().prefix("id:".to_owned());
+        if let Some(c) = cursor.take() {
+            list = list.cursor(c);
+        }
+        let page = list.execute().await.map_err(ApiError::internal)?;
+        keys.extend(page.keys.into_iter().filter_map(|k| k.metadata));
+        match page.cursor {
+            Some(c) if !page.list_complete => cursor = Some(c),
+            _ => break,
+        }
+    }
+    // each key's deploy gas this month, from its meter (the authoritative counter)
+    let config = Config::from_env(env)?;
+    let now = config.now();
+    let mut listed = Vec::with_capacity(keys.len());
+    for mut key in keys {
+        let budget = key
+            .get("gasBudgetPerMonth")
+            .and_then(Value::as_u64)
+            .unwrap_or(config.default_key_gas_budget);
+        let id = key
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let usage = MeterClient::new(env, &format!("key:{id}"))?
+            .send(&MeterOp::Usage {
+                period: Period::Month,
+                limit: budget,
+                now,
+            })
+            .await?
+            .usage;
+        if let (Some(fields), Some(u)) = (key.as_object_mut(), usage) {
+            fields.insert("gasBudgetPerMonth".into(), budget.into());
+            fields.insert("gasUsedThisMonth".into(), u.used.into());
+            fields.insert("gasReservedThisMonth".into(), u.reserved.into());
+            fields.insert("gasRemainingThisMonth".into(), u.remaining.into());
+        }
+        listed.push(key);
+    }
+    json_response(200, &json!({ "apiKeys": listed }))
+}
+
+pub(super) async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env).await?;
+    let kv = env.kv("API_KEYS")?;
+    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
+    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_found());
+    }
+    let hash: String = kv
+        .get(&format!("id:{id}"))
+        .text()
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(not_found)?;
+    let mut record: ApiKeyRecord = kv
+        .get(&format!("key:{hash}"))
+        .json()
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(not_found)?;
+    if record.revoked_at.is_none() {
+        record.revoked_at = Some(now());
+        store_key(&kv, &hash, &record).await?;
+    }
+    // effective on the key's next request, whatever KV still caches
+    auth::revoke(env, id).await?;
+    json_response(200, &record)
+}

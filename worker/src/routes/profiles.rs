@@ -1,0 +1,134 @@
+//! The relayer's profile routes: deploy, register, and the record of a transaction it sent.
+
+use alloy_primitives::{Address, B256};
+use profile_relayer::{
+    api::{DeployRequest, DeployResponse, RegisterRequest, RegisterResponse},
+    lsp23::{generate_salt, predict_addresses, profile_data_from_controllers},
+};
+use worker::{Env, Request, Response};
+
+use super::{call_do, json_response, read_body, relayer};
+use crate::{
+    auth::{self, Scope},
+    config::Config,
+    error::{ApiError, ApiResult, Code},
+    relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
+};
+
+pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let key = auth::authenticate(&req, env, Scope::Deploy).await?;
+    let body = read_body(req, config.max_body_bytes).await?;
+    let (salt, calldata) = match DeployRequest::from_json(&body)? {
+        DeployRequest::Controllers {
+            controllers,
+            lsp3_profile,
+        } => {
+            let data =
+                profile_data_from_controllers(&controllers, lsp3_profile.as_deref(), &config.constants)?;
+            (generate_salt()?, data.to_post_deployment_calldata()?)
+        }
+        DeployRequest::Salt {
+            salt,
+            post_deployment_calldata,
+        } => (salt, post_deployment_calldata),
+    };
+    if calldata.len() > config.max_deploy_data_bytes {
+        return Err(ApiError::new(
+            Code::DeployDataTooLarge,
+            format!(
+                "the profile data is {} bytes; this relayer deploys at most {} (MAX_DEPLOY_DATA_BYTES)",
+                calldata.len(),
+                config.max_deploy_data_bytes
+            ),
+        ));
+    }
+    let prediction = predict_addresses(salt, &calldata, &config.constants)?;
+    let stub = relayer(env, &config)?;
+    let outcome: DeployOutcome = call_do(
+        &stub,
+        "/deploy",
+        &DeployJob {
+            salt,
+            post_deployment_call_data: calldata.into(),
+            universal_profile: prediction.universal_profile,
+            key_manager: prediction.key_manager,
+            key_budget: key.gas_budget_per_month.unwrap_or(config.default_key_gas_budget),
+            key_id: Some(key.id),
+        },
+    )
+    .await?;
+    if outcome.deployed && outcome.transaction_hash.is_none() {
+        // it existed already: make sure it is registered, send nothing
+        let _: RegisterOutcome = call_do(
+            &stub,
+            "/register",
+            &RegisterJob {
+                address: prediction.universal_profile,
+            },
+        )
+        .await?;
+    }
+    let response = DeployResponse {
+        universal_profile_address: prediction.universal_profile,
+        key_manager_address: prediction.key_manager,
+        transaction_hash: outcome.transaction_hash,
+    };
+    json_response(if outcome.deployed { 200 } else { 202 }, &response)
+}
+
+/// ERC165 `supportsInterface(LSP0)` through `eth_call`.
+async fn is_universal_profile(config: &Config, address: Address) -> ApiResult<bool> {
+    let call = profile_relayer::erc165::supports_interface_calldata(profile_relayer::erc165::LSP0);
+    match config.rpc().eth_call(address, &call).await {
+        Ok(out) => Ok(profile_relayer::erc165::decode_supports_interface(&out)),
+        // a revert: the contract has no ERC165
+        Err(crate::rpc::RpcError::Node { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    auth::authenticate(&req, env, Scope::Register).await?;
+    let body = read_body(req, config.max_body_bytes).await?;
+    let address = RegisterRequest::from_json(&body)?.universal_profile_address;
+    if config.rpc().code(address).await?.is_empty() {
+        return Err(ApiError::new(
+            Code::ProfileNotFound,
+            format!("no contract at {address}"),
+        ));
+    }
+    if !is_universal_profile(&config, address).await? {
+        // a well-formed request naming a contract that is no profile: there is no profile to register (404)
+        return Err(ApiError::new(
+            Code::NotAUniversalProfile,
+            format!("{address} does not support the LSP0 interface (0x24871b3d)"),
+        ));
+    }
+    let outcome: RegisterOutcome =
+        call_do(&relayer(env, &config)?, "/register", &RegisterJob { address }).await?;
+    json_response(
+        200,
+        &RegisterResponse {
+            universal_profile_address: address,
+            newly_registered: outcome.newly_registered,
+            quota: outcome.quota,
+        },
+    )
+}
+
+/// `GET /api/transaction/:hash`: the record of a transaction this relayer sent.
+pub(super) async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
+    let config = Config::from_env(env)?;
+    let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
+    let record: Option<profile_relayer::api::TransactionStatus> =
+        call_do(&relayer(env, &config)?, "/transaction", &hash).await?;
+    let record = record.ok_or_else(|| {
+        ApiError::new(
+            Code::TransactionNotFound,
+            format!("this relayer sent no transaction {hash} (or its record expired)"),
+        )
+    })?;
+    json_response(200, &record)
+}
