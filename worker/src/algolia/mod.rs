@@ -6,6 +6,7 @@
 pub mod filters;
 pub mod highlight;
 pub mod params;
+pub mod sql;
 pub mod trim;
 
 use serde::Deserialize;
@@ -18,8 +19,8 @@ use crate::{
     error::{ApiError, ApiResult, Code},
     search,
 };
-use filters::{Arg, Sql};
 use params::Params;
+use sql::{Arg, Sql};
 
 /// Most queries in one multi-index request.
 pub const MAX_QUERIES: usize = 32;
@@ -243,7 +244,7 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Value>
         let mut facet = sql.clone();
         let path = facet.path(attr);
         let max = facet.arg(Arg::Number(params.max_values_per_facet as f64));
-        let value = filters::FACET_VALUE;
+        let value = sql::FACET_VALUE;
         statements.push(statement(
             &db,
             &format!(

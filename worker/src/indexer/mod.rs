@@ -13,6 +13,7 @@
 mod chain;
 mod discovery;
 mod metadata;
+mod records;
 mod writer;
 
 use std::cell::Cell;

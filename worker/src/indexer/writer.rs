@@ -1,273 +1,27 @@
-//! Turning reads into records and writing them: one D1 batch per chunk holds the records, their full-text rows,
+//! Writing records: one D1 batch per chunk holds the records (built by [`super::records`]), their full-text rows,
 //! the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only the
 //! chunk in flight. Candidates that misbehave go to `unindexable`, never to the search index.
 
 use alloy_primitives::{Address, B256};
-use profile_relayer::{
-    api::records::{AssetData, AssetRecord, MetadataInfo, ProfileRecord, Stamp, TokenRecord},
-    lsp3::Lsp3ProfileJson,
-    lsp4::{Lsp4Metadata, Lsp4MetadataJson, TokenType},
-    lsp8::{TokenIdFormat, token_metadata_url},
-    metadata::{Lenient, raw_json},
-};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{D1PreparedStatement, Env};
 
 use super::{
-    Ctx, Kind, RunStats,
-    chain::{self, AddressRead, ItemError, TokenRead},
+    Ctx, RunStats,
     discovery::{Item, process_all},
-    metadata::{Fetched, fetch_metadata, fetch_url},
     now,
+    records::{MAX_TEXT, object_id},
 };
 use crate::{
     config::number,
     error::{ApiError, ApiResult},
-    rpc::RpcError,
     search::{self, Record},
 };
 
-/// The longest name, symbol or description kept from chain data.
-const MAX_TEXT: usize = 1024;
-/// The longest metadata JSON kept as text (`metadataRaw`) next to a lossy parse.
-const MAX_RAW_JSON: usize = 8 * 1024;
-
-/// What processing one candidate gave.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    /// A record to write (and a retry to schedule when its metadata could not be fetched).
-    Record {
-        index: String,
-        kind: Option<Kind>,
-        record: Record,
-        retry: Option<String>,
-    },
-    /// The candidate misbehaves: recorded in `unindexable`.
-    Error {
-        object_id: String,
-        address: Address,
-        token_id: Option<B256>,
-        error: ItemError,
-        block: u64,
-    },
-    /// An address that is neither a profile nor an asset (`contract`: it has code). Nothing is written.
-    NotIndexed { contract: bool },
-    /// Nothing to write (token burned, nothing read).
-    Skip,
-}
-
-impl Outcome {
-    pub(crate) const fn kind(&self) -> Option<Kind> {
-        match self {
-            Self::Record { kind, .. } => *kind,
-            _ => None,
-        }
-    }
-
-    /// The outcome for a candidate whose reads failed although the node answers (a call that times out).
-    pub(crate) fn failed(address: Address, token_id: Option<B256>, block: u64, e: &RpcError) -> Self {
-        Self::Error {
-            object_id: object_id(address, token_id),
-            address,
-            token_id,
-            error: ItemError::retryable("CALL_FAILED", format!("{e:?}")),
-            block,
-        }
-    }
-}
-
-pub(crate) fn object_id(address: Address, token_id: Option<B256>) -> String {
-    match token_id {
-        Some(t) => format!("{}:{t}", address.to_checksum(None)),
-        None => address.to_checksum(None),
-    }
-}
-
-fn text(bytes: &[u8]) -> Option<String> {
-    (!bytes.is_empty()).then(|| String::from_utf8_lossy(bytes).chars().take(MAX_TEXT).collect())
-}
-
-/// Parses fetched metadata tolerantly with `parse`; the outcome's status, what was dropped and (when lossy) the
-/// raw JSON go into the record's [`MetadataInfo`].
-fn parse_metadata<T>(
-    fetched: &Fetched,
-    parse: impl FnOnce(Value) -> profile_relayer::Result<Lenient<T>>,
-) -> (Option<T>, MetadataInfo) {
-    let mut info = MetadataInfo {
-        status: fetched.status.to_owned(),
-        url: fetched.url.clone(),
-        error: fetched.error.as_ref().map(|e| e.code.clone()),
-        ..MetadataInfo::default()
-    };
-    let Some(json) = &fetched.json else {
-        return (None, info);
-    };
-    let (value, lossy) = match parse(json.clone()) {
-        Ok(parsed) => {
-            let lossy = !parsed.dropped.is_empty();
-            info.dropped = parsed.dropped;
-            (Some(parsed.value), lossy)
-        }
-        Err(_) => (None, true),
-    };
-    if lossy {
-        info.raw = raw_json(json, MAX_RAW_JSON);
-    }
-    (value, info)
-}
-
-fn lsp4(fetched: &Fetched) -> (Option<Lsp4Metadata>, MetadataInfo) {
-    let (m, info) = parse_metadata(fetched, Lsp4MetadataJson::from_value_lenient);
-    (m.map(|m| m.metadata), info)
-}
-
-/// A typed record as the JSON the index stores.
-fn to_record(record: &impl Serialize) -> Record {
-    Record(serde_json::to_value(record).unwrap_or(Value::Null))
-}
-
-fn retry_reason(fetched: &Fetched) -> Option<String> {
-    fetched
-        .error
-        .as_ref()
-        .filter(|e| e.retryable)
-        .map(|e| e.code.clone())
-}
-
-/// Reads, classifies and builds the record of one address.
-pub(crate) async fn process_address(
-    ctx: &Ctx<'_>,
-    address: Address,
-    block: u64,
-) -> Result<Outcome, RpcError> {
-    let (kind, values, creators) = match chain::read_address(ctx, address).await? {
-        AddressRead::NotContract => return Ok(Outcome::NotIndexed { contract: false }),
-        AddressRead::Other => return Ok(Outcome::NotIndexed { contract: true }),
-        AddressRead::Refused(error) => {
-            return Ok(Outcome::Error {
-                object_id: object_id(address, None),
-                address,
-                token_id: None,
-                error,
-                block,
-            });
-        }
-        AddressRead::Lsp(kind, values, creators) => (kind, values, creators),
-    };
-    let value = |i: usize| values.get(i).cloned().unwrap_or_default();
-    let stamp = Stamp {
-        chain_id: ctx.config.chain_id,
-        block,
-        now: now(),
-    };
-    let (index, fetched, record) = if kind == Kind::Profile {
-        let fetched = fetch_metadata(ctx, &value(0)).await;
-        let (profile, info) = parse_metadata(&fetched, Lsp3ProfileJson::from_value_lenient);
-        let record = ProfileRecord::new(
-            address,
-            stamp,
-            profile.map(|p| p.profile),
-            info,
-            &ctx.public_base_url,
-        );
-        (ctx.profiles.clone(), fetched, to_record(&record))
-    } else {
-        let fetched = fetch_metadata(ctx, &value(1)).await;
-        let (metadata, info) = lsp4(&fetched);
-        let data = AssetData {
-            name: text(&value(2)),
-            symbol: text(&value(3)),
-            token_type: TokenType::from_value(&value(4)).ok(),
-            token_id_format: TokenIdFormat::from_value(&value(5)).ok(),
-            creators,
-        };
-        let record = AssetRecord::new(
-            address,
-            kind == Kind::Lsp8,
-            stamp,
-            data,
-            metadata,
-            info,
-            &ctx.public_base_url,
-        );
-        (ctx.assets.clone(), fetched, to_record(&record))
-    };
-    Ok(Outcome::Record {
-        index,
-        kind: Some(kind),
-        retry: retry_reason(&fetched),
-        record,
-    })
-}
-
-/// Reads and builds the record of one LSP8 token. A token that does not exist gives [`Outcome::Skip`].
-pub(crate) async fn process_token(
-    ctx: &Ctx<'_>,
-    address: Address,
-    token_id: B256,
-    block: u64,
-) -> Result<Outcome, RpcError> {
-    let (format_value, base_uri, per_token) = match chain::read_token(ctx, address, token_id).await? {
-        TokenRead::Missing => return Ok(Outcome::Skip),
-        TokenRead::Refused(error) => {
-            return Ok(Outcome::Error {
-                object_id: object_id(address, Some(token_id)),
-                address,
-                token_id: Some(token_id),
-                error,
-                block,
-            });
-        }
-        TokenRead::Data {
-            format,
-            base_uri,
-            metadata,
-        } => (format, base_uri, metadata),
-    };
-    let format = TokenIdFormat::from_value(&format_value).unwrap_or(TokenIdFormat::Number);
-    let mut fetched = fetch_metadata(ctx, &per_token).await;
-    if fetched.status == "none"
-        && let Some(url) = token_metadata_url(&base_uri, format, token_id)
-    {
-        fetched = match fetch_url(ctx, &url).await {
-            Ok(bytes) => Fetched {
-                status: "unverifiable",
-                url: Some(url),
-                json: serde_json::from_slice(&bytes).ok(),
-                error: None,
-            },
-            Err(error) => Fetched {
-                status: "fetch_failed",
-                url: Some(url),
-                json: None,
-                error: Some(error),
-            },
-        };
-    }
-    let stamp = Stamp {
-        chain_id: ctx.config.chain_id,
-        block,
-        now: now(),
-    };
-    let (metadata, info) = lsp4(&fetched);
-    let record = to_record(&TokenRecord::new(
-        address,
-        token_id,
-        format,
-        stamp,
-        metadata,
-        info,
-        &ctx.public_base_url,
-    ));
-    Ok(Outcome::Record {
-        index: ctx.assets.clone(),
-        kind: None,
-        retry: retry_reason(&fetched),
-        record,
-    })
-}
+// the record building lives in `records`; its callers keep the `writer::` paths
+pub(crate) use super::records::{Outcome, process_address, process_token};
 
 /// The cursor: the next block, and how many of its candidates are done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,19 +13,22 @@
 //! → Worker, then Worker → client) instead of overlapped: see BENCHMARKS.md for the comparison with a streaming
 //! relay.
 
-use cid::Cid;
-use futures_util::future::{Either, select, select_ok};
-use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
-use worker::{AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response};
+mod content;
+mod gateways;
 
+use cid::Cid;
+use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
+use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
+
+pub use self::content::{SANDBOX_CSP, is_passive};
+use self::{
+    content::{byte_range, content_type_of},
+    gateways::race_gateways,
+};
 use crate::{
-    body::ReadError,
     config::{number, var},
     error::{ApiError, ApiResult, Code},
 };
-
-const MAX_GATEWAYS: usize = 6;
-
 /// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`).
 #[derive(Debug, Clone)]
 pub struct IpfsConfig {
@@ -79,74 +82,6 @@ pub struct Content {
     pub content_type: String,
     /// Whether the bytes were checked against the CID.
     pub verified: bool,
-}
-
-fn sniff(bytes: &[u8]) -> &'static str {
-    let trimmed = bytes.trim_ascii_start();
-    if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
-        "application/json"
-    } else if bytes.starts_with(&[0x89, b'P', b'N', b'G']) {
-        "image/png"
-    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
-        "image/jpeg"
-    } else if bytes.starts_with(b"GIF8") {
-        "image/gif"
-    } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP".as_slice()) {
-        "image/webp"
-    } else if trimmed.starts_with(b"<svg")
-        || (trimmed.starts_with(b"<?xml") && bytes.windows(4).any(|w| w == b"<svg"))
-    {
-        "image/svg+xml"
-    } else if starts_with_ignore_case(trimmed, b"<!doctype html")
-        || starts_with_ignore_case(trimmed, b"<html")
-    {
-        "text/html"
-    } else if bytes.starts_with(b"%PDF-") {
-        "application/pdf"
-    } else if bytes.get(4..8) == Some(b"ftyp".as_slice()) {
-        "video/mp4"
-    } else if bytes.starts_with(&[0x1a, 0x45, 0xdf, 0xa3]) {
-        "video/webm"
-    } else if bytes.starts_with(b"ID3") {
-        "audio/mpeg"
-    } else if bytes.starts_with(b"OggS") {
-        "audio/ogg"
-    } else {
-        "application/octet-stream"
-    }
-}
-
-fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
-    bytes
-        .get(..prefix.len())
-        .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
-}
-
-/// A media type as the relay answers and stores it: the essence of a `Content-Type` header (no parameters),
-/// lower case, `type/subtype` made of RFC 9110 token characters, at most 100 bytes; `None` for anything else.
-fn sanitized_media_type(header: &str) -> Option<String> {
-    let essence = header.split(';').next()?.trim().to_ascii_lowercase();
-    let token = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    };
-    let (kind, subtype) = essence.split_once('/')?;
-    (essence.len() <= 100 && token(kind) && token(subtype)).then_some(essence)
-}
-
-/// The type content is served (and stored) with: the gateway's or uploader's, sanitized, unless it says nothing
-/// (`application/octet-stream`, `application/vnd.ipld.raw`, none) — then sniffed from the bytes. `text/plain`
-/// (what many servers say of any text) is sniffed too, and kept when the sniffing finds nothing.
-fn content_type_of(header: Option<String>, bytes: &[u8]) -> String {
-    match header.as_deref().and_then(sanitized_media_type) {
-        Some(t) if t == "text/plain" => match sniff(bytes) {
-            "application/octet-stream" => t,
-            sniffed => sniffed.to_owned(),
-        },
-        Some(t) if t != "application/octet-stream" && t != "application/vnd.ipld.raw" => t,
-        _ => sniff(bytes).to_owned(),
-    }
 }
 
 /// Writing a verified block to R2, left to the caller (see [`fetch_content_deferred`]).
@@ -237,178 +172,6 @@ async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Conten
         )
         .await?;
     Ok(())
-}
-
-/// Why one gateway did not serve the content.
-#[derive(Debug)]
-struct Failure {
-    /// The gateway answered 404 (it does not have the content).
-    not_found: bool,
-    detail: String,
-}
-
-impl From<String> for Failure {
-    fn from(detail: String) -> Self {
-        Self {
-            not_found: false,
-            detail,
-        }
-    }
-}
-
-async fn fetch_one(
-    gateway: String,
-    target: String,
-    cid: Cid,
-    raw_block: bool,
-    max_bytes: usize,
-    signal: worker::AbortSignal,
-) -> Result<Content, Failure> {
-    let headers = Headers::new();
-    if raw_block {
-        headers
-            .set("accept", "application/vnd.ipld.raw, */*;q=0.5")
-            .map_err(|e| Failure::from(e.to_string()))?;
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Get).with_headers(headers);
-    let url = format!("{gateway}/ipfs/{target}");
-    let request = Request::new_with_init(&url, &init).map_err(|e| Failure::from(e.to_string()))?;
-    let mut response = Fetch::Request(request)
-        .send_with_signal(&signal)
-        .await
-        .map_err(|e| Failure::from(format!("{gateway}: {e}")))?;
-    if response.status_code() != 200 {
-        return Err(Failure {
-            not_found: response.status_code() == 404,
-            detail: format!("{gateway}: HTTP {}", response.status_code()),
-        });
-    }
-    let declared = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|n| n.trim().parse::<usize>().ok());
-    let bytes = match declared {
-        // a declared length within the limit: HTTP framing ends the body there, so the runtime reads it whole (one
-        // native buffer, one copy into the Worker, instead of a copy per chunk)
-        Some(length) if length <= max_bytes => match response.body() {
-            worker::ResponseBody::Stream(stream) => {
-                let failed = |e: wasm_bindgen::JsValue| Failure::from(format!("{gateway}: {e:?}"));
-                let native =
-                    worker::web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(failed)?;
-                let buffer =
-                    worker::wasm_bindgen_futures::JsFuture::from(native.array_buffer().map_err(failed)?)
-                        .await
-                        .map_err(failed)?;
-                js_sys::Uint8Array::new(&buffer).to_vec()
-            }
-            _ => Vec::new(),
-        },
-        // counted while it streams: a gateway cannot make the Worker buffer more than the limit
-        _ => crate::body::response_bytes(&mut response, max_bytes)
-            .await
-            .map_err(|e| match e {
-                ReadError::TooLarge => {
-                    Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
-                }
-                ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
-            })?,
-    };
-    if raw_block && !verify_block(&cid, &bytes).unwrap_or(false) {
-        return Err(Failure::from(format!(
-            "{gateway}: the bytes do not match the CID"
-        )));
-    }
-    let content_type = content_type_of(response.headers().get("content-type").ok().flatten(), &bytes);
-    Ok(Content {
-        bytes,
-        content_type,
-        verified: raw_block,
-    })
-}
-
-async fn race_gateways(config: &IpfsConfig, target: &CidPath, raw_block: bool) -> ApiResult<Content> {
-    let gateways: Vec<String> = config.gateways.iter().take(MAX_GATEWAYS).cloned().collect();
-    let controllers: Vec<AbortController> = gateways.iter().map(|_| AbortController::default()).collect();
-    let path = target.to_gateway_path();
-    // how many gateways answered 404 (select_ok only keeps the last error)
-    let not_found = std::rc::Rc::new(core::cell::Cell::new(0_usize));
-    let attempts: Vec<_> = gateways
-        .iter()
-        .zip(controllers.iter().map(AbortController::signal))
-        .map(|(g, signal)| {
-            let not_found = not_found.clone();
-            let attempt = fetch_one(
-                g.clone(),
-                path.clone(),
-                target.cid,
-                raw_block,
-                config.max_bytes,
-                signal,
-            );
-            Box::pin(async move {
-                attempt.await.inspect_err(|failure| {
-                    if failure.not_found {
-                        not_found.set(not_found.get().saturating_add(1));
-                    }
-                })
-            })
-        })
-        .collect();
-    let timeout = Box::pin(Delay::from(core::time::Duration::from_millis(config.timeout_ms)));
-    let outcome = select(select_ok(attempts), timeout).await;
-    // whatever happened, stop the fetches still in flight
-    for c in controllers {
-        c.abort();
-    }
-    match outcome {
-        Either::Left((Ok((content, _rest)), _)) => Ok(content),
-        Either::Left((Err(last), _)) => {
-            worker::console_warn!("ipfs {path}: every gateway failed; last: {}", last.detail);
-            if not_found.get() == gateways.len() {
-                // every gateway says it does not have the content: that is an answer, not a gateway failure
-                return Err(ApiError::new(
-                    Code::ContentNotFound,
-                    "no configured IPFS gateway has this content",
-                ));
-            }
-            Err(ApiError::new(
-                Code::GatewayError,
-                "no configured IPFS gateway served valid content",
-            ))
-        }
-        Either::Right(_) => {
-            let mut err = ApiError::new(Code::GatewayTimeout, "the IPFS gateways did not answer in time");
-            err.retry_after = Some(30);
-            Err(err)
-        }
-    }
-}
-
-/// The CSP of every relayed answer: a sandboxed document with no scripts and no fetches.
-pub const SANDBOX_CSP: &str = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'";
-
-/// Whether a media type is displayed inline (images, JSON, plain text); everything else is a download.
-pub fn is_passive(content_type: &str) -> bool {
-    content_type.starts_with("image/") || content_type == "application/json" || content_type == "text/plain"
-}
-
-/// The first range of a `Range` header as inclusive byte offsets into content of `total` bytes; `None` when
-/// the header is malformed or cannot be satisfied (an empty body has no bytes to serve). Several ranges are
-/// answered with the first (multipart/byteranges is not produced).
-pub fn byte_range(header: &str, total: u64) -> Option<(u64, u64)> {
-    if total == 0 {
-        return None;
-    }
-    let ranges = http_range_header::parse_range_header(header)
-        .ok()?
-        .validate(total)
-        .ok()?;
-    let first = ranges.first()?;
-    let (start, end) = (*first.start(), *first.end());
-    (start <= end && end < total).then_some((start, end))
 }
 
 /// `GET` and `HEAD /ipfs/:cid*` (`HEAD`: the same status and headers, no body). The answer waits for the content
@@ -550,84 +313,4 @@ async fn upload_bytes(
         size as u64,
         timestamp,
     ))?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(byte_range("bytes=0-", 0), None);
-        assert_eq!(byte_range("bytes=-5", 0), None);
-        assert_eq!(byte_range("bytes=0-", 3), Some((0, 2)));
-        assert_eq!(byte_range("bytes=1-1", 3), Some((1, 1)));
-        assert_eq!(byte_range("bytes=-2", 3), Some((1, 2)));
-        assert_eq!(byte_range("bytes=0-99", 3), Some((0, 2)));
-        assert_eq!(byte_range("bytes=3-", 3), None);
-        assert_eq!(byte_range("bytes=2-1", 3), None);
-        assert_eq!(byte_range("items=0-1", 3), None);
-    }
-
-    #[cfg(not(target_arch = "wasm32"))]
-    proptest::proptest! {
-        #[test]
-        fn any_range_header_is_inside_the_content(header in "\\PC{0,40}", tail in "[0-9,= -]{0,30}", total in 0u64..2000) {
-            for h in [header.clone(), format!("bytes={tail}")] {
-                if let Some((start, end)) = byte_range(&h, total) {
-                    proptest::prop_assert!(start <= end && end < total);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn sniffing() {
-        assert_eq!(sniff(b"  {\"a\":1}"), "application/json");
-        assert_eq!(sniff(&[0x89, b'P', b'N', b'G', 0]), "image/png");
-        assert_eq!(sniff(b"<svg xmlns=''/>"), "image/svg+xml");
-        assert_eq!(sniff(b"\x00\x01"), "application/octet-stream");
-        assert_eq!(
-            content_type_of(Some("text/html; charset=utf-8".into()), b"x"),
-            "text/html"
-        );
-        assert_eq!(
-            content_type_of(Some("application/vnd.ipld.raw".into()), b"[1]"),
-            "application/json"
-        );
-        assert_eq!(sniff(b"\n<!DOCTYPE html><p>"), "text/html");
-        assert_eq!(sniff(b"%PDF-1.7"), "application/pdf");
-        assert_eq!(sniff(b"\0\0\0\x18ftypmp42"), "video/mp4");
-        assert_eq!(
-            content_type_of(Some("text/plain".into()), b"[1]"),
-            "application/json"
-        );
-        assert_eq!(
-            content_type_of(Some("Text/Plain; charset=utf-8".into()), b"hi"),
-            "text/plain"
-        );
-        assert_eq!(content_type_of(Some("video/MP4".into()), b"x"), "video/mp4");
-        // malformed or hostile types are replaced by sniffing
-        for bad in [
-            "text/html, text/javascript",
-            "text",
-            "/x",
-            "a/b/c",
-            "text/ html",
-            "a\u{0}/b",
-            "",
-        ] {
-            assert_eq!(sanitized_media_type(bad), None, "{bad:?}");
-            assert_eq!(
-                content_type_of(Some(bad.into()), b"{}"),
-                "application/json",
-                "{bad:?}"
-            );
-        }
-        assert_eq!(sanitized_media_type(&format!("a/{}", "b".repeat(99))), None);
-        assert_eq!(
-            sanitized_media_type("application/vnd.api+json; q=1").as_deref(),
-            Some("application/vnd.api+json")
-        );
-    }
 }
