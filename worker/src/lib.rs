@@ -6,6 +6,7 @@ mod algolia;
 mod auth;
 mod body;
 mod config;
+mod d1;
 mod error;
 mod execute;
 mod image;

@@ -27,6 +27,12 @@ use crate::{
     search,
 };
 
+/// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
+/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address).
+pub(crate) const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
+checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
+
 pub use crate::config::chain;
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).

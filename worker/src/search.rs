@@ -3,8 +3,6 @@
 //! Index names, per chain: `<indexPrefix>_universal_profiles`, `<indexPrefix>_assets` (`prod_mainnet`, `prod_testnet`,
 //! …; see `config::ChainConfig`).
 
-use std::cell::Cell;
-
 use profile_relayer::api::SearchResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -16,86 +14,17 @@ use crate::{
     error::{ApiError, ApiResult, Code},
 };
 
-thread_local! {
-    static SCHEMA_READY: Cell<bool> = const { Cell::new(false) };
-}
-
-const SCHEMA: &str = "\
+/// The search index's tables: records and their full-text rows (per index), and the records Algolia refused.
+pub(crate) const SCHEMA: &str = "\
 CREATE TABLE IF NOT EXISTS records (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
 token_id TEXT, kind TEXT NOT NULL, record TEXT NOT NULL, indexed_block INTEGER, updated_at INTEGER, \
 PRIMARY KEY (index_name, object_id));
 CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, object_id UNINDEXED, name, symbol, \
 description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
-next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
-CREATE TABLE IF NOT EXISTS unindexable (chain_id INTEGER NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER, \
-PRIMARY KEY (chain_id, object_id));
-CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
-PRIMARY KEY (index_name, object_id));
 CREATE TABLE IF NOT EXISTS push_rejections (index_name TEXT NOT NULL, object_id TEXT NOT NULL, message TEXT, \
-attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));
-CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
-checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
+attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));";
 
-const MIGRATIONS: &[&str] = &[
-    "ALTER TABLE checkpoints ADD COLUMN next_item INTEGER NOT NULL DEFAULT 0",
-    "ALTER TABLE checkpoints ADD COLUMN window INTEGER",
-];
-
-/// The D1 database, with the schema created on first use.
-pub async fn db(env: &Env) -> ApiResult<D1Database> {
-    let db = env.d1("DB")?;
-    if !SCHEMA_READY.with(Cell::get) {
-        for statement in SCHEMA.split(";\n") {
-            db.prepare(statement.trim_end_matches(';'))
-                .run()
-                .await
-                .map_err(ApiError::internal)?;
-        }
-        // columns added after the first release: adding one that exists fails, which is fine
-        for migration in MIGRATIONS {
-            if let Err(e) = db.prepare(*migration).run().await
-                && !e.to_string().contains("duplicate column")
-            {
-                return Err(ApiError::internal(e));
-            }
-        }
-        per_chain_errors(env, &db).await?;
-        SCHEMA_READY.with(|c| c.set(true));
-    }
-    Ok(db)
-}
-
-/// Moves what a single-chain release stored without a chain to the first configured chain (the one that release
-/// indexed): `index_errors` rows into `unindexable`, and the retries queued under `errors` to `<prefix>_errors`.
-/// Each step is one transaction and can run any number of times, also in two isolates at once: once
-/// `index_errors` is dropped, the copy fails with "no such table" and changes nothing.
-async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
-    let Some(first) = crate::config::chains(env)?.into_iter().next() else {
-        return Ok(());
-    };
-    let chain = JsValue::from_f64(first.chain_id as f64);
-    let copy = db
-        .prepare(
-            "INSERT OR IGNORE INTO unindexable (chain_id, object_id, address, token_id, code, message, block, \
-             attempts, updated_at) SELECT ?1, object_id, address, token_id, code, message, block, attempts, \
-             updated_at FROM index_errors",
-        )
-        .bind(&[chain])?;
-    if let Err(e) = db.batch(vec![copy, db.prepare("DROP TABLE index_errors")]).await
-        && !e.to_string().contains("no such table")
-    {
-        return Err(ApiError::internal(e));
-    }
-    db.prepare("UPDATE OR IGNORE retries SET index_name = ?1 WHERE index_name = 'errors'")
-        .bind(&[first.errors_queue().into()])?
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(())
-}
+pub use crate::d1::db;
 
 /// A record as stored and returned.
 #[derive(Debug, Clone, Serialize, Deserialize)]

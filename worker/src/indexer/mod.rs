@@ -14,7 +14,7 @@ mod chain;
 mod discovery;
 mod metadata;
 mod records;
-mod writer;
+pub(crate) mod writer;
 
 use std::cell::Cell;
 
