@@ -267,8 +267,8 @@ $('search-input').addEventListener('input', () => {
     const seq = ++searchSeq;
     if (!q) return $('search-results').replaceChildren();
     try {
-      // the Algolia-compatible route, one query per index (names from /v1/:chainId/stats)
-      indexNames ??= (await lookup.stats(config.chainId)).indexes.map((i) => i.name);
+      // the Algolia-compatible route, one query per index (names from /v1/:chainId/stats: [assets, profiles])
+      indexNames ??= (await lookup.stats(config.chainId)).map((i) => i.name);
       const results = await Promise.all(indexNames.map((name) => lookup.searchIndex(name, q, { hitsPerPage: 8 })));
       if (seq !== searchSeq) return; // an older answer arriving late
       const hits = results.flatMap((r) => r.hits);
