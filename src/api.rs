@@ -4,6 +4,8 @@
 //! field, mixed forms, bad hex, wrong length, bad checksum). Responses are plain serde structs in camelCase.
 //! The LSP15 relay routes (`/api/execute`, `/api/quota`) are defined in the `relay` submodule and re-exported here.
 
+pub mod admin;
+pub mod algolia;
 pub mod records;
 mod relay;
 

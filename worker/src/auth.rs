@@ -4,7 +4,6 @@
 //! that listing needs one KV call.
 
 use alloy_primitives::hex;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use worker::{Date, Env, Request};
 
@@ -13,44 +12,8 @@ use crate::{
     ratelimit::{Hit, Verdict},
 };
 
-/// What a key may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// `POST /api/universal-profile`.
-    Deploy,
-    /// `POST /api/universal-profile/register`, `POST /api/users`, `GET /api/universal-profile/:address`.
-    Register,
-    /// `POST /api/v0/add`.
-    Upload,
-}
-
-impl Scope {
-    /// Every scope: what a key gets when it is created without a list.
-    pub const ALL: [Self; 3] = [Self::Deploy, Self::Register, Self::Upload];
-}
-
-/// A key as stored (never the key itself).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApiKeyRecord {
-    /// Public identifier (for listing and revoking).
-    pub id: String,
-    /// Free-form name.
-    pub name: String,
-    /// Granted scopes.
-    pub scopes: Vec<Scope>,
-    /// Requests per minute.
-    pub rate_limit_per_minute: u32,
-    /// Unix seconds.
-    pub created_at: u64,
-    /// Unix seconds, once revoked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<u64>,
-    /// Gas this key's deploys may spend per calendar month (`DEFAULT_KEY_GAS_BUDGET_PER_MONTH` when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gas_budget_per_month: Option<u64>,
-}
+/// What a key may do; a key as stored (never the key itself).
+pub use profile_relayer::api::admin::{ApiKey as ApiKeyRecord, Scope};
 
 /// Key prefix: `prk_` + 64 hex characters.
 pub const KEY_PREFIX: &str = "prk_";

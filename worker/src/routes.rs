@@ -7,9 +7,12 @@ mod profiles;
 mod table;
 
 use alloy_primitives::B256;
-use profile_relayer::{api::ProfileStatus, hex::parse_address};
+use profile_relayer::{
+    api::{ProfileStatus, admin::Health},
+    hex::parse_address,
+};
 use serde::{Serialize, de::DeserializeOwned};
-use serde_json::{Value, json};
+use serde_json::Value;
 use worker::{Context, Date, Env, Headers, Method, Request, RequestInit, Response, Stub};
 
 /// The OpenAPI document (its tests live next to the code each checks).
@@ -172,10 +175,7 @@ fn now() -> u64 {
 async fn health(env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
     let chains: Vec<u64> = crate::config::chains(env)?.iter().map(|c| c.chain_id).collect();
-    json_response(
-        200,
-        &json!({ "status": "ok", "chainId": config.chain_id, "chains": chains }),
-    )
+    json_response(200, &Health::ok(config.chain_id, chains))
 }
 
 /// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.
@@ -271,6 +271,8 @@ pub(crate) fn integer(v: &Value) -> Option<u64> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -5,8 +5,11 @@
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::api::{
-    DeployResponse, ErrorBody, ExecuteResponse, ProfileStatus, Quota, QuotaResponse, RegisterResponse,
-    SearchBoth, SearchResult, TransactionKind, TransactionState, TransactionStatus, UploadAnswer,
+    DeployResponse, ErrorBody, ErrorDetail, ExecuteResponse, ProfileStatus, Quota, QuotaResponse,
+    RegisterResponse, SearchBoth, SearchResult, TransactionKind, TransactionState, TransactionStatus,
+    UploadAnswer,
+    admin::{ApiKey, ApiKeyList, ChainRun, CreatedApiKey, Health, RunStats, Scope},
+    algolia::{AlgoliaResult, AlgoliaResults, Exhaustive},
     records::{IndexStats, IndexerStatus, NotIndexed},
 };
 use serde::{Serialize, de::DeserializeOwned};
@@ -183,6 +186,64 @@ fn execute_response() -> ExecuteResponse {
     }
 }
 
+fn api_key() -> ApiKey {
+    ApiKey {
+        id: "0123456789abcdef".into(),
+        name: "wallet backend".into(),
+        scopes: Scope::ALL.to_vec(),
+        rate_limit_per_minute: 60,
+        created_at: NOW,
+        revoked_at: Some(NOW + 60),
+        gas_budget_per_month: Some(50_000_000),
+        gas_used_this_month: Some(1_000_000),
+        gas_reserved_this_month: Some(200_000),
+        gas_remaining_this_month: Some(48_800_000),
+    }
+}
+
+fn run_stats(chain_id: u64, chains: Vec<ChainRun>) -> RunStats {
+    RunStats {
+        chain_id,
+        from_block: 100,
+        to_block: 199,
+        head_block: 250,
+        indexed: 7,
+        errors: 1,
+        retried: 2,
+        windows: 1,
+        window: 100,
+        subrequests: 42,
+        stopped: Some("time".into()),
+        chains: Some(chains),
+    }
+}
+
+fn algolia_result(cursor: Option<String>) -> AlgoliaResult {
+    let mut facets = serde_json::Map::new();
+    facets.insert("tags".into(), json!({ "defi": 3, "art": 1 }));
+    AlgoliaResult {
+        hits: vec![json!({ "objectID": "0xAbC", "_highlightResult": {} })],
+        nb_hits: 1,
+        page: 0,
+        nb_pages: 1,
+        hits_per_page: 20,
+        exhaustive_nb_hits: true,
+        exhaustive_typo: Some(true),
+        exhaustive: Some(Exhaustive {
+            nb_hits: true,
+            typo: true,
+            facets_count: Some(true),
+        }),
+        query: "alice".into(),
+        params: "query=alice&hitsPerPage=20&page=0".into(),
+        index: "p_universal_profiles".into(),
+        processing_time_ms: 2,
+        facets: Some(facets),
+        exhaustive_facets_count: Some(true),
+        cursor,
+    }
+}
+
 #[test]
 fn every_response_type_is_its_openapi_schema() {
     let checks = [
@@ -280,6 +341,41 @@ fn every_response_type_is_its_openapi_schema() {
                 last_indexed_block: Some(90),
                 head_block: Some(100),
                 lag: Some(10),
+            },
+        ),
+        answers_as("Health", &Health::ok(42, vec![42, 4201])),
+        answers_as("ApiKey", &api_key()),
+        answers_as(
+            "ApiKeyList",
+            &ApiKeyList {
+                api_keys: vec![api_key()],
+            },
+        ),
+        answers_as(
+            "CreatedApiKey",
+            &CreatedApiKey::new(api_key(), format!("prk_{}", "ab".repeat(32))),
+        ),
+        answers_as(
+            "RunStats",
+            &run_stats(
+                42,
+                vec![
+                    ChainRun::Ran(run_stats(42, Vec::new())),
+                    ChainRun::Failed {
+                        chain_id: 4201,
+                        error: ErrorDetail {
+                            code: "RPC_ERROR".into(),
+                            message: "the node is down".into(),
+                        },
+                    },
+                ],
+            ),
+        ),
+        answers_as("AlgoliaResult", &algolia_result(Some("eyJhIjoxfQ".into()))),
+        answers_as(
+            "AlgoliaResults",
+            &AlgoliaResults {
+                results: vec![algolia_result(Some("c".into()))],
             },
         ),
     ];

@@ -9,7 +9,8 @@ pub mod params;
 pub mod sql;
 pub mod trim;
 
-use serde::Deserialize;
+use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Env, Request, Response};
@@ -58,9 +59,10 @@ async fn body(req: &mut Request, env: &Env) -> ApiResult<Map<String, Value>> {
 
 /// The answer of an Algolia route. Errors carry, next to this API's `{"error": {code, message}}`, Algolia's
 /// top-level `message` and `status`, which Algolia's clients show.
-pub fn answer(origin: &str, result: ApiResult<Value>) -> ApiResult<Response> {
+pub fn answer<T: Serialize>(origin: &str, result: ApiResult<T>) -> ApiResult<Response> {
     match result {
-        Ok(mut value) => {
+        Ok(answer) => {
+            let mut value = serde_json::to_value(&answer).map_err(ApiError::internal)?;
             crate::lookup::absolute_urls(&mut value, origin);
             Ok(Response::from_json(&value)?)
         }
@@ -80,7 +82,7 @@ pub fn answer(origin: &str, result: ApiResult<Value>) -> ApiResult<Response> {
 }
 
 /// `POST /1/indexes/:indexName/query`.
-pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
+pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
     limit_ip(&req, env).await?;
     check_index(env, index)?;
     let params = Params::from_body(&body(&mut req, env).await?)?;
@@ -88,7 +90,7 @@ pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<
 }
 
 /// `GET /1/indexes/:indexName?query=…`: the parameters in the URL (`x-algolia-*` ones ignored).
-pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Value> {
+pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
     limit_ip(req, env).await?;
     check_index(env, index)?;
     let url = req.url()?;
@@ -100,7 +102,7 @@ pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Value
 }
 
 /// `POST /1/indexes/*/queries`: `{"requests": [{"indexName", "params" | fields…}]}` → `{"results": […]}`.
-pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Value> {
+pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<AlgoliaResults> {
     limit_ip(&req, env).await?;
     let body = body(&mut req, env).await?;
     let Some(Value::Array(requests)) = body.get("requests") else {
@@ -142,13 +144,13 @@ pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<Value> {
     for (index, params) in &parsed {
         results.push(search(env, index, params).await?);
     }
-    Ok(json!({ "results": results }))
+    Ok(AlgoliaResults { results })
 }
 
 /// `POST /1/indexes/:indexName/browse`: every matching record in `objectID` order, `hitsPerPage` (default and
 /// most 1000) at a time; the answer's `cursor` (absent on the last page) continues where it stopped, with the
 /// parameters of the first call.
-pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<Value> {
+pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
     limit_ip(&req, env).await?;
     check_index(env, index)?;
     let body = body(&mut req, env).await?;
@@ -229,7 +231,7 @@ fn first_count(result: Option<&worker::D1Result>) -> ApiResult<u64> {
 }
 
 /// One Algolia search.
-pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Value> {
+pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<AlgoliaResult> {
     let started = worker::Date::now().as_millis();
     let db = search::db(env).await?;
     let mut sql = Sql::default();
@@ -291,34 +293,38 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Value>
         }
         _ => Vec::new(),
     };
-    let mut answer = json!({
-        "hits": hits,
-        "nbHits": nb_hits,
-        "page": params.page,
-        "nbPages": if per == 0 { 0 } else { nb_hits.div_ceil(per) },
-        "hitsPerPage": per,
-        "exhaustiveNbHits": true,
-        "exhaustiveTypo": true,
-        "exhaustive": { "nbHits": true, "typo": true },
-        "query": params.query,
-        "params": params.encoded(),
-        "index": index,
-        "processingTimeMS": worker::Date::now().as_millis().saturating_sub(started),
-    });
-    if !params.facets.is_empty()
-        && let Value::Object(map) = &mut answer
-    {
-        map.insert("facets".into(), Value::Object(facets));
-        map.insert("exhaustiveFacetsCount".into(), json!(true));
-        if let Some(Value::Object(e)) = map.get_mut("exhaustive") {
-            e.insert("facetsCount".into(), json!(true));
-        }
-    }
-    Ok(answer)
+    let faceted = !params.facets.is_empty();
+    Ok(AlgoliaResult {
+        hits,
+        nb_hits,
+        page: params.page,
+        nb_pages: if per == 0 { 0 } else { nb_hits.div_ceil(per) },
+        hits_per_page: per,
+        exhaustive_nb_hits: true,
+        exhaustive_typo: Some(true),
+        exhaustive: Some(Exhaustive {
+            nb_hits: true,
+            typo: true,
+            facets_count: faceted.then_some(true),
+        }),
+        query: params.query.clone(),
+        params: params.encoded(),
+        index: index.to_owned(),
+        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        facets: faceted.then_some(facets),
+        exhaustive_facets_count: faceted.then_some(true),
+        cursor: None,
+    })
 }
 
 /// One browse page after `after` (an `objectID`; `""` for the first page).
-pub async fn browse(env: &Env, index: &str, params: &Params, after: &str, page: u64) -> ApiResult<Value> {
+pub async fn browse(
+    env: &Env,
+    index: &str,
+    params: &Params,
+    after: &str,
+    page: u64,
+) -> ApiResult<AlgoliaResult> {
     let started = worker::Date::now().as_millis();
     let db = search::db(env).await?;
     let mut sql = Sql::default();
@@ -353,26 +359,25 @@ pub async fn browse(env: &Env, index: &str, params: &Params, after: &str, page: 
         .iter()
         .map(|row| Ok(params.hit(parse_record(row)?)))
         .collect::<ApiResult<Vec<_>>>()?;
-    let mut answer = json!({
-        "hits": hits,
-        "nbHits": nb_hits,
-        "page": page,
-        "nbPages": if per == 0 { 0 } else { nb_hits.div_ceil(per) },
-        "hitsPerPage": per,
-        "exhaustiveNbHits": true,
-        "query": params.query,
-        "params": params.encoded(),
-        "index": index,
-        "processingTimeMS": worker::Date::now().as_millis().saturating_sub(started),
-    });
-    if more
-        && per > 0
-        && let (Some(last), Value::Object(map)) = (rows.last().and_then(|r| r.object_id.clone()), &mut answer)
-    {
-        map.insert(
-            "cursor".into(),
-            json!(params::encode_cursor(params, &last, page + 1)?),
-        );
-    }
-    Ok(answer)
+    let cursor = match rows.last().and_then(|r| r.object_id.as_deref()) {
+        Some(last) if more && per > 0 => Some(params::encode_cursor(params, last, page + 1)?),
+        _ => None,
+    };
+    Ok(AlgoliaResult {
+        hits,
+        nb_hits,
+        page,
+        nb_pages: if per == 0 { 0 } else { nb_hits.div_ceil(per) },
+        hits_per_page: per,
+        exhaustive_nb_hits: true,
+        exhaustive_typo: None,
+        exhaustive: None,
+        query: params.query.clone(),
+        params: params.encoded(),
+        index: index.to_owned(),
+        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        facets: None,
+        exhaustive_facets_count: None,
+        cursor,
+    })
 }

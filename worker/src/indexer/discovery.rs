@@ -173,7 +173,7 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
     stats.window = cursor.window;
     while cursor.block <= safe_head {
         if let Some(why) = ctx.budget.exhausted(2) {
-            stats.stopped = Some(why);
+            stats.stopped = Some(why.to_owned());
             break;
         }
         let from = cursor.block;
@@ -215,7 +215,7 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
             // a chunk costs at most ~4 subrequests per item (a batch, a legacy batch, a fetch, a redirect)
             let fits = (ctx.budget.left() / 4).saturating_sub(2) as usize;
             if let Some(why) = ctx.budget.exhausted(6).or((fits == 0).then_some("subrequests")) {
-                stats.stopped = Some(why);
+                stats.stopped = Some(why.to_owned());
                 stopped = true;
                 break;
             }

@@ -19,7 +19,6 @@ pub(crate) mod writer;
 use std::cell::Cell;
 
 use alloy_primitives::{Address, B256};
-use serde::Serialize;
 use worker::{Date, Env};
 
 pub use self::{chain::Kind, writer::checkpoint};
@@ -29,34 +28,8 @@ use crate::{
     ipfs::IpfsConfig,
     rpc::Rpc,
 };
-
 /// The result of one run.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunStats {
-    /// The chain indexed.
-    pub chain_id: u64,
-    /// First block processed.
-    pub from_block: u64,
-    /// Last block completely processed (`fromBlock - 1` when nothing was completed).
-    pub to_block: u64,
-    /// The chain head.
-    pub head_block: u64,
-    /// Records written.
-    pub indexed: u64,
-    /// Candidates recorded as unindexable (`unindexable`).
-    pub errors: u64,
-    /// Retries processed.
-    pub retried: u64,
-    /// `eth_getLogs` windows read.
-    pub windows: u64,
-    /// The window size the next run starts with.
-    pub window: u64,
-    /// Subrequests spent (RPC requests, metadata fetches, D1 batches).
-    pub subrequests: u32,
-    /// Why the run stopped before the head, if it did (`time`, `subrequests`, `rows`).
-    pub stopped: Option<&'static str>,
-}
+pub use profile_relayer::api::admin::RunStats;
 
 /// What one run may spend; checked before each chunk of work.
 #[derive(Debug)]

@@ -1,6 +1,10 @@
 //! The admin routes: API keys (create, list, revoke), an indexer run, and the panic of the panic guard's test.
 
-use serde_json::{Map, Value, json};
+use profile_relayer::api::{
+    ErrorDetail,
+    admin::{ApiKeyList, ChainRun, CreatedApiKey},
+};
+use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
 use super::{integer, json_response, now, read_body};
@@ -31,10 +35,15 @@ pub(super) async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response>
     let mut first_error = None;
     for (i, (chain_id, result)) in crate::indexer::run_all(env).await?.into_iter().enumerate() {
         match result {
-            Ok(stats) => chains.push(serde_json::to_value(&stats).map_err(ApiError::internal)?),
+            Ok(stats) => chains.push(ChainRun::Ran(stats)),
             Err(e) => {
-                chains
-                    .push(json!({ "chainId": chain_id, "error": { "code": e.code, "message": e.message } }));
+                chains.push(ChainRun::Failed {
+                    chain_id,
+                    error: ErrorDetail {
+                        code: e.code.to_string(),
+                        message: e.message.clone(),
+                    },
+                });
                 if i == 0 {
                     first_error = Some(e);
                 }
@@ -44,13 +53,12 @@ pub(super) async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response>
     if let Some(e) = first_error {
         return Err(e);
     }
-    let mut body = chains
-        .first()
-        .cloned()
-        .ok_or_else(|| ApiError::config("no chain is configured"))?;
-    if let Some(fields) = body.as_object_mut() {
-        fields.insert("chains".into(), Value::Array(chains));
-    }
+    let mut body = match chains.first() {
+        Some(ChainRun::Ran(stats)) => stats.clone(),
+        // the first chain's error was answered above
+        Some(ChainRun::Failed { .. }) | None => return Err(ApiError::config("no chain is configured")),
+    };
+    body.chains = Some(chains);
     json_response(200, &body)
 }
 
@@ -114,16 +122,14 @@ pub(super) async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
         created_at: now(),
         revoked_at: None,
         gas_budget_per_month,
+        gas_used_this_month: None,
+        gas_reserved_this_month: None,
+        gas_remaining_this_month: None,
     };
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
     store_key(&kv, &hash, &record).await?;
-    let mut body = match serde_json::to_value(&record).map_err(ApiError::internal)? {
-        Value::Object(fields) => fields,
-        _ => return Err(ApiError::internal("a key record is a JSON object")),
-    };
-    body.insert("apiKey".into(), Value::String(secret));
-    json_response(201, &body)
+    json_response(201, &CreatedApiKey::new(record, secret))
 }
 
 /// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
@@ -154,7 +160,9 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
             list = list.cursor(c);
         }
         let page = list.execute().await.map_err(ApiError::internal)?;
-        keys.extend(page.keys.into_iter().filter_map(|k| k.metadata));
+        for metadata in page.keys.into_iter().filter_map(|k| k.metadata) {
+            keys.push(serde_json::from_value::<ApiKeyRecord>(metadata).map_err(ApiError::internal)?);
+        }
         match page.cursor {
             Some(c) if !page.list_complete => cursor = Some(c),
             _ => break,
@@ -165,16 +173,8 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
     let now = config.now();
     let mut listed = Vec::with_capacity(keys.len());
     for mut key in keys {
-        let budget = key
-            .get("gasBudgetPerMonth")
-            .and_then(Value::as_u64)
-            .unwrap_or(config.default_key_gas_budget);
-        let id = key
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let usage = MeterClient::new(env, &format!("key:{id}"))?
+        let budget = key.gas_budget_per_month.unwrap_or(config.default_key_gas_budget);
+        let usage = MeterClient::new(env, &format!("key:{}", key.id))?
             .send(&MeterOp::Usage {
                 period: Period::Month,
                 limit: budget,
@@ -182,15 +182,15 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
             })
             .await?
             .usage;
-        if let (Some(fields), Some(u)) = (key.as_object_mut(), usage) {
-            fields.insert("gasBudgetPerMonth".into(), budget.into());
-            fields.insert("gasUsedThisMonth".into(), u.used.into());
-            fields.insert("gasReservedThisMonth".into(), u.reserved.into());
-            fields.insert("gasRemainingThisMonth".into(), u.remaining.into());
+        if let Some(u) = usage {
+            key.gas_budget_per_month = Some(budget);
+            key.gas_used_this_month = Some(u.used);
+            key.gas_reserved_this_month = Some(u.reserved);
+            key.gas_remaining_this_month = Some(u.remaining);
         }
         listed.push(key);
     }
-    json_response(200, &json!({ "apiKeys": listed }))
+    json_response(200, &ApiKeyList { api_keys: listed })
 }
 
 pub(super) async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {

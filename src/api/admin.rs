@@ -1,0 +1,187 @@
+//! The answers of `GET /health` and the admin routes: API keys (create, list, revoke) and an indexer run.
+
+use serde::{Deserialize, Serialize};
+
+use super::ErrorDetail;
+
+/// Response to `GET /health`.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// Always `ok`.
+    #[cfg_attr(feature = "wasm", tsify(type = "\"ok\""))]
+    pub status: String,
+    /// The relayer's chain.
+    pub chain_id: u64,
+    /// Every chain the lookup API, search and the indexer serve (`CHAINS`).
+    pub chains: Vec<u64>,
+}
+
+impl Health {
+    /// The answer of a deployment relaying on `chain_id` and serving `chains`.
+    #[must_use]
+    pub fn ok(chain_id: u64, chains: Vec<u64>) -> Self {
+        Self {
+            status: "ok".to_owned(),
+            chain_id,
+            chains,
+        }
+    }
+}
+
+/// What an API key may do.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `POST /api/universal-profile`.
+    Deploy,
+    /// `POST /api/universal-profile/register`, `POST /api/users`, `GET /api/universal-profile/:address`.
+    Register,
+    /// `POST /api/v0/add`.
+    Upload,
+}
+
+impl Scope {
+    /// Every scope: what a key gets when it is created without a list.
+    pub const ALL: [Self; 3] = [Self::Deploy, Self::Register, Self::Upload];
+}
+
+/// An API key as stored and as listed or revoked (never the secret): `DELETE /admin/api-keys/{id}` answers it, and
+/// `GET /admin/api-keys` with this month's gas fields.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    /// Public identifier (for listing and revoking): 16 lower-case hex digits.
+    pub id: String,
+    /// Free-form name.
+    pub name: String,
+    /// Granted scopes.
+    pub scopes: Vec<Scope>,
+    /// Requests per minute.
+    pub rate_limit_per_minute: u32,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds, once revoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub revoked_at: Option<u64>,
+    /// Deploy gas per calendar month (`DEFAULT_KEY_GAS_BUDGET_PER_MONTH` when absent from the stored key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub gas_budget_per_month: Option<u64>,
+    /// Listing only: settled deploy gas this month.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub gas_used_this_month: Option<u64>,
+    /// Listing only: gas reserved by deploys not mined yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub gas_reserved_this_month: Option<u64>,
+    /// Listing only: budget left this month.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub gas_remaining_this_month: Option<u64>,
+}
+
+/// Response to `POST /admin/api-keys` (201): the key and, only in this answer, its secret.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKey {
+    /// Public identifier.
+    pub id: String,
+    /// Free-form name.
+    pub name: String,
+    /// Granted scopes.
+    pub scopes: Vec<Scope>,
+    /// Requests per minute.
+    pub rate_limit_per_minute: u32,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Deploy gas per calendar month, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub gas_budget_per_month: Option<u64>,
+    /// The secret (`prk_` + 64 hex digits).
+    pub api_key: String,
+}
+
+impl CreatedApiKey {
+    /// The answer for the new `key` with the secret `api_key`.
+    #[must_use]
+    pub fn new(key: ApiKey, api_key: String) -> Self {
+        Self {
+            id: key.id,
+            name: key.name,
+            scopes: key.scopes,
+            rate_limit_per_minute: key.rate_limit_per_minute,
+            created_at: key.created_at,
+            gas_budget_per_month: key.gas_budget_per_month,
+            api_key,
+        }
+    }
+}
+
+/// Response to `GET /admin/api-keys`.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyList {
+    /// Every key, revoked ones included.
+    pub api_keys: Vec<ApiKey>,
+}
+
+/// The result of one indexer run: `POST /admin/indexer/run` answers it.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStats {
+    /// The chain indexed.
+    pub chain_id: u64,
+    /// First block processed.
+    pub from_block: u64,
+    /// Last block completely processed (`fromBlock - 1` when nothing was completed).
+    pub to_block: u64,
+    /// The chain head.
+    pub head_block: u64,
+    /// Records written.
+    pub indexed: u64,
+    /// Candidates recorded as unindexable (`unindexable`).
+    pub errors: u64,
+    /// Retries processed.
+    pub retried: u64,
+    /// `eth_getLogs` windows read.
+    pub windows: u64,
+    /// The window size the next run starts with.
+    pub window: u64,
+    /// Subrequests spent (RPC requests, metadata fetches, D1 batches).
+    pub subrequests: u32,
+    /// Why the run stopped before the head, if it did (`time`, `subrequests`, `rows`).
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub stopped: Option<String>,
+    /// A run of every chain (no `chainId` asked): every chain's run, the first one's also at the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub chains: Option<Vec<ChainRun>>,
+}
+
+/// One chain's part of a run of every chain.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ChainRun {
+    /// The chain's run.
+    Ran(RunStats),
+    /// The chain's run failed.
+    #[serde(rename_all = "camelCase")]
+    Failed {
+        /// The chain.
+        chain_id: u64,
+        /// Why.
+        #[cfg_attr(feature = "wasm", tsify(type = "{ code: string; message: string }"))]
+        error: ErrorDetail,
+    },
+}

@@ -1,0 +1,80 @@
+//! The answers of the Algolia-compatible read API (`/1/indexes/…`), in the shape Algolia's clients read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One index's answer to a query (`POST /1/indexes/:index/query`, `GET /1/indexes/:index`) or one browse page
+/// (`POST /1/indexes/:index/browse`).
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AlgoliaResult {
+    /// The records found, each with `_highlightResult` (`attributesToRetrieve` may narrow them).
+    #[cfg_attr(feature = "wasm", tsify(type = "Record<string, unknown>[]"))]
+    pub hits: Vec<Value>,
+    /// Records matching in all.
+    pub nb_hits: u64,
+    /// This page, from 0.
+    pub page: u64,
+    /// Pages in all.
+    pub nb_pages: u64,
+    /// Records per page.
+    pub hits_per_page: u64,
+    /// Always `true`: the count is exact.
+    pub exhaustive_nb_hits: bool,
+    /// Queries only: always `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub exhaustive_typo: Option<bool>,
+    /// Queries only: Algolia's newer form of the `exhaustive*` flags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub exhaustive: Option<Exhaustive>,
+    /// The query text.
+    pub query: String,
+    /// The query as Algolia's URL parameters.
+    pub params: String,
+    /// The index searched.
+    pub index: String,
+    /// Time the search took, milliseconds.
+    #[serde(rename = "processingTimeMS")]
+    pub processing_time_ms: u64,
+    /// Queries asking for `facets` only: per attribute, value → number of matching records (most first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "wasm",
+        tsify(optional, type = "Record<string, Record<string, number>>")
+    )]
+    pub facets: Option<Map<String, Value>>,
+    /// Queries asking for `facets` only: always `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub exhaustive_facets_count: Option<bool>,
+    /// Browse only: send it back for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub cursor: Option<String>,
+}
+
+/// `exhaustive` of an [`AlgoliaResult`].
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exhaustive {
+    /// Always `true`.
+    pub nb_hits: bool,
+    /// Always `true`.
+    pub typo: bool,
+    /// With `facets` only: always `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub facets_count: Option<bool>,
+}
+
+/// Response to `POST /1/indexes/*/queries`: one result per request, in order.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlgoliaResults {
+    /// The results.
+    pub results: Vec<AlgoliaResult>,
+}
