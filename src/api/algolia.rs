@@ -78,3 +78,31 @@ pub struct AlgoliaResults {
     /// The results.
     pub results: Vec<AlgoliaResult>,
 }
+
+/// An error of the Algolia-compatible routes: this API's `error` object plus Algolia's top-level `message` and
+/// `status`, which Algolia's clients show.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlgoliaError {
+    /// This API's error object.
+    pub error: crate::api::ErrorDetail,
+    /// The message (as Algolia answers it).
+    pub message: String,
+    /// The HTTP status (as Algolia answers it).
+    pub status: u16,
+}
+
+impl AlgoliaError {
+    /// The error with `code`, `message` and `status`.
+    #[must_use]
+    pub fn new(code: &str, message: &str, status: u16) -> Self {
+        Self {
+            error: crate::api::ErrorDetail {
+                code: code.to_owned(),
+                message: message.to_owned(),
+            },
+            message: message.to_owned(),
+            status,
+        }
+    }
+}

@@ -286,6 +286,14 @@ fn every_response_type_is_its_openapi_schema() {
         ),
         answers_as("Error", &ErrorBody::new("NOT_FOUND", "no such route")),
         answers_as(
+            "AlgoliaError",
+            &profile_relayer::api::algolia::AlgoliaError::new(
+                "INVALID_FILTERS",
+                "filters: unexpected )",
+                400,
+            ),
+        ),
+        answers_as(
             "Upload",
             &UploadAnswer::new(
                 "file".into(),

@@ -67,11 +67,7 @@ pub fn answer<T: Serialize>(origin: &str, result: ApiResult<T>) -> ApiResult<Res
             Ok(Response::from_json(&value)?)
         }
         Err(e) => {
-            let body = json!({
-                "error": { "code": e.code, "message": e.message },
-                "message": e.message,
-                "status": e.status,
-            });
+            let body = profile_relayer::api::algolia::AlgoliaError::new(e.code, &e.message, e.status);
             let mut res = Response::from_json(&body)?.with_status(e.status);
             if let Some(secs) = e.retry_after {
                 res.headers_mut().set("retry-after", &secs.to_string())?;
