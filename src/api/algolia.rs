@@ -71,7 +71,7 @@ pub struct Exhaustive {
     pub facets_count: Option<bool>,
 }
 
-/// Response to `POST /1/indexes/*/queries`: one result per request, in order.
+/// Response to the multi-index route (`POST /1/indexes/%2A/queries`, index name `*`): one result per request, in order.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlgoliaResults {
