@@ -337,6 +337,7 @@ pub struct ErrorBody {
 }
 
 /// The inner object of [`ErrorBody`].
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorDetail {
     /// Stable machine-readable code.

@@ -31,18 +31,8 @@ const TS_CLIENT_TYPES: &'static str = r#"
 export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
 export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
-/** A search / lookup record (see the service's OpenAPI document for every field; `ProfileRecord`, `AssetRecord`
- * and `TokenRecord` type each kind). */
-export interface IndexRecord {
-  objectID: string; address: Address; kind: "LSP0ERC725Account" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset" | "LSP8Token";
-  LSPStandard: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8IdentifiableDigitalAsset";
-  type: "LSP3Profile" | "LSP7DigitalAsset" | "LSP8DigitalAsset";
-  name?: string | null; description?: string | null; symbol?: string | null; tokenId?: Hex; tags?: string[];
-  profileImageUrl?: string; imageUrl?: string; iconUrl?: string;
-  metadataStatus: "verified" | "hash_mismatch" | "unverifiable" | "fetch_failed" | "none" | "invalid_uri";
-  tokens?: { tokenId: Hex; name?: string | null; imageUrl?: string | null }[];
-  [field: string]: unknown;
-}
+/** A lookup / search record: one of the three kinds the index holds (types generated from the Rust records). */
+export type IndexRecord = ProfileRecord | AssetRecord | TokenRecord;
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
 /** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
 export type Stats = [IndexStats, IndexStats];
