@@ -186,14 +186,23 @@ pub fn raw_cid(bytes: &[u8]) -> Cid {
 /// # Errors
 /// [`Error::InvalidCid`] when the CID uses a hash function that cannot be checked here.
 pub fn verify_block(cid: &Cid, bytes: &[u8]) -> Result<bool> {
+    Ok(block_sha256(cid)? == &Sha256::digest(bytes)[..])
+}
+
+/// The SHA-256 digest the block a CID names must hash to (for a hasher outside this crate, such as the runtime's
+/// own: the Worker hashes relayed blocks without copying them into wasm). Only sha2-256 multihashes can be checked.
+///
+/// # Errors
+/// [`Error::InvalidCid`] when the CID uses another hash function.
+pub fn block_sha256(cid: &Cid) -> Result<&[u8]> {
     let hash = cid.hash();
-    if hash.code() != SHA2_256 {
+    if hash.code() != SHA2_256 || hash.digest().len() != 32 {
         return Err(Error::InvalidCid(format!(
             "multihash 0x{:x} cannot be verified",
             hash.code()
         )));
     }
-    Ok(hash.digest() == &Sha256::digest(bytes)[..])
+    Ok(hash.digest())
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -220,6 +229,14 @@ mod tests {
             CidPath::parse("/ipfs/bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e").unwrap();
         assert!(verify_block(&with_path.cid, b"hello world").unwrap());
         assert!(!verify_block(&with_path.cid, b"hello world\n").unwrap());
+        // sha256("hello world"), as `sha256sum` prints it
+        assert_eq!(
+            alloy_primitives::hex::encode(block_sha256(&with_path.cid).unwrap()),
+            "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
+        );
+        let blake3 = Cid::new_v1(RAW, Multihash::<64>::wrap(0x1e, &[0; 32]).unwrap());
+        assert!(block_sha256(&blake3).is_err());
+        assert!(verify_block(&blake3, b"").is_err());
     }
 
     #[test]

@@ -130,8 +130,25 @@ test("the relay's share of R2 is bounded: older relayed blocks are evicted, uplo
   const [cidA, cidB] = [sdk.computeCid(a), sdk.computeCid(b)];
   store.set(cidA, a);
   store.set(cidB, b);
-  assert.equal((await fetch(url(`/ipfs/${cidA}`))).status, 200);
-  assert.equal((await fetch(url(`/ipfs/${cidB}`))).status, 200);
+  // the relay writes a block to R2 shortly after its answer has gone out: wait until each is served without the gateway
+  const stored = async (cid) => {
+    const res = await fetch(url(`/ipfs/${cid}`));
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+      gatewayUp = false;
+      try {
+        const again = await fetch(url(`/ipfs/${cid}`));
+        await again.arrayBuffer();
+        if (again.status === 200) return;
+      } finally {
+        gatewayUp = true;
+      }
+    }
+    assert.fail(`${cid} was not kept in R2`);
+  };
+  await stored(cidA);
+  await stored(cidB);
   gatewayUp = false;
   try {
     // A was evicted to keep the relay under 1000 bytes; B is served from R2

@@ -71,10 +71,11 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
         Some(answer) => answer,
         None => {
             let content = crate::ipfs::fetch_content(env, &config, &target).await?;
-            let source_hash = content_hash(&content.bytes);
+            let source = content.to_vec();
+            let source_hash = content_hash(&source);
             let resized = match width {
                 // SVG is text: never handed to a raster decoder, always passed through
-                Some(w) if content.content_type != "image/svg+xml" => resize(&content.bytes, w)?,
+                Some(w) if content.content_type != "image/svg+xml" => resize(&source, w)?,
                 _ => Resized::Original,
             };
             match (resized, &key) {
@@ -96,7 +97,7 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
                     answer
                 }
                 _ => Answer {
-                    bytes: content.bytes,
+                    bytes: source,
                     content_type: content.content_type,
                     source_hash,
                     source_verified: content.verified,

@@ -124,7 +124,7 @@ pub(crate) async fn fetch_url(ctx: &Ctx<'_>, url: &str) -> Result<Vec<u8>, Fetch
             let content = fetch_content(ctx.env, &ctx.ipfs, &target)
                 .await
                 .map_err(|e| FetchError::transient(e.code))?;
-            Ok(content.bytes)
+            Ok(content.to_vec())
         } else if url.starts_with("data:") {
             data_url::DataUrl::process(url)
                 .ok()

@@ -2,10 +2,10 @@
 
 use cid::Cid;
 use futures_util::future::{Either, select, select_ok};
-use profile_relayer::ipfs::{CidPath, verify_block};
+use profile_relayer::ipfs::CidPath;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
-use super::{Content, IpfsConfig, content::content_type_of};
+use super::{Content, IpfsConfig, content::content_type_of, native};
 use crate::{
     body::ReadError,
     error::{ApiError, ApiResult, Code},
@@ -64,37 +64,36 @@ async fn fetch_one(
         .flatten()
         .and_then(|n| n.trim().parse::<usize>().ok());
     let bytes = match declared {
-        // a declared length within the limit: HTTP framing ends the body there, so the runtime reads it whole (one
-        // native buffer, one copy into the Worker, instead of a copy per chunk)
+        // a declared length within the limit: HTTP framing ends the body there, so the runtime reads it whole into
+        // one native buffer, which is hashed and answered from there (never copied into the Worker)
         Some(length) if length <= max_bytes => match response.body() {
-            worker::ResponseBody::Stream(stream) => {
-                let failed = |e: wasm_bindgen::JsValue| Failure::from(format!("{gateway}: {e:?}"));
-                let native =
-                    worker::web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(failed)?;
-                let buffer =
-                    worker::wasm_bindgen_futures::JsFuture::from(native.array_buffer().map_err(failed)?)
-                        .await
-                        .map_err(failed)?;
-                js_sys::Uint8Array::new(&buffer).to_vec()
-            }
-            _ => Vec::new(),
+            worker::ResponseBody::Stream(stream) => native::read_all(stream)
+                .await
+                .map_err(|e| Failure::from(format!("{gateway}: {e}")))?,
+            _ => js_sys::Uint8Array::new_with_length(0),
         },
         // counted while it streams: a gateway cannot make the Worker buffer more than the limit
-        _ => crate::body::response_bytes(&mut response, max_bytes)
-            .await
-            .map_err(|e| match e {
-                ReadError::TooLarge => {
-                    Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
-                }
-                ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
-            })?,
+        _ => js_sys::Uint8Array::from(
+            crate::body::response_bytes(&mut response, max_bytes)
+                .await
+                .map_err(|e| match e {
+                    ReadError::TooLarge => {
+                        Failure::from(format!("{gateway}: over the size limit of {max_bytes} bytes"))
+                    }
+                    ReadError::Failed(detail) => Failure::from(format!("{gateway}: {detail}")),
+                })?
+                .as_slice(),
+        ),
     };
-    if raw_block && !verify_block(&cid, &bytes).unwrap_or(false) {
+    if raw_block && !native::is_block_of(&cid, &bytes).await {
         return Err(Failure::from(format!(
             "{gateway}: the bytes do not match the CID"
         )));
     }
-    let content_type = content_type_of(response.headers().get("content-type").ok().flatten(), &bytes);
+    let content_type = content_type_of(
+        response.headers().get("content-type").ok().flatten(),
+        &native::head(&bytes),
+    );
     Ok(Content {
         bytes,
         content_type,

@@ -8,16 +8,17 @@
 //!
 //! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
 //! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
-//! could know, and a browser renders a partial image or video as it arrives). Only the R2 write (and its D1 ledger)
-//! is off the answer's path, under `Context::wait_until`. The cost is the block's transfer time, paid twice (gateway
-//! → Worker, then Worker → client) instead of overlapped: see BENCHMARKS.md for the comparison with a streaming
-//! relay.
+//! could know, and a browser renders a partial image or video as it arrives). What keeps that cheap: the block never
+//! enters the Worker's memory ([`native`]: the runtime buffers, hashes and sends it), and the R2 write (with its D1
+//! ledger) starts only after the answer's last byte has left, under `Context::wait_until`. See BENCHMARKS.md for the
+//! comparison with LUKSO's streaming relay.
 
 mod content;
 mod gateways;
+mod native;
 
 use cid::Cid;
-use profile_relayer::ipfs::{CidPath, RAW, raw_cid, verify_block};
+use profile_relayer::ipfs::{CidPath, RAW, raw_cid};
 use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 
 pub use self::content::{SANDBOX_CSP, is_passive};
@@ -76,13 +77,24 @@ impl IpfsConfig {
 /// Content and its type.
 #[derive(Debug, Clone)]
 pub struct Content {
-    /// The bytes.
-    pub bytes: Vec<u8>,
+    /// The bytes, held by the runtime (see [`native`]); [`Content::to_vec`] copies them into the Worker.
+    pub bytes: js_sys::Uint8Array,
     /// Media type.
     pub content_type: String,
     /// Whether the bytes were checked against the CID.
     pub verified: bool,
 }
+
+impl Content {
+    /// The bytes, copied into the Worker (to parse or decode them).
+    #[must_use]
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.bytes.to_vec()
+    }
+}
+
+/// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
+const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_millis(150);
 
 /// Writing a verified block to R2, left to the caller (see [`fetch_content_deferred`]).
 pub type PendingStore = core::pin::Pin<Box<dyn core::future::Future<Output = ()>>>;
@@ -110,10 +122,12 @@ pub async fn fetch_content_deferred(
         && let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await?
     {
         let content_type = object.http_metadata().content_type;
-        if let Some(body) = object.body() {
-            let bytes = body.bytes().await?;
-            if !raw_block || verify_block(&target.cid, &bytes).unwrap_or(false) {
-                let content_type = content_type_of(content_type, &bytes);
+        if let Some(body) = object.body()
+            && let worker::ResponseBody::Stream(stream) = body.response_body()?
+        {
+            let bytes = native::read_all(&stream).await.map_err(ApiError::internal)?;
+            if !raw_block || native::is_block_of(&target.cid, &bytes).await {
+                let content_type = content_type_of(content_type, &native::head(&bytes));
                 return Ok((
                     Content {
                         bytes,
@@ -165,7 +179,7 @@ async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Conten
             env,
             crate::r2_cache::Object {
                 key: &key,
-                bytes: &content.bytes,
+                bytes: &content.to_vec(),
                 content_type: &content.content_type,
                 metadata: origin("relay"),
             },
@@ -180,7 +194,7 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     let config = IpfsConfig::from_env(env)?;
     let target = CidPath::parse(path)?;
     let (content, store) = fetch_content_deferred(env, &config, &target).await?;
-    let total = content.bytes.len() as u64;
+    let total = u64::from(content.bytes.length());
     let headers = Headers::new();
     headers.set("content-type", &content.content_type)?;
     headers.set("cache-control", "public, max-age=29030400, immutable")?;
@@ -204,35 +218,51 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
                 format!("the content has {total} bytes"),
             ));
         };
-        let slice = usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(s, e)| content.bytes.get(s..=e))
-            .unwrap_or_default()
-            .to_vec();
+        // `byte_range` keeps both ends inside the content, whose length is a `u32` (a JS array's)
+        let slice = content.bytes.subarray(
+            u32::try_from(start).unwrap_or(u32::MAX),
+            u32::try_from(end.saturating_add(1)).unwrap_or(u32::MAX),
+        );
         headers.set("content-range", &format!("bytes {start}-{end}/{total}"))?;
         if let Some(store) = store {
             ctx.wait_until(store);
         }
         return answer(req, 206, slice, headers);
     }
-    // the R2 write runs after the answer is returned (`wait_until`): the answer waits for verification, not for R2
-    if let Some(store) = store {
-        ctx.wait_until(store);
+    match store {
+        // the answer waits for verification, never for R2: the write starts a moment after the runtime has taken
+        // the answer's last byte (in `wrangler dev` R2 and D1 run in the Worker's own process, and a 1 MB write
+        // while the answer was still going out delayed its end by ≈ 30 ms; in production it changes nothing but
+        // the time the block reaches R2)
+        Some(store) if req.method() != Method::Head => {
+            let (body, sent) = native::body_with_end(&content.bytes).map_err(ApiError::internal)?;
+            ctx.wait_until(async move {
+                // settles when the body has been read to its end or abandoned: the block is verified either way
+                let _ = worker::wasm_bindgen_futures::JsFuture::from(sent).await;
+                worker::Delay::from(STORE_AFTER_ANSWER).await;
+                store.await;
+            });
+            Ok(Response::from_body(worker::ResponseBody::Stream(body))?.with_headers(headers))
+        }
+        store => {
+            if let Some(store) = store {
+                ctx.wait_until(store);
+            }
+            answer(req, 200, content.bytes, headers)
+        }
     }
-    answer(req, 200, content.bytes, headers)
 }
 
 /// The answer with `body`; to `HEAD`, the same headers with the length `GET` would answer and no body (the runtime
 /// sends no `Content-Length` of its own for a `HEAD` answer).
-fn answer(req: &Request, status: u16, body: Vec<u8>, headers: Headers) -> ApiResult<Response> {
+fn answer(req: &Request, status: u16, body: js_sys::Uint8Array, headers: Headers) -> ApiResult<Response> {
     if req.method() == Method::Head {
-        headers.set("content-length", &body.len().to_string())?;
+        headers.set("content-length", &body.length().to_string())?;
         return Ok(Response::empty()?.with_status(status).with_headers(headers));
     }
-    Ok(Response::from_bytes(body)?
-        .with_status(status)
-        .with_headers(headers))
+    let native =
+        worker::web_sys::Response::new_with_opt_buffer_source(Some(&body)).map_err(worker::Error::from)?;
+    Ok(Response::from(native).with_status(status).with_headers(headers))
 }
 
 /// `POST /api/v0/add`: multipart upload (field `file`, or the first file field) stored in R2 under its CID.

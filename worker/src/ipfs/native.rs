@@ -1,0 +1,75 @@
+//! Relayed bytes held by the runtime. A block goes from the gateway (or R2) to the client without entering the
+//! Worker's wasm memory: the runtime reads it whole, hashes it (`crypto.DigestStream`, native SHA-256) and sends
+//! it; the Worker copies only what it must look at (the first bytes, to sniff a media type) or keep (the R2 write,
+//! after the answer).
+
+use cid::Cid;
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::{JsCast as _, JsValue};
+use worker::{
+    crypto::{DigestStream, DigestStreamAlgorithm},
+    wasm_bindgen_futures::JsFuture,
+    web_sys,
+};
+
+/// How many leading bytes media-type sniffing looks at (an SVG after an XML prolog and comments is found within).
+const SNIFF_BYTES: u32 = 4096;
+
+/// A runtime error as text.
+fn text(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| "runtime error".to_owned())
+}
+
+/// Reads a body stream whole, in the runtime (one native buffer, no copy into the Worker). For bodies whose
+/// length is known to be within bounds: the caller checks `Content-Length` (or the R2 object's size) first.
+pub(super) async fn read_all(stream: &web_sys::ReadableStream) -> Result<Uint8Array, String> {
+    let response = web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(|e| text(&e))?;
+    let buffer = JsFuture::from(response.array_buffer().map_err(|e| text(&e))?)
+        .await
+        .map_err(|e| text(&e))?;
+    Ok(Uint8Array::new(&buffer))
+}
+
+/// Whether `bytes` is the block `cid` names, hashed by the runtime. `false` for a CID whose hash function cannot
+/// be checked (the core decides which can: [`profile_relayer::ipfs::block_sha256`]).
+pub(super) async fn is_block_of(cid: &Cid, bytes: &Uint8Array) -> bool {
+    let Ok(expected) = profile_relayer::ipfs::block_sha256(cid) else {
+        return false;
+    };
+    match sha256(bytes).await {
+        Ok(digest) => digest == expected,
+        Err(e) => {
+            worker::console_warn!("ipfs: hashing failed: {e}");
+            false
+        }
+    }
+}
+
+async fn sha256(bytes: &Uint8Array) -> Result<Vec<u8>, String> {
+    let hasher = DigestStream::new(DigestStreamAlgorithm::Sha256);
+    let writer = hasher.raw().get_writer().map_err(|e| text(&e))?;
+    let wait = |p: Promise| async move { JsFuture::from(p).await.map_err(|e| text(&e)) };
+    wait(writer.write_with_chunk(bytes)).await?;
+    wait(writer.close()).await?;
+    Ok(hasher.digest().await.map_err(|e| e.to_string())?.to_vec())
+}
+
+/// The leading bytes media-type sniffing reads.
+pub(super) fn head(bytes: &Uint8Array) -> Vec<u8> {
+    bytes.subarray(0, bytes.length().min(SNIFF_BYTES)).to_vec()
+}
+
+/// A body with exactly `bytes`, and a promise that settles once the runtime has taken the last of them from it
+/// (the answer is on its way to the client, or the client went away). The body is a `FixedLengthStream`, so the
+/// answer keeps its `Content-Length`.
+pub(super) fn body_with_end(bytes: &Uint8Array) -> Result<(web_sys::ReadableStream, Promise), String> {
+    let pipe = worker::worker_sys::FixedLengthStream::new(bytes.length()).map_err(|e| text(&e))?;
+    let source = web_sys::Response::new_with_opt_buffer_source(Some(bytes))
+        .map_err(|e| text(&e))?
+        .body()
+        .ok_or("a body without a stream")?;
+    let sent = source.pipe_to(&pipe.writable());
+    Ok((pipe.readable(), sent))
+}
