@@ -117,8 +117,18 @@ pub async fn fetch_content_deferred(
     config: &IpfsConfig,
     target: &CidPath,
 ) -> ApiResult<(Content, Option<PendingStore>)> {
+    fetch_content_from(env, config, target, true).await
+}
+
+async fn fetch_content_from(
+    env: &Env,
+    config: &IpfsConfig,
+    target: &CidPath,
+    look_in_store: bool,
+) -> ApiResult<(Content, Option<PendingStore>)> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
-    if target.path.is_empty()
+    if look_in_store
+        && target.path.is_empty()
         && let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await?
     {
         let content_type = object.http_metadata().content_type;
@@ -193,25 +203,16 @@ async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Conten
 pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiResult<Response> {
     let config = IpfsConfig::from_env(env)?;
     let target = CidPath::parse(path)?;
-    let (content, store) = fetch_content_deferred(env, &config, &target).await?;
-    let total = u64::from(content.bytes.length());
-    let headers = Headers::new();
-    headers.set("content-type", &content.content_type)?;
-    headers.set("cache-control", "public, max-age=29030400, immutable")?;
-    headers.set("x-content-type-options", "nosniff")?;
-    headers.set("accept-ranges", "bytes")?;
-    headers.set("etag", &format!("\"{}\"", target.to_gateway_path()))?;
-    headers.set("x-ipfs-path", &format!("/ipfs/{}", target.to_gateway_path()))?;
-    headers.set(
-        "x-content-verified",
-        if content.verified { "true" } else { "false" },
-    )?;
-    // the API's origin serves this content: whatever it is, it cannot run scripts or load anything there
-    headers.set("content-security-policy", SANDBOX_CSP)?;
-    if !is_passive(&content.content_type) {
-        headers.set("content-disposition", "attachment")?;
+    let range = req.headers().get("range")?;
+    if range.is_none()
+        && let Some(answer) = answer_from_store(req, env, &target).await?
+    {
+        return Ok(answer);
     }
-    if let Some(range) = req.headers().get("range")? {
+    let (content, store) = fetch_content_from(env, &config, &target, range.is_some()).await?;
+    let total = u64::from(content.bytes.length());
+    let headers = relay_headers(&target, &content.content_type, content.verified)?;
+    if let Some(range) = range {
         let Some((start, end)) = byte_range(&range, total) else {
             return Err(ApiError::new(
                 Code::RangeNotSatisfiable,
@@ -251,6 +252,50 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
             answer(req, 200, content.bytes, headers)
         }
     }
+}
+
+/// The headers of every relayed answer.
+fn relay_headers(target: &CidPath, content_type: &str, verified: bool) -> ApiResult<Headers> {
+    let headers = Headers::new();
+    headers.set("content-type", content_type)?;
+    headers.set("cache-control", "public, max-age=29030400, immutable")?;
+    headers.set("x-content-type-options", "nosniff")?;
+    headers.set("accept-ranges", "bytes")?;
+    headers.set("etag", &format!("\"{}\"", target.to_gateway_path()))?;
+    headers.set("x-ipfs-path", &format!("/ipfs/{}", target.to_gateway_path()))?;
+    headers.set("x-content-verified", if verified { "true" } else { "false" })?;
+    // the API's origin serves this content: whatever it is, it cannot run scripts or load anything there
+    headers.set("content-security-policy", SANDBOX_CSP)?;
+    if !is_passive(content_type) {
+        headers.set("content-disposition", "attachment")?;
+    }
+    Ok(headers)
+}
+
+/// A whole block kept in R2, streamed from there as it is read: what R2 holds was verified before it was written
+/// (a relayed block) or is named by the hash of its bytes (an upload), and is stored with its media type. `None`
+/// when R2 does not have it.
+async fn answer_from_store(req: &Request, env: &Env, target: &CidPath) -> ApiResult<Option<Response>> {
+    if !target.path.is_empty() || target.cid.codec() != RAW {
+        return Ok(None);
+    }
+    let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await? else {
+        return Ok(None);
+    };
+    // every write sets the (sanitized) type; an object without one is served as bytes
+    let content_type = object
+        .http_metadata()
+        .content_type
+        .unwrap_or_else(|| "application/octet-stream".to_owned());
+    let headers = relay_headers(target, &content_type, true)?;
+    headers.set("content-length", &object.size().to_string())?;
+    if req.method() == Method::Head {
+        return Ok(Some(Response::empty()?.with_headers(headers)));
+    }
+    let body = object
+        .body()
+        .map_or(Ok(worker::ResponseBody::Empty), |b| b.response_body())?;
+    Ok(Some(Response::from_body(body)?.with_headers(headers)))
 }
 
 /// The answer with `body`; to `HEAD`, the same headers with the length `GET` would answer and no body (the runtime
