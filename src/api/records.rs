@@ -295,6 +295,21 @@ pub struct NotIndexed {
     pub indexed: bool,
     /// When the address was read from chain, ISO 8601 (UTC).
     pub last_updated_at: String,
+    /// Set when the address is a contract the indexer refuses (it misbehaved when read): why. Such a contract is
+    /// answered like any unknown contract, so that clients written for the incumbent treat it as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub unindexable: Option<Refusal>,
+}
+
+/// Why the indexer refused a contract: the error it recorded.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// What the contract did (`CALL_REVERTED`, `CLAIMS_EVERY_INTERFACE`, …).
+    pub code: String,
+    /// The detail.
+    pub message: String,
 }
 
 impl NotIndexed {
@@ -309,6 +324,16 @@ impl NotIndexed {
             record_type: standard.to_owned(),
             indexed: false,
             last_updated_at: iso8601(checked_at),
+            unindexable: None,
+        }
+    }
+
+    /// The answer for a contract the indexer refuses, with its recorded error.
+    #[must_use]
+    pub fn refused(address: Address, chain_id: u64, refusal: Refusal, checked_at: u64) -> Self {
+        Self {
+            unindexable: Some(refusal),
+            ..Self::new(address, chain_id, true, checked_at)
         }
     }
 }
@@ -742,5 +767,18 @@ mod tests {
         assert_eq!(v["indexed"], false);
         let v = serde_json::to_value(NotIndexed::new(addr(), 42, true, 0)).unwrap();
         assert_eq!(v["LSPStandard"], "UnknownContract");
+        assert!(v.get("unindexable").is_none());
+        let refusal = Refusal {
+            code: "CALL_REVERTED".into(),
+            message: "supportsInterface reverted".into(),
+        };
+        let v = serde_json::to_value(NotIndexed::refused(addr(), 42, refusal.clone(), 0)).unwrap();
+        assert_eq!(v["type"], "UnknownContract");
+        assert_eq!(v["indexed"], false);
+        assert_eq!(v["unindexable"]["code"], "CALL_REVERTED");
+        assert_eq!(
+            serde_json::from_value::<NotIndexed>(v).unwrap().unindexable,
+            Some(refusal)
+        );
     }
 }

@@ -191,8 +191,9 @@ test('a contract unindexable on one chain is recorded for that chain only', asyn
   await A.rpc('anvil_setCode', [hostile, HOSTILE.reverts.runtime]);
   await send(A, { to: hostile, data: '0x' }); // DataChanged: the indexer discovers it
   await runIndexer('?chainId=42');
-  const refused = await get(`/v1/0x2a/address/${hostile}`, 422);
-  assert.equal(refused.error.code, 'UNINDEXABLE_CONTRACT');
+  const refused = await get(`/v1/0x2a/address/${hostile}`);
+  assert.equal(refused.LSPStandard, 'UnknownContract');
+  assert.equal(refused.unindexable.code, 'CALL_REVERTED');
   assert.equal((await get('/v1/42/indexer')).unindexable, 1);
   // the same address on the other chain: no contract, no recorded error
   assert.equal((await get(`/v1/4201/address/${hostile}`)).LSPStandard, 'EOA');
@@ -238,8 +239,8 @@ test('a database written by the single-chain release is migrated to the first ch
     INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason)
       VALUES ('errors', '${legacy}', '${legacy}', NULL, 1, 99999999999, 'CALL_REVERTED');`);
   await stack.restartWorker();
-  const refused = await get(`/v1/42/address/${legacy}`, 422);
-  assert.match(refused.error.message, /recorded by the old release/);
+  const refused = await get(`/v1/42/address/${legacy}`);
+  assert.match(refused.unindexable.message, /recorded by the old release/);
   assert.equal((await get('/v1/42/indexer')).unindexable, 2);
   assert.equal((await get('/v1/4201/indexer')).unindexable, 0);
   const [tables] = await d1("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");

@@ -125,8 +125,6 @@ codes! {
     ImageTooLarge = (413, "IMAGE_TOO_LARGE"),
     /// The `Range` lies outside the content.
     RangeNotSatisfiable = (416, "RANGE_NOT_SATISFIABLE"),
-    /// The contract's answers cannot be indexed (the reason is in the message).
-    UnindexableContract = (422, "UNINDEXABLE_CONTRACT"),
     /// `/image` was asked to resize bytes that do not decode as the image format they start like.
     InvalidImage = (422, "INVALID_IMAGE"),
     /// Too many requests; retry after `Retry-After` seconds.

@@ -6,11 +6,11 @@
 //! hit costs one token of the client IP's bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, keyed by `CF-Connecting-IP`;
 //! `0` turns the limit off): anonymous traffic cannot fill the index or burn the RPC quota.
 
-use alloy_primitives::{B256, keccak256};
+use alloy_primitives::{Address, B256, keccak256};
 use profile_relayer::{
     api::{
         SearchBoth,
-        records::{IndexStats, IndexerStatus, NotIndexed, UNKNOWN_STANDARD},
+        records::{IndexStats, IndexerStatus, NotIndexed, Refusal, UNKNOWN_STANDARD},
     },
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
@@ -23,7 +23,7 @@ use worker::{Cache, Env, Request, Response};
 use crate::{
     config::ChainConfig,
     error::{ApiError, ApiResult, Code},
-    indexer::{self, Indexed, Kind},
+    indexer::{self, Indexed, Kind, TokenIndexed},
     search,
 };
 
@@ -190,8 +190,10 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
                 return with_tokens(env, &assets, record).await;
             }
         }
-        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &id).await? {
-            return Err(indexer::unindexable(&code, &message));
+        if let Some(refusal) = indexer::recorded_error(env, chain.chain_id, &id).await? {
+            // answered like any unknown contract (the incumbent's clients throw on an error here), with the reason
+            let answer = NotIndexed::refused(address, chain.chain_id, refusal, indexer::now());
+            return serde_json::to_value(answer).map_err(ApiError::internal);
         }
         if let Some(miss) = remembered_miss(env, chain.chain_id, &id).await? {
             return serde_json::to_value(miss).map_err(ApiError::internal);
@@ -209,6 +211,13 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
             Indexed::Nothing { contract } => {
                 let now = indexer::now();
                 let answer = NotIndexed::new(address, chain.chain_id, contract, now);
+                remember_miss(env, &answer, now).await?;
+                serde_json::to_value(answer).map_err(ApiError::internal)
+            }
+            Indexed::Refused(refusal) => {
+                // remembered as an unknown contract: repeating the lookup costs no RPC (the reason is not kept)
+                let now = indexer::now();
+                let answer = NotIndexed::refused(address, chain.chain_id, refusal, now);
                 remember_miss(env, &answer, now).await?;
                 serde_json::to_value(answer).map_err(ApiError::internal)
             }
@@ -254,10 +263,10 @@ pub async fn token(
         let assets = chain.assets_index();
         let record = search::get(env, &assets, &address.to_checksum(None)).await?;
         if record.is_none()
-            && let Some((code, message)) =
+            && let Some(refusal) =
                 indexer::recorded_error(env, chain.chain_id, &address.to_checksum(None)).await?
         {
-            return Err(indexer::unindexable(&code, &message));
+            return Err(not_a_collection(address, Some(&refusal)));
         }
         let collection = match record {
             Some(c) => c,
@@ -265,19 +274,12 @@ pub async fn token(
                 Indexed::Lsp(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
                     .await?
                     .unwrap_or(Value::Null),
-                _ => {
-                    return Err(ApiError::new(
-                        Code::NotFound,
-                        format!("{address} is not an LSP8 collection"),
-                    ));
-                }
+                Indexed::Refused(refusal) => return Err(not_a_collection(address, Some(&refusal))),
+                _ => return Err(not_a_collection(address, None)),
             },
         };
         if collection.get("kind").and_then(Value::as_str) != Some("LSP8IdentifiableDigitalAsset") {
-            return Err(ApiError::new(
-                Code::NotFound,
-                format!("{address} is not an LSP8 collection"),
-            ));
+            return Err(not_a_collection(address, None));
         }
         let format: TokenIdFormat = collection
             .get("tokenIdFormat")
@@ -292,20 +294,43 @@ pub async fn token(
         if let Some(record) = search::get(env, &assets, &object_id).await? {
             return Ok(record);
         }
-        if let Some((code, message)) = indexer::recorded_error(env, chain.chain_id, &object_id).await? {
-            return Err(indexer::unindexable(&code, &message));
-        }
-        if !indexer::index_token_now(env, &chain, address, token_id).await? {
-            return Err(ApiError::new(
+        let refused = |r: &Refusal| {
+            ApiError::new(
                 Code::TokenNotFound,
-                format!("{address} has no token {token_id}"),
-            ));
+                format!(
+                    "token {token_id} of {address} cannot be indexed ({}): {}",
+                    r.code, r.message
+                ),
+            )
+        };
+        if let Some(refusal) = indexer::recorded_error(env, chain.chain_id, &object_id).await? {
+            return Err(refused(&refusal));
+        }
+        match indexer::index_token_now(env, &chain, address, token_id).await? {
+            TokenIndexed::Indexed => {}
+            TokenIndexed::Refused(refusal) => return Err(refused(&refusal)),
+            TokenIndexed::Missing => {
+                return Err(ApiError::new(
+                    Code::TokenNotFound,
+                    format!("{address} has no token {token_id}"),
+                ));
+            }
         }
         search::get(env, &assets, &object_id)
             .await?
             .ok_or_else(|| ApiError::internal("token record vanished"))
     })
     .await
+}
+
+/// 404 for a token of an address that is no LSP8 collection the indexer can read (with the reason when it refused
+/// the contract).
+fn not_a_collection(address: Address, refusal: Option<&Refusal>) -> ApiError {
+    let why = refusal.map_or_else(String::new, |r| format!(" (refused: {}: {})", r.code, r.message));
+    ApiError::new(
+        Code::NotFound,
+        format!("{address} is not an LSP8 collection{why}"),
+    )
 }
 
 fn urlencoding_decode(s: &str) -> String {

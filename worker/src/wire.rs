@@ -317,7 +317,19 @@ fn every_response_type_is_its_openapi_schema() {
                 charged: Some(30_000),
             },
         ),
-        answers_as("NotIndexed", &NotIndexed::new(address(), 42, true, NOW)),
+        // the full sample: an unknown contract the indexer refuses
+        answers_as(
+            "NotIndexed",
+            &NotIndexed::refused(
+                address(),
+                42,
+                profile_relayer::api::records::Refusal {
+                    code: "CALL_REVERTED".into(),
+                    message: "supportsInterface reverted".into(),
+                },
+                NOW,
+            ),
+        ),
         answers_as(
             "IndexStats",
             &vec![

@@ -19,6 +19,7 @@ pub(crate) mod writer;
 use std::cell::Cell;
 
 use alloy_primitives::{Address, B256};
+use profile_relayer::api::records::Refusal;
 use worker::{Date, Env};
 
 pub use self::{chain::Kind, writer::checkpoint};
@@ -152,23 +153,51 @@ impl<'a> Ctx<'a> {
 }
 
 /// What reading an address on demand found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Indexed {
     /// A profile or asset, indexed now.
     Lsp(Kind),
     /// Neither a profile nor an asset (`contract`: the address has code). Nothing is written.
     Nothing { contract: bool },
+    /// A contract that misbehaved when read, and how. Nothing is written.
+    Refused(Refusal),
 }
 
-/// Reads the address from chain and indexes it now (the lookup route's read-through); `422
-/// UNINDEXABLE_CONTRACT` when it misbehaves (nothing is written then).
+/// What reading one token on demand found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenIndexed {
+    /// The token exists and is indexed now.
+    Indexed,
+    /// The collection has no such token (`tokenOwnerOf` reverts). Nothing is written.
+    Missing,
+    /// The token's data misbehaved when read, and how. Nothing is written.
+    Refused(Refusal),
+}
+
+/// A contract's misbehaviour as an answer; a failure that may pass (timeout, node error) is an error instead, so
+/// that it is neither answered nor remembered as the contract's doing.
+fn refusal(error: &chain::ItemError) -> ApiResult<Refusal> {
+    if error.retryable {
+        return Err(ApiError::new(
+            Code::RpcError,
+            format!("reading the contract failed ({}): {}", error.code, error.message),
+        ));
+    }
+    Ok(Refusal {
+        code: error.code.clone(),
+        message: error.message.clone(),
+    })
+}
+
+/// Reads the address from chain and indexes it now (the lookup route's read-through). A contract that misbehaves
+/// is [`Indexed::Refused`] (nothing is written then).
 pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Indexed> {
     let ctx = Ctx::new(env, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     let outcome = writer::process_address(&ctx, address, head).await?;
     let kind = outcome.kind();
     match &outcome {
-        writer::Outcome::Error { error, .. } => return Err(unindexable(&error.code, &error.message)),
+        writer::Outcome::Error { error, .. } => return Ok(Indexed::Refused(refusal(error)?)),
         writer::Outcome::NotIndexed { contract } => return Ok(Indexed::Nothing { contract: *contract }),
         _ => {}
     }
@@ -176,41 +205,30 @@ pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiR
     Ok(kind.map_or(Indexed::Nothing { contract: true }, Indexed::Lsp))
 }
 
-/// The answer for a contract the indexer refuses.
-pub fn unindexable(code: &str, message: &str) -> ApiError {
-    ApiError::new(
-        Code::UnindexableContract,
-        format!("the contract cannot be indexed ({code}): {message}"),
-    )
-}
-
-/// Indexes one existing token now (read-through of the token route). `Ok(false)` when the collection has no such
-/// token (`tokenOwnerOf` reverts): nothing is written then.
+/// Indexes one existing token now (read-through of the token route).
 pub async fn index_token_now(
     env: &Env,
     chain: &ChainConfig,
     address: Address,
     token_id: B256,
-) -> ApiResult<bool> {
+) -> ApiResult<TokenIndexed> {
     let ctx = Ctx::new(env, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     match writer::process_token(&ctx, address, token_id, head).await? {
-        writer::Outcome::Skip => Ok(false),
-        writer::Outcome::Error { error, .. } => Err(unindexable(&error.code, &error.message)),
+        writer::Outcome::Skip => Ok(TokenIndexed::Missing),
+        writer::Outcome::Error { error, .. } => Ok(TokenIndexed::Refused(refusal(&error)?)),
         outcome => {
             writer::write(&ctx, vec![outcome], None).await?;
-            Ok(true)
+            Ok(TokenIndexed::Indexed)
         }
     }
 }
 
-/// The recorded error of an address or token on a chain (`unindexable`), as `(code, message)`.
-pub async fn recorded_error(
-    env: &Env,
-    chain_id: u64,
-    object_id: &str,
-) -> ApiResult<Option<(String, String)>> {
-    writer::recorded_error(env, chain_id, object_id).await
+/// The recorded error of an address or token on a chain (`unindexable`).
+pub async fn recorded_error(env: &Env, chain_id: u64, object_id: &str) -> ApiResult<Option<Refusal>> {
+    Ok(writer::recorded_error(env, chain_id, object_id)
+        .await?
+        .map(|(code, message)| Refusal { code, message }))
 }
 
 /// Number of recorded unindexable candidates of a chain.
