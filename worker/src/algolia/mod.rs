@@ -12,11 +12,11 @@ pub mod trim;
 use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Env, Request, Response};
 
 use crate::{
     config::Config,
+    d1::{Bind, Param},
     error::{ApiError, ApiResult, Code},
     search,
 };
@@ -173,24 +173,24 @@ struct Row {
 
 #[derive(Deserialize)]
 struct Count {
-    n: f64,
+    n: u64,
 }
 
 #[derive(Deserialize)]
 struct FacetRow {
     v: Option<String>,
-    n: f64,
+    n: u64,
 }
 
 fn statement(db: &D1Database, text: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
-    let args: Vec<JsValue> = args
+    let args: Vec<Param<'_>> = args
         .iter()
         .map(|a| match a {
-            Arg::Text(t) => JsValue::from_str(t),
-            Arg::Number(n) => JsValue::from_f64(*n),
+            Arg::Text(t) => Param::from(t),
+            Arg::Number(n) => Param::from(*n),
         })
         .collect();
-    Ok(db.prepare(text).bind(&args)?)
+    db.prepare(text).bind_params(&args)
 }
 
 /// The `FROM` and `WHERE` of a query: the index, the full-text match of the query words and the filters.
@@ -223,7 +223,7 @@ fn first_count(result: Option<&worker::D1Result>) -> ApiResult<u64> {
         Some(r) => r.results().map_err(ApiError::internal)?,
         None => Vec::new(),
     };
-    Ok(rows.first().map_or(0, |c| c.n as u64))
+    Ok(rows.first().map_or(0, |c| c.n))
 }
 
 /// One Algolia search.
@@ -276,7 +276,7 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Algoli
         let rows: Vec<FacetRow> = result.results().map_err(ApiError::internal)?;
         let counts: Map<String, Value> = rows
             .into_iter()
-            .filter_map(|r| Some((r.v?, json!(r.n as u64))))
+            .filter_map(|r| Some((r.v?, json!(r.n))))
             .collect();
         facets.insert(attr.clone(), Value::Object(counts));
     }
