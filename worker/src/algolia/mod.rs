@@ -3,8 +3,10 @@
 //! `facetFilters` / `numericFilters`, `facets` and `_highlightResult` shaped as Algolia's clients read them. The
 //! `x-algolia-*` credentials (headers or query parameters) are accepted and not checked: the index is public.
 
+pub mod cursor;
 pub mod filters;
 pub mod highlight;
+pub mod hit;
 pub mod params;
 pub mod sql;
 pub mod trim;
@@ -156,7 +158,7 @@ pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult
         Some(Value::String(cursor)) if cursor.is_empty() => {
             (Params::from_body_with(&body, 1000)?, String::new(), 0)
         }
-        Some(Value::String(cursor)) => params::decode_cursor(cursor)?,
+        Some(Value::String(cursor)) => cursor::decode_cursor(cursor)?,
         Some(_) => {
             return Err(ApiError::new(Code::InvalidFieldType, "cursor must be a string"));
         }
@@ -356,7 +358,7 @@ pub async fn browse(
         .map(|row| Ok(params.hit(parse_record(row)?)))
         .collect::<ApiResult<Vec<_>>>()?;
     let cursor = match rows.last().and_then(|r| r.object_id.as_deref()) {
-        Some(last) if more && per > 0 => Some(params::encode_cursor(params, last, page + 1)?),
+        Some(last) if more && per > 0 => Some(cursor::encode_cursor(params, last, page + 1)?),
         _ => None,
     };
     Ok(AlgoliaResult {
