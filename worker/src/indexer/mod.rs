@@ -10,6 +10,7 @@
 //! is written with every chunk of records, so a run that stops or dies half-way loses nothing already written and
 //! the next run continues where it stopped.
 
+mod answers;
 mod chain;
 mod discovery;
 mod metadata;
@@ -21,7 +22,7 @@ use std::cell::Cell;
 use alloy_primitives::{Address, B256};
 use worker::{Date, Env};
 
-pub use self::{chain::Kind, writer::checkpoint};
+pub use self::{answers::Kind, writer::checkpoint};
 use crate::{
     config::{ChainConfig, number, var},
     error::{ApiError, ApiResult, Code},
