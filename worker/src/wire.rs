@@ -201,6 +201,19 @@ fn api_key() -> ApiKey {
     }
 }
 
+fn index_stats() -> Vec<IndexStats> {
+    vec![
+        IndexStats {
+            name: "p_assets".into(),
+            entries: 3,
+        },
+        IndexStats {
+            name: "p_universal_profiles".into(),
+            entries: 5,
+        },
+    ]
+}
+
 fn run_stats(chain_id: u64, chains: Vec<ChainRun>) -> RunStats {
     RunStats {
         chain_id,
@@ -318,33 +331,12 @@ fn every_response_type_is_its_openapi_schema() {
             },
         ),
         answers_as("NotIndexed", &NotIndexed::new(address(), 42, true, NOW)),
-        answers_as(
-            "IndexStats",
-            &vec![
-                IndexStats {
-                    name: "p_assets".into(),
-                    entries: 3,
-                },
-                IndexStats {
-                    name: "p_universal_profiles".into(),
-                    entries: 5,
-                },
-            ],
-        ),
+        answers_as("IndexStats", &index_stats()),
         answers_as(
             "Stats",
             &IndexerStatus {
                 chain_id: 42,
-                indexes: vec![
-                    IndexStats {
-                        name: "p_assets".into(),
-                        entries: 3,
-                    },
-                    IndexStats {
-                        name: "p_universal_profiles".into(),
-                        entries: 5,
-                    },
-                ],
+                indexes: index_stats(),
                 unindexable: 1,
                 last_indexed_block: Some(90),
                 head_block: Some(100),
