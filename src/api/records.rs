@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 mod build;
 
-pub use build::{Stamp, first_image_url, iso8601, public_image_url};
+pub use build::{Stamp, first_image_url, public_image_url};
+
+pub use super::calendar::iso8601;
 
 use crate::{
     lsp3::Lsp3Profile,

@@ -6,7 +6,10 @@ use alloy_primitives::{Address, B256};
 use super::{
     AssetData, AssetRecord, MAX_DATA_URL, MetadataInfo, PROFILE_STANDARD, ProfileRecord, TokenRecord,
 };
-use crate::{ipfs::CidPath, lsp3::Lsp3Profile, lsp4::Lsp4Metadata, lsp8::TokenIdFormat, metadata::Image};
+use crate::{
+    api::calendar::iso8601, ipfs::CidPath, lsp3::Lsp3Profile, lsp4::Lsp4Metadata, lsp8::TokenIdFormat,
+    metadata::Image,
+};
 
 /// When and where a record was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,19 +210,6 @@ pub fn public_image_url(url: &str, base: &str) -> String {
     }
 }
 
-/// Unix seconds as ISO 8601 UTC: `2024-03-21T10:00:00.000Z` (JavaScript's `Date#toISOString`).
-#[must_use]
-pub fn iso8601(secs: u64) -> String {
-    let (y, m, d) = crate::api::civil_from_days(secs / 86_400);
-    let rest = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -280,13 +270,6 @@ mod tests {
             public_image_url(&format!("ipfs://{CID}"), ""),
             format!("/image/{CID}")
         );
-    }
-
-    #[test]
-    fn iso_dates() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_711_015_200), "2024-03-21T10:00:00.000Z");
-        assert_eq!(iso8601(1_798_761_599), "2026-12-31T23:59:59.000Z");
     }
 
     #[test]
