@@ -2,10 +2,12 @@
 //! (`search::SCHEMA`, `indexer::writer::SCHEMA`, `lookup::SCHEMA`); the first use in an isolate creates them all,
 //! adds the columns later releases introduced and moves data older releases stored elsewhere.
 //!
-//! Statements bind typed [`Param`]s ([`Bind::bind_params`]): integers are checked against JavaScript's safe range
+//! Statements bind typed [`Param`]s ([`Statement::bind_params`]): integers are checked against JavaScript's safe range
 //! (D1 takes numbers as `f64`), so a value above 2^53 − 1 is refused instead of silently rounded.
 
 use std::{borrow::Cow, cell::Cell};
+
+use serde::de::DeserializeOwned;
 
 use worker::{D1Database, D1PreparedStatement, D1Type, Env};
 
@@ -165,13 +167,19 @@ impl<'a, T: Into<Self>> From<Option<T>> for Param<'a> {
     }
 }
 
-/// Binding typed parameters to a statement.
-pub(crate) trait Bind: Sized {
+/// A statement used with types: parameters bound as [`Param`]s, rows read into structs, D1 failures as 500s.
+pub(crate) trait Statement: Sized {
     /// Binds `params` in order (`?1`, `?2`, …); an integer outside the safe range is an internal error.
     fn bind_params(self, params: &[Param<'_>]) -> ApiResult<Self>;
+
+    /// The first row, if any.
+    async fn row<T: DeserializeOwned>(&self) -> ApiResult<Option<T>>;
+
+    /// Every row.
+    async fn rows<T: DeserializeOwned>(&self) -> ApiResult<Vec<T>>;
 }
 
-impl Bind for D1PreparedStatement {
+impl Statement for D1PreparedStatement {
     fn bind_params(self, params: &[Param<'_>]) -> ApiResult<Self> {
         let values = params
             .iter()
@@ -179,6 +187,18 @@ impl Bind for D1PreparedStatement {
             .collect::<Result<Vec<_>, _>>()
             .map_err(ApiError::internal)?;
         Ok(self.bind_refs(&values)?)
+    }
+
+    async fn row<T: DeserializeOwned>(&self) -> ApiResult<Option<T>> {
+        self.first(None).await.map_err(ApiError::internal)
+    }
+
+    async fn rows<T: DeserializeOwned>(&self) -> ApiResult<Vec<T>> {
+        self.all()
+            .await
+            .map_err(ApiError::internal)?
+            .results()
+            .map_err(ApiError::internal)
     }
 }
 

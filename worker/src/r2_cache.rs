@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use worker::{D1Database, Env};
 
 use crate::{
-    d1::Bind,
+    d1::Statement,
     error::{ApiError, ApiResult},
 };
 
@@ -77,9 +77,8 @@ impl BoundedCache {
         let (table, column) = (self.table, self.key_column);
         let total = db
             .prepare(format!("SELECT COALESCE(SUM(size), 0) AS total FROM {table}"))
-            .first::<Total>(None)
-            .await
-            .map_err(ApiError::internal)?
+            .row::<Total>()
+            .await?
             .map_or(0, |t| t.total);
         let bucket = env.bucket("IPFS")?;
         let mut excess = (total + size).saturating_sub(self.max_bytes);
@@ -88,11 +87,8 @@ impl BoundedCache {
                 .prepare(format!(
                     "SELECT {column} AS key, size FROM {table} ORDER BY stored_at LIMIT 100"
                 ))
-                .all()
-                .await
-                .map_err(ApiError::internal)?
-                .results()
-                .map_err(ApiError::internal)?;
+                .rows()
+                .await?;
             for entry in oldest {
                 if excess == 0 {
                     break;

@@ -10,7 +10,7 @@ use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Reque
 
 use crate::{
     config::var,
-    d1::{Bind, Param},
+    d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
 };
 
@@ -189,9 +189,8 @@ pub async fn get(env: &Env, index: &str, object_id: &str) -> ApiResult<Option<Va
     let row: Option<Row> = db
         .prepare("SELECT record FROM records WHERE index_name = ?1 AND object_id = ?2")
         .bind_params(&[index.into(), object_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .row()
+        .await?;
     row.map(|r| parse(&r)).transpose()
 }
 
@@ -201,18 +200,13 @@ fn parse(row: &Row) -> ApiResult<Value> {
 
 /// Runs a statement selecting a `record` column and parses every row.
 async fn records(statement: D1PreparedStatement) -> ApiResult<Vec<Value>> {
-    let rows: Vec<Row> = statement
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
+    let rows: Vec<Row> = statement.rows().await?;
     rows.iter().map(parse).collect()
 }
 
 /// Runs a statement selecting `COUNT(*) AS n`.
 async fn count(statement: D1PreparedStatement) -> ApiResult<u64> {
-    let row: Option<Count> = statement.first(None).await.map_err(ApiError::internal)?;
+    let row: Option<Count> = statement.row().await?;
     Ok(row.map_or(0, |c| c.n))
 }
 
@@ -301,11 +295,8 @@ pub async fn counts(env: &Env) -> ApiResult<Vec<(String, u64)>> {
     let db = db(env).await?;
     let rows: Vec<C> = db
         .prepare("SELECT index_name, COUNT(*) AS n FROM records GROUP BY index_name ORDER BY index_name")
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
+        .rows()
+        .await?;
     Ok(rows.into_iter().map(|c| (c.index_name, c.n)).collect())
 }
 

@@ -18,7 +18,7 @@ use worker::{D1Database, D1PreparedStatement, Env, Request, Response};
 
 use crate::{
     config::Config,
-    d1::{Bind, Param},
+    d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
     search,
 };

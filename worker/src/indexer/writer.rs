@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     config::number,
-    d1::{Bind, Param},
+    d1::{Param, Statement},
     error::{ApiError, ApiResult},
     search::{self, Record},
 };
@@ -179,9 +179,8 @@ pub(crate) async fn cursor(env: &Env, chain_id: u64) -> ApiResult<Option<Cursor>
     let row: Option<CheckpointRow> = db
         .prepare("SELECT next_block, next_item, window FROM checkpoints WHERE chain_id = ?1")
         .bind_params(&[chain_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .row()
+        .await?;
     Ok(row.map(|r| Cursor {
         block: r.next_block,
         item: r.next_item.unwrap_or(0),
@@ -205,9 +204,8 @@ pub(crate) async fn recorded_error(
     let row: Option<ErrorRow> = db
         .prepare("SELECT code, message FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
         .bind_params(&[chain_id.into(), object_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .row()
+        .await?;
     Ok(row.map(|r| (r.code, r.message.unwrap_or_default())))
 }
 
@@ -221,9 +219,8 @@ pub(crate) async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
     let row: Option<Count> = db
         .prepare("SELECT COUNT(*) AS n FROM unindexable WHERE chain_id = ?1")
         .bind_params(&[chain_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .row()
+        .await?;
     Ok(row.map_or(0, |c| c.n))
 }
 
@@ -250,11 +247,8 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
              ORDER BY next_attempt_at LIMIT ?2",
         )
         .bind_params(&[now().into(), limit.into()].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
+        .rows()
+        .await?;
     let items: Vec<(u64, Item)> = due
         .iter()
         .filter_map(|row| {
