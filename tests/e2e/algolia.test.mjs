@@ -12,15 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { algoliasearch } from 'algoliasearch';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import { encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
-import { waitForReceipt } from '../../scripts/chain.mjs';
+import { OWNER, indexing } from './helpers/indexing.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
-const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
 const PROFILES = 'dev_local_universal_profiles';
 const ASSETS = 'dev_local_assets';
 const MAX_RECORD = 2000;
@@ -61,26 +60,7 @@ after(async () => {
   pushed.server?.close();
 });
 
-async function send(tx) {
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
-  const receipt = await waitForReceipt(stack.chain.rpc, hash);
-  assert.equal(receipt.status, '0x1');
-  return receipt;
-}
-
-async function deploy(artifact, args) {
-  const receipt = await send({ data: encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode, args }) });
-  return getAddress(receipt.contractAddress);
-}
-
-async function metadataUri(obj) {
-  const json = JSON.stringify(obj);
-  const form = new FormData();
-  form.append('file', new Blob([json], { type: 'application/json' }), 'metadata.json');
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  assert.equal(res.status, 200);
-  return sdk.encodeVerifiableUri(json, `ipfs://${(await res.json()).Hash}`);
-}
+const { send, deploy, metadataUri, runCron } = indexing(() => stack);
 
 const ids = {};
 test('real contracts are indexed by the cron; the Algolia push trims and isolates refused records', async () => {
@@ -90,8 +70,7 @@ test('real contracts are indexed by the cron; the Algolia push trims and isolate
   await send({ to: ids.points, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'setData', args: [sdk.encodeKeyName('LSP4Metadata'), big] }) });
   ids.cards = await deploy(LSP8, ['Quokka Cards', 'QCD', OWNER, 1n, 0n]);
   ids.poison = await deploy(LSP7, ['Poison Pill', 'PSN', OWNER, 0n, false]);
-  const res = await fetch(`${stack.workerUrl}/__scheduled?cron=${encodeURIComponent('* * * * *')}`);
-  assert.equal(res.status, 200, await res.text());
+  await runCron();
 
   // every contract is in the D1 index, the poison one included
   for (const address of Object.values(ids)) {

@@ -13,16 +13,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import { encodeFunctionData, getAddress } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
-import { waitForReceipt } from '../../scripts/chain.mjs';
+import { OWNER, indexing } from './helpers/indexing.mjs';
 import { HOSTILE } from './hostile-contracts.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
-const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
 // a TLS certificate for 127.0.0.1, trusted by workerd: miniflare adds NODE_EXTRA_CA_CERTS to its trusted CAs
 const certDir = mkdtempSync(join(tmpdir(), 'indexer-tls-'));
@@ -96,41 +94,9 @@ async function get(path, status = 200) {
   return body;
 }
 
-async function send(tx) {
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
-  const receipt = await waitForReceipt(stack.chain.rpc, hash);
-  assert.equal(receipt.status, '0x1');
-  return receipt;
-}
-
-async function deployProfile(lsp3Profile) {
-  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lsp6ControllerAddress: [CONTROLLER], lsp3Profile }),
-  });
-  const body = await res.json();
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return body.universalProfileAddress;
-}
-
-async function upload(json) {
-  const form = new FormData();
-  form.append('file', new Blob([json], { type: 'application/json' }), 'metadata.json');
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  assert.equal(res.status, 200);
-  return (await res.json()).Hash;
-}
-
-async function runCronUntilCaughtUp() {
-  for (let i = 0; i < 10; i++) {
-    const res = await stack.admin('POST', '/admin/indexer/run');
-    const stats = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(stats));
-    if (stats.toBlock >= stats.headBlock) return stats;
-  }
-  throw new Error('the indexer did not catch up in 10 runs');
-}
+const helpers = indexing(() => stack);
+const { send, upload, deploy, runIndexerUntilCaughtUp } = helpers;
+const deployProfile = async (lsp3Profile) => (await helpers.deployProfile(lsp3Profile)).universalProfileAddress;
 
 const hostileAddress = (i) => getAddress(`0x${'0bad'.padStart(36, '0')}${i.toString(16).padStart(4, '0')}`);
 let normal1;
@@ -165,7 +131,7 @@ test('hostile contracts and metadata between two normal profiles: both normal on
   const cid2 = await upload(goodJson('Normal After'));
   normal2 = await deployProfile(sdk.encodeVerifiableUri(goodJson('Normal After'), `ipfs://${cid2}`));
 
-  const run = await runCronUntilCaughtUp();
+  const run = await runIndexerUntilCaughtUp();
   assert.ok(run.errors >= Object.keys(HOSTILE).length, JSON.stringify(run));
 
   for (const [address, name] of [[normal1, 'Normal Before'], [normal2, 'Normal After'], [httpsOk, 'Https Hosted']]) {
@@ -225,8 +191,7 @@ test('every public route answers hostile addresses without a 5xx', async () => {
 });
 
 test('lookups of token ids that do not exist leave no rows', async () => {
-  const receipt = await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Ghost Cards', 'GHST', OWNER, 2n, 0n] }) });
-  const collection = getAddress(receipt.contractAddress);
+  const collection = await deploy(LSP8, ['Ghost Cards', 'GHST', OWNER, 2n, 0n]);
   const minted = '0x' + '7'.padStart(64, '0');
   await send({ to: collection, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, minted, true, '0x'] }) });
   const before = await get('/v1/31337/indexer');

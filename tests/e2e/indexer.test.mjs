@@ -6,15 +6,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import { encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack, fund } from '../../scripts/stack.mjs';
-import { waitForReceipt } from '../../scripts/chain.mjs';
+import { CONTROLLER, OWNER, indexing } from './helpers/indexing.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
-const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
 const LSP4_METADATA = sdk.encodeKeyName('LSP4Metadata');
 
 const algolia = { requests: [], server: null };
@@ -39,37 +38,7 @@ after(async () => {
   algolia.server?.close();
 });
 
-const get = async (path, status = 200) => {
-  const res = await fetch(`${stack.workerUrl}${path}`);
-  const body = await res.json();
-  assert.equal(res.status, status, `${path}: ${JSON.stringify(body)}`);
-  return body;
-};
-
-async function upload(json) {
-  const form = new FormData();
-  form.append('file', new Blob([json], { type: 'application/json' }), 'metadata.json');
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  assert.equal(res.status, 200);
-  return (await res.json()).Hash;
-}
-
-async function metadataUri(obj) {
-  const json = JSON.stringify(obj);
-  return sdk.encodeVerifiableUri(json, `ipfs://${await upload(json)}`);
-}
-
-async function send(tx) {
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
-  const receipt = await waitForReceipt(stack.chain.rpc, hash);
-  assert.equal(receipt.status, '0x1');
-  return receipt;
-}
-
-async function runCron() {
-  const res = await fetch(`${stack.workerUrl}/__scheduled?cron=${encodeURIComponent('* * * * *')}`);
-  assert.equal(res.status, 200, await res.text());
-}
+const { get, upload, metadataUri, send, deploy, deployProfile, runCron } = indexing(() => stack);
 
 let profile;
 let lsp7;
@@ -77,13 +46,7 @@ let lsp8;
 
 test('a profile with uploaded LSP3 metadata is indexed by the cron and found by search', async () => {
   const lsp3Profile = await metadataUri({ LSP3Profile: { name: 'Zephyrine Indexed', description: 'found by the indexer', tags: ['e2e'], links: [] } });
-  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lsp6ControllerAddress: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'], lsp3Profile }),
-  });
-  profile = (await res.json()).universalProfileAddress;
-  assert.equal(res.status, 200);
+  profile = (await deployProfile(lsp3Profile)).universalProfileAddress;
   await runCron();
   const record = await get(`/v1/31337/address/${profile}`);
   assert.equal(record.kind, 'LSP0ERC725Account');
@@ -108,13 +71,11 @@ test('a profile with uploaded LSP3 metadata is indexed by the cron and found by 
 
 test('real LSP7 and LSP8 contracts: lookup, token route, token list', async () => {
   const assetUri = await metadataUri({ LSP4Metadata: { name: 'Quokka Coin', description: 'an LSP7 token', links: [], icon: [], images: [], assets: [] } });
-  let receipt = await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Quokka Coin', 'QKK', OWNER, 0n, false] }) });
-  lsp7 = getAddress(receipt.contractAddress);
+  lsp7 = await deploy(LSP7, ['Quokka Coin', 'QKK', OWNER, 0n, false]);
   await send({ to: lsp7, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'setData', args: [LSP4_METADATA, assetUri] }) });
   await send({ to: lsp7, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'mint', args: [OWNER, 1000n, true, '0x'] }) });
 
-  receipt = await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Numbat Cards', 'NMB', OWNER, 2n, 0n] }) });
-  lsp8 = getAddress(receipt.contractAddress);
+  lsp8 = await deploy(LSP8, ['Numbat Cards', 'NMB', OWNER, 2n, 0n]);
   const tokenId = '0x' + '1'.padStart(64, '0');
   await send({ to: lsp8, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, tokenId, true, '0x'] }) });
   const tokenUri = await metadataUri({ LSP4Metadata: { name: 'Numbat #1', description: 'the first card', links: [], images: [], assets: [], attributes: [{ key: 'rarity', value: 'rare', type: 'string' }] } });
@@ -160,7 +121,7 @@ test('stats, read-through, errors', async () => {
   assert.equal(stats.lastIndexedBlock, stats.headBlock);
   assert.equal(stats.lag, 0);
   // a profile the cron has not seen yet is read from chain on demand
-  const { postDeploymentCallData } = sdk.profileDataFromControllers(['0x70997970C51812dc3A010C7d01b50e0d17dc79C8']);
+  const { postDeploymentCallData } = sdk.profileDataFromControllers([CONTROLLER]);
   const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
     method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ salt: sdk.generateSalt(), postDeploymentCallData }),
@@ -181,11 +142,7 @@ test('a failed metadata fetch is recorded, retried, and completed once the conte
   const json = JSON.stringify({ LSP3Profile: { name: 'Late Metadata', description: 'arrives after the deploy' } });
   const cid = sdk.computeCid(new TextEncoder().encode(json));
   const lsp3Profile = sdk.encodeVerifiableUri(json, `ipfs://${cid}`); // not uploaded yet: no store, no gateway has it
-  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-    method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lsp6ControllerAddress: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'], lsp3Profile }),
-  });
-  const up = (await res.json()).universalProfileAddress;
+  const up = (await deployProfile(lsp3Profile)).universalProfileAddress;
   await runCron();
   const failed = await get(`/v1/31337/address/${up}`);
   assert.equal(failed.metadataStatus, 'fetch_failed');
@@ -212,10 +169,7 @@ test('metadata behind data: and http(s) URLs is fetched and verified too', async
   const server = serve((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(httpJson));
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   try {
-    const deploy = async (lsp3Profile) => (await (await fetch(`${stack.workerUrl}/api/universal-profile`, {
-      method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ lsp6ControllerAddress: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'], lsp3Profile }),
-    })).json()).universalProfileAddress;
+    const deploy = async (lsp3Profile) => (await deployProfile(lsp3Profile)).universalProfileAddress;
     const a = await deploy(sdk.encodeVerifiableUri(json, dataUrl));
     const b = await deploy(sdk.encodeVerifiableUri(httpJson, `http://127.0.0.1:${server.address().port}/profile.json`));
     await runCron();

@@ -10,13 +10,11 @@ import { createRequire } from 'node:module';
 import { encodeDeployData, encodeFunctionData, getAddress, keccak256, toHex } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
-import { waitForReceipt } from '../../scripts/chain.mjs';
+import { CONTROLLER, OWNER, indexing } from './helpers/indexing.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
-const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
-const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const BASE = 'https://lookup.example';
 const LSP4_METADATA = sdk.encodeKeyName('LSP4Metadata');
 const CREATORS = keccak256(toHex('LSP4Creators[]'));
@@ -38,43 +36,7 @@ async function fetchIndexedData(address, chainId = 31337) {
   return body;
 }
 
-const get = async (path) => {
-  const res = await fetch(`${stack.workerUrl}${path}`);
-  const body = await res.json();
-  assert.equal(res.status, 200, `${path}: ${JSON.stringify(body)}`);
-  return body;
-};
-
-async function upload(bytes) {
-  const form = new FormData();
-  form.append('file', new Blob([bytes]), 'file');
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  assert.equal(res.status, 200);
-  return (await res.json()).Hash;
-}
-
-async function metadataUri(obj) {
-  const json = JSON.stringify(obj);
-  return sdk.encodeVerifiableUri(json, `ipfs://${await upload(json)}`);
-}
-
-async function send(tx) {
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
-  const receipt = await waitForReceipt(stack.chain.rpc, hash);
-  assert.equal(receipt.status, '0x1');
-  return receipt;
-}
-
-async function deployProfile(lsp3Profile) {
-  const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lsp6ControllerAddress: [CONTROLLER], ...(lsp3Profile ? { lsp3Profile } : {}) }),
-  });
-  const body = await res.json();
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return body;
-}
+const { get, upload, metadataUri, send, deploy, deployProfile } = indexing(() => stack);
 
 const isoDate = (s) => typeof s === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(s) && !Number.isNaN(Date.parse(s));
 
@@ -148,8 +110,7 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
       attributes: [{ key: 'tier', value: 'gold', type: 'string' }, { key: 'bad', value: { nested: true } }],
     },
   };
-  let receipt = await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Platypus Pass', 'PLAT', OWNER, 1n, true] }) });
-  lsp7 = getAddress(receipt.contractAddress);
+  lsp7 = await deploy(LSP7, ['Platypus Pass', 'PLAT', OWNER, 1n, true]);
   const creators = [OWNER, CONTROLLER];
   await send({
     to: lsp7,
@@ -162,8 +123,7 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
       ],
     }),
   });
-  receipt = await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Echidna Set', 'ECH', OWNER, 2n, 0n] }) });
-  lsp8 = getAddress(receipt.contractAddress);
+  lsp8 = await deploy(LSP8, ['Echidna Set', 'ECH', OWNER, 2n, 0n]);
   const tokenId = `0x${'5'.padStart(64, '0')}`;
   await send({ to: lsp8, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, tokenId, true, '0x'] }) });
   await send({
@@ -175,7 +135,7 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
     }),
   });
   // no symbol, no metadata
-  receipt = await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Plain', '', OWNER, 0n, false] }) });
+  const receipt = await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Plain', '', OWNER, 0n, false] }) });
   plain = getAddress(receipt.contractAddress);
 
   const a = await fetchIndexedData(lsp7);

@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 
-use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
 
-use crate::error::{ApiError, ApiResult};
+use crate::{
+    d1::Statement,
+    error::{ApiError, ApiResult},
+};
 
 /// One bounded cache: its ledger table (a constant name, never user input) and its bound in bytes.
 #[derive(Debug, Clone, Copy)]
@@ -35,13 +37,13 @@ pub struct Object<'a> {
 
 #[derive(serde::Deserialize)]
 struct Total {
-    total: f64,
+    total: u64,
 }
 
 #[derive(serde::Deserialize)]
 struct Entry {
     key: String,
-    size: f64,
+    size: u64,
 }
 
 thread_local! {
@@ -75,10 +77,9 @@ impl BoundedCache {
         let (table, column) = (self.table, self.key_column);
         let total = db
             .prepare(format!("SELECT COALESCE(SUM(size), 0) AS total FROM {table}"))
-            .first::<Total>(None)
-            .await
-            .map_err(ApiError::internal)?
-            .map_or(0, |t| t.total as u64);
+            .row::<Total>()
+            .await?
+            .map_or(0, |t| t.total);
         let bucket = env.bucket("IPFS")?;
         let mut excess = (total + size).saturating_sub(self.max_bytes);
         if excess > 0 {
@@ -86,22 +87,19 @@ impl BoundedCache {
                 .prepare(format!(
                     "SELECT {column} AS key, size FROM {table} ORDER BY stored_at LIMIT 100"
                 ))
-                .all()
-                .await
-                .map_err(ApiError::internal)?
-                .results()
-                .map_err(ApiError::internal)?;
+                .rows()
+                .await?;
             for entry in oldest {
                 if excess == 0 {
                     break;
                 }
                 bucket.delete(&entry.key).await?;
                 db.prepare(format!("DELETE FROM {table} WHERE {column} = ?1"))
-                    .bind(&[entry.key.as_str().into()])?
+                    .bind_params(&[entry.key.as_str().into()])?
                     .run()
                     .await
                     .map_err(ApiError::internal)?;
-                excess = excess.saturating_sub(entry.size as u64);
+                excess = excess.saturating_sub(entry.size);
             }
             if excess > 0 {
                 return Ok(false);
@@ -119,10 +117,10 @@ impl BoundedCache {
         db.prepare(format!(
             "INSERT OR REPLACE INTO {table} ({column}, size, stored_at) VALUES (?1, ?2, ?3)"
         ))
-        .bind(&[
+        .bind_params(&[
             object.key.into(),
-            JsValue::from_f64(size as f64),
-            JsValue::from_f64(worker::Date::now().as_millis() as f64),
+            size.into(),
+            worker::Date::now().as_millis().into(),
         ])?
         .run()
         .await

@@ -6,11 +6,11 @@
 use profile_relayer::api::SearchResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::{
     config::var,
+    d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
 };
 
@@ -51,20 +51,18 @@ pub fn upsert_statements(
     record: &Record,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let object_id = record.text("objectID");
-    let args = |values: &[&str]| values.iter().map(|v| JsValue::from_str(v)).collect::<Vec<_>>();
+    fn args<'a>(values: &[&'a str]) -> Vec<Param<'a>> {
+        values.iter().map(|v| Param::from(*v)).collect()
+    }
     let json = serde_json::to_string(&record.0).map_err(ApiError::internal)?;
-    let block = record
-        .0
-        .get("indexedBlock")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0);
+    let block = record.0.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0);
     Ok(vec![
-        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind(&args(&[index, &object_id]))?,
+        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind_params(&args(&[index, &object_id]))?,
         db.prepare(
             "INSERT INTO records_fts (index_name, object_id, name, symbol, description, tags, address) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
-        .bind(&args(&[
+        .bind_params(&args(&[
             index,
             &object_id,
             &record.text("name"),
@@ -77,15 +75,15 @@ pub fn upsert_statements(
             "INSERT OR REPLACE INTO records (index_name, object_id, address, token_id, kind, record, indexed_block, updated_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )
-        .bind(&[
+        .bind_params(&[
             index.into(),
             object_id.as_str().into(),
             record.text("address").to_lowercase().into(),
-            record.0.get("tokenId").and_then(Value::as_str).map_or(JsValue::NULL, JsValue::from_str),
+            record.0.get("tokenId").and_then(Value::as_str).into(),
             record.text("kind").into(),
             json.into(),
-            JsValue::from_f64(block),
-            JsValue::from_f64(worker::Date::now().as_millis() as f64),
+            block.into(),
+            worker::Date::now().as_millis().into(),
         ])?,
     ])
 }
@@ -98,9 +96,9 @@ pub fn delete_statements(
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     Ok(vec![
         db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2")
-            .bind(&[index.into(), object_id.into()])?,
+            .bind_params(&[index.into(), object_id.into()])?,
         db.prepare("DELETE FROM records WHERE index_name = ?1 AND object_id = ?2")
-            .bind(&[index.into(), object_id.into()])?,
+            .bind_params(&[index.into(), object_id.into()])?,
     ])
 }
 
@@ -156,7 +154,7 @@ pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
         return Ok(());
     }
     let db = db(env).await?;
-    let now = JsValue::from_f64(worker::Date::now().as_millis() as f64);
+    let now = worker::Date::now().as_millis();
     let mut statements = Vec::with_capacity(rejected.len());
     for (index, record, message) in rejected {
         worker::console_warn!("algolia: rejected {}: {message}", record.text("objectID"));
@@ -166,11 +164,11 @@ pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
                  VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (index_name, object_id) DO UPDATE SET \
                  message = ?3, attempts = attempts + 1, updated_at = ?4",
             )
-            .bind(&[
+            .bind_params(&[
                 index.into(),
                 record.text("objectID").into(),
                 message.into(),
-                now.clone(),
+                now.into(),
             ])?,
         );
     }
@@ -190,10 +188,9 @@ pub async fn get(env: &Env, index: &str, object_id: &str) -> ApiResult<Option<Va
     let db = db(env).await?;
     let row: Option<Row> = db
         .prepare("SELECT record FROM records WHERE index_name = ?1 AND object_id = ?2")
-        .bind(&[index.into(), object_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .bind_params(&[index.into(), object_id.into()])?
+        .row()
+        .await?;
     row.map(|r| parse(&r)).transpose()
 }
 
@@ -203,19 +200,14 @@ fn parse(row: &Row) -> ApiResult<Value> {
 
 /// Runs a statement selecting a `record` column and parses every row.
 async fn records(statement: D1PreparedStatement) -> ApiResult<Vec<Value>> {
-    let rows: Vec<Row> = statement
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
+    let rows: Vec<Row> = statement.rows().await?;
     rows.iter().map(parse).collect()
 }
 
 /// Runs a statement selecting `COUNT(*) AS n`.
 async fn count(statement: D1PreparedStatement) -> ApiResult<u64> {
-    let row: Option<Count> = statement.first(None).await.map_err(ApiError::internal)?;
-    Ok(row.map_or(0, |c| c.n as u64))
+    let row: Option<Count> = statement.row().await?;
+    Ok(row.map_or(0, |c| c.n))
 }
 
 /// Token records of an LSP8 contract.
@@ -223,7 +215,7 @@ pub async fn tokens_of(env: &Env, index: &str, address: &str, limit: u32) -> Api
     let db = db(env).await?;
     records(
         db.prepare("SELECT record FROM records WHERE index_name = ?1 AND address = ?2 AND token_id IS NOT NULL ORDER BY object_id LIMIT ?3")
-            .bind(&[index.into(), address.to_lowercase().into(), JsValue::from_f64(f64::from(limit))])?,
+            .bind_params(&[index.into(), address.to_lowercase().into(), limit.into()])?,
     )
     .await
 }
@@ -241,7 +233,7 @@ pub fn fts_query(text: &str) -> Option<String> {
 
 #[derive(Deserialize)]
 struct Count {
-    n: f64,
+    n: u64,
 }
 
 /// Searches one index.
@@ -255,8 +247,8 @@ pub async fn search(
     let started = worker::Date::now().as_millis();
     let db = db(env).await?;
     let hits_per_page = hits_per_page.clamp(1, 100);
-    let offset = JsValue::from_f64(page.saturating_mul(hits_per_page) as f64);
-    let limit = JsValue::from_f64(hits_per_page as f64);
+    let offset = Param::from(page.saturating_mul(hits_per_page));
+    let limit = Param::from(hits_per_page);
     // with words: full-text match, best first; without: the most recently updated records
     let (select, count_all) = match fts_query(query) {
         Some(q) => (
@@ -265,14 +257,14 @@ pub async fn search(
                  ON r.index_name = f.index_name AND r.object_id = f.object_id \
                  WHERE records_fts MATCH ?1 AND f.index_name = ?2 ORDER BY rank LIMIT ?3 OFFSET ?4",
             )
-            .bind(&[q.as_str().into(), index.into(), limit, offset])?,
+            .bind_params(&[q.as_str().into(), index.into(), limit, offset])?,
             db.prepare("SELECT COUNT(*) AS n FROM records_fts WHERE records_fts MATCH ?1 AND index_name = ?2")
-                .bind(&[q.as_str().into(), index.into()])?,
+                .bind_params(&[q.as_str().into(), index.into()])?,
         ),
         None => (
             db.prepare("SELECT record FROM records WHERE index_name = ?1 ORDER BY updated_at DESC LIMIT ?2 OFFSET ?3")
-                .bind(&[index.into(), limit, offset])?,
-            db.prepare("SELECT COUNT(*) AS n FROM records WHERE index_name = ?1").bind(&[index.into()])?,
+                .bind_params(&[index.into(), limit, offset])?,
+            db.prepare("SELECT COUNT(*) AS n FROM records WHERE index_name = ?1").bind_params(&[index.into()])?,
         ),
     };
     let hits = records(select).await?;
@@ -298,17 +290,14 @@ pub async fn counts(env: &Env) -> ApiResult<Vec<(String, u64)>> {
     #[derive(Deserialize)]
     struct C {
         index_name: String,
-        n: f64,
+        n: u64,
     }
     let db = db(env).await?;
     let rows: Vec<C> = db
         .prepare("SELECT index_name, COUNT(*) AS n FROM records GROUP BY index_name ORDER BY index_name")
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
-    Ok(rows.into_iter().map(|c| (c.index_name, c.n as u64)).collect())
+        .rows()
+        .await?;
+    Ok(rows.into_iter().map(|c| (c.index_name, c.n)).collect())
 }
 
 /// The Algolia REST adapter (batch writes with the admin key).

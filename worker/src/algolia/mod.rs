@@ -3,8 +3,10 @@
 //! `facetFilters` / `numericFilters`, `facets` and `_highlightResult` shaped as Algolia's clients read them. The
 //! `x-algolia-*` credentials (headers or query parameters) are accepted and not checked: the index is public.
 
+pub mod cursor;
 pub mod filters;
 pub mod highlight;
+pub mod hit;
 pub mod params;
 pub mod sql;
 pub mod trim;
@@ -12,11 +14,11 @@ pub mod trim;
 use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Env, Request, Response};
 
 use crate::{
     config::Config,
+    d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
     search,
 };
@@ -156,7 +158,7 @@ pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult
         Some(Value::String(cursor)) if cursor.is_empty() => {
             (Params::from_body_with(&body, 1000)?, String::new(), 0)
         }
-        Some(Value::String(cursor)) => params::decode_cursor(cursor)?,
+        Some(Value::String(cursor)) => cursor::decode_cursor(cursor)?,
         Some(_) => {
             return Err(ApiError::new(Code::InvalidFieldType, "cursor must be a string"));
         }
@@ -173,24 +175,24 @@ struct Row {
 
 #[derive(Deserialize)]
 struct Count {
-    n: f64,
+    n: u64,
 }
 
 #[derive(Deserialize)]
 struct FacetRow {
     v: Option<String>,
-    n: f64,
+    n: u64,
 }
 
 fn statement(db: &D1Database, text: &str, args: &[Arg]) -> ApiResult<D1PreparedStatement> {
-    let args: Vec<JsValue> = args
+    let args: Vec<Param<'_>> = args
         .iter()
         .map(|a| match a {
-            Arg::Text(t) => JsValue::from_str(t),
-            Arg::Number(n) => JsValue::from_f64(*n),
+            Arg::Text(t) => Param::from(t),
+            Arg::Number(n) => Param::from(*n),
         })
         .collect();
-    Ok(db.prepare(text).bind(&args)?)
+    db.prepare(text).bind_params(&args)
 }
 
 /// The `FROM` and `WHERE` of a query: the index, the full-text match of the query words and the filters.
@@ -223,7 +225,7 @@ fn first_count(result: Option<&worker::D1Result>) -> ApiResult<u64> {
         Some(r) => r.results().map_err(ApiError::internal)?,
         None => Vec::new(),
     };
-    Ok(rows.first().map_or(0, |c| c.n as u64))
+    Ok(rows.first().map_or(0, |c| c.n))
 }
 
 /// One Algolia search.
@@ -276,7 +278,7 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Algoli
         let rows: Vec<FacetRow> = result.results().map_err(ApiError::internal)?;
         let counts: Map<String, Value> = rows
             .into_iter()
-            .filter_map(|r| Some((r.v?, json!(r.n as u64))))
+            .filter_map(|r| Some((r.v?, json!(r.n))))
             .collect();
         facets.insert(attr.clone(), Value::Object(counts));
     }
@@ -356,7 +358,7 @@ pub async fn browse(
         .map(|row| Ok(params.hit(parse_record(row)?)))
         .collect::<ApiResult<Vec<_>>>()?;
     let cursor = match rows.last().and_then(|r| r.object_id.as_deref()) {
-        Some(last) if more && per > 0 => Some(params::encode_cursor(params, last, page + 1)?),
+        Some(last) if more && per > 0 => Some(cursor::encode_cursor(params, last, page + 1)?),
         _ => None,
     };
     Ok(AlgoliaResult {

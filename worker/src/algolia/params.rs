@@ -5,13 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::hex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::{
-    filters::{self, Filter, FilterError},
-    highlight,
-};
+use super::filters::{self, Filter, FilterError};
 use crate::error::{ApiError, ApiResult, Code};
 
 /// Largest `page`.
@@ -22,12 +18,8 @@ pub const MAX_HITS_PER_PAGE: u64 = 1000;
 pub const MAX_FACETS: usize = 10;
 /// Largest `maxValuesPerFacet`.
 pub const MAX_VALUES_PER_FACET: u64 = 1000;
-/// Longest browse cursor, in characters.
-pub const MAX_CURSOR_LEN: usize = 8192;
 /// Longest highlight tag.
 const MAX_TAG_LEN: usize = 100;
-/// The attributes highlighted by default: the searchable ones.
-pub const SEARCHABLE: &[&str] = &["name", "symbol", "description", "tags", "address"];
 
 /// The parameters this API understands, in the order they are echoed.
 const KNOWN: &[&str] = &[
@@ -306,80 +298,15 @@ impl Params {
         }
         out.finish()
     }
-
-    /// A record as a hit: `attributesToRetrieve` applied (`objectID` always kept) and `_highlightResult` added.
-    pub fn hit(&self, record: Value) -> Value {
-        let Value::Object(mut record) = record else {
-            return record;
-        };
-        let words = highlight::query_words(&self.query);
-        let mut highlights = Map::new();
-        let highlighted: Vec<String> = match &self.attributes_to_highlight {
-            Some(list) if list.iter().any(|a| a == "*") => record.keys().cloned().collect(),
-            Some(list) => list.clone(),
-            None => SEARCHABLE.iter().map(|s| (*s).to_owned()).collect(),
-        };
-        for attr in &highlighted {
-            let result = match record.get(attr) {
-                Some(Value::String(text)) => {
-                    highlight::highlight(text, &words, &self.pre_tag, &self.post_tag)
-                }
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => Value::Array(
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(|text| highlight::highlight(text, &words, &self.pre_tag, &self.post_tag))
-                        .collect(),
-                ),
-                _ => continue,
-            };
-            highlights.insert(attr.clone(), result);
-        }
-        if let Some(keep) = &self.attributes_to_retrieve
-            && !keep.iter().any(|a| a == "*")
-        {
-            record.retain(|k, _| k == "objectID" || keep.iter().any(|a| a == k));
-        }
-        record.insert("_highlightResult".into(), Value::Object(highlights));
-        Value::Object(record)
-    }
-}
-
-/// A browse cursor: the parameters of the first call, the last `objectID` served and the next page number, as
-/// hex-encoded JSON (opaque to clients).
-pub fn encode_cursor(params: &Params, after: &str, page: u64) -> ApiResult<String> {
-    let json = json!({ "p": params.encoded(), "a": after, "n": page, "h": params.hits_per_page });
-    Ok(hex::encode(json.to_string()))
-}
-
-/// The parameters, last `objectID` and page number of a cursor; 400 `INVALID_CURSOR` when it is not one.
-pub fn decode_cursor(cursor: &str) -> ApiResult<(Params, String, u64)> {
-    let bad = || ApiError::new(Code::InvalidCursor, "cursor is not one this API answered");
-    if cursor.len() > MAX_CURSOR_LEN {
-        return Err(bad());
-    }
-    let bytes = hex::decode(cursor).map_err(|_| bad())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-    let (Some(p), Some(after), Some(page), Some(per)) = (
-        value.get("p").and_then(Value::as_str),
-        value.get("a").and_then(Value::as_str),
-        value.get("n").and_then(Value::as_u64),
-        value.get("h").and_then(Value::as_u64),
-    ) else {
-        return Err(bad());
-    };
-    let mut body = Map::new();
-    body.insert("params".into(), json!(p));
-    let mut params = Params::from_body_with(&body, per.min(MAX_HITS_PER_PAGE))?;
-    params.hits_per_page = per.min(MAX_HITS_PER_PAGE);
-    Ok((params, after.to_owned(), page.min(u64::from(u32::MAX))))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use serde_json::json;
+
     use super::*;
 
-    fn body(value: Value) -> Map<String, Value> {
+    pub(crate) fn body(value: Value) -> Map<String, Value> {
         match value {
             Value::Object(m) => m,
             _ => Map::new(),
@@ -438,34 +365,6 @@ mod tests {
         assert_eq!(get.encoded(), "query=x&hitsPerPage=3");
         for bad in ["-1", "x", "1001"] {
             assert!(Params::from_pairs([("page", bad)].into_iter()).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn hits_get_highlights_and_retrieved_attributes() {
-        let p = Params::from_body(&body(json!({
-            "query": "ali", "attributesToRetrieve": ["name"], "highlightPreTag": "[", "highlightPostTag": "]"
-        })))
-        .unwrap();
-        let hit =
-            p.hit(json!({ "objectID": "0x1", "name": "Alice <b>", "tags": ["x", "alpha"], "kind": "k" }));
-        assert_eq!(hit["name"], "Alice <b>");
-        assert!(hit.get("kind").is_none() && hit.get("tags").is_none());
-        assert_eq!(hit["objectID"], "0x1");
-        assert_eq!(hit["_highlightResult"]["name"]["value"], "[Ali]ce &lt;b&gt;");
-        assert_eq!(hit["_highlightResult"]["tags"][1]["matchLevel"], "none");
-    }
-
-    #[test]
-    fn cursors_round_trip_and_reject_junk() {
-        let p = Params::from_body_with(&body(json!({ "query": "a", "filters": "type:X" })), 1000).unwrap();
-        let cursor = encode_cursor(&p, "0xabc", 3).unwrap();
-        let (back, after, page) = decode_cursor(&cursor).unwrap();
-        assert_eq!((back.query.as_str(), after.as_str(), page), ("a", "0xabc", 3));
-        assert_eq!(back.filter, p.filter);
-        assert_eq!(back.hits_per_page, 1000);
-        for junk in ["", "zz", "7b7d", &"0".repeat(MAX_CURSOR_LEN + 2)] {
-            assert_eq!(decode_cursor(junk).unwrap_err().code, "INVALID_CURSOR");
         }
     }
 

@@ -10,6 +10,7 @@
 //! is written with every chunk of records, so a run that stops or dies half-way loses nothing already written and
 //! the next run continues where it stopped.
 
+mod answers;
 mod chain;
 mod discovery;
 mod metadata;
@@ -22,7 +23,7 @@ use alloy_primitives::{Address, B256};
 use profile_relayer::api::records::Refusal;
 use worker::{Date, Env};
 
-pub use self::{chain::Kind, writer::checkpoint};
+pub use self::{answers::Kind, writer::checkpoint};
 use crate::{
     config::{ChainConfig, number, var},
     error::{ApiError, ApiResult, Code},
@@ -176,7 +177,7 @@ pub enum TokenIndexed {
 
 /// A contract's misbehaviour as an answer; a failure that may pass (timeout, node error) is an error instead, so
 /// that it is neither answered nor remembered as the contract's doing.
-fn refusal(error: &chain::ItemError) -> ApiResult<Refusal> {
+fn refusal(error: &answers::ItemError) -> ApiResult<Refusal> {
     if error.retryable {
         return Err(ApiError::new(
             Code::RpcError,

@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use super::{
     Ctx, Kind,
-    chain::{self, AddressRead, ItemError, TokenRead},
+    answers::ItemError,
+    chain::{self, AddressRead, TokenRead},
     metadata::{Fetched, fetch_metadata, fetch_url},
     now,
 };

@@ -5,7 +5,6 @@
 use alloy_primitives::{Address, B256};
 use serde::Deserialize;
 use serde_json::Value;
-use wasm_bindgen::JsValue;
 use worker::{D1PreparedStatement, Env};
 
 use super::{
@@ -16,6 +15,7 @@ use super::{
 };
 use crate::{
     config::number,
+    d1::{Param, Statement},
     error::{ApiError, ApiResult},
     search::{self, Record},
 };
@@ -44,10 +44,6 @@ pub(crate) struct Cursor {
     pub(crate) window: u64,
 }
 
-fn f(n: u64) -> JsValue {
-    JsValue::from_f64(n as f64)
-}
-
 /// Writes outcomes (and the cursor, when given) in one D1 batch, then pushes the records to Algolia.
 pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<Cursor>) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
@@ -56,11 +52,10 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
     let mut pushed: Vec<(String, Record)> = Vec::new();
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
-    let chain_id = f(ctx.config.chain_id);
+    let chain_id = ctx.config.chain_id;
     let clear_retry = |index: &str, id: &str| -> ApiResult<D1PreparedStatement> {
-        Ok(db
-            .prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
-            .bind(&[index.into(), id.into()])?)
+        db.prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
+            .bind_params(&[index.into(), id.into()])
     };
     let retry = |index: &str, id: &str, address: &str, token: Option<&str>, reason: &str| {
         // exponential backoff: base, 2×base, 4×base … capped at 2^11 × base
@@ -69,14 +64,14 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
              VALUES (?1, ?2, ?3, ?4, 1, ?5 + ?7, ?6) ON CONFLICT (index_name, object_id) DO UPDATE SET \
              attempts = attempts + 1, next_attempt_at = ?5 + (?7 << min(attempts, 11)), reason = ?6",
         )
-        .bind(&[
+        .bind_params(&[
             index.into(),
             id.into(),
             address.into(),
-            token.map_or(JsValue::NULL, JsValue::from_str),
-            f(now()),
+            token.into(),
+            now().into(),
             reason.into(),
-            f(base),
+            base.into(),
         ])
     };
     for outcome in outcomes {
@@ -95,13 +90,13 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 statements.extend(search::upsert_statements(&db, &index, &record)?);
                 statements.push(
                     db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
-                        .bind(&[chain_id.clone(), id.as_str().into()])?,
+                        .bind_params(&[chain_id.into(), id.as_str().into()])?,
                 );
                 statements.push(clear_retry(&errors_queue, &id)?);
                 // an address remembered as "no profile or asset" by the lookup route is one now
                 statements.push(
                     db.prepare("DELETE FROM lookup_misses WHERE chain_id = ?1 AND address = ?2")
-                        .bind(&[chain_id.clone(), address.as_str().into()])?,
+                        .bind_params(&[chain_id.into(), address.as_str().into()])?,
                 );
                 statements.push(match reason {
                     Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
@@ -124,15 +119,15 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                          chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
                          SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
                     )
-                    .bind(&[
+                    .bind_params(&[
                         object_id.as_str().into(),
                         address.as_str().into(),
-                        token.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                        token.as_deref().into(),
                         error.code.as_str().into(),
                         error.message.chars().take(MAX_TEXT).collect::<String>().into(),
-                        f(block),
-                        f(now()),
-                        chain_id.clone(),
+                        block.into(),
+                        now().into(),
+                        chain_id.into(),
                     ])?,
                 );
                 // a contract that stopped being indexable leaves the search index
@@ -153,7 +148,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 "INSERT INTO checkpoints (chain_id, next_block, next_item, window, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (chain_id) DO UPDATE SET next_block = ?2, next_item = ?3, window = ?4, updated_at = ?5",
             )
-            .bind(&[f(ctx.config.chain_id), f(c.block), f(c.item), f(c.window), f(now())])?,
+            .bind_params(&[chain_id.into(), c.block.into(), c.item.into(), c.window.into(), now().into()])?,
         );
     }
     if statements.is_empty() {
@@ -168,9 +163,9 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
 
 #[derive(Deserialize)]
 struct CheckpointRow {
-    next_block: f64,
-    next_item: Option<f64>,
-    window: Option<f64>,
+    next_block: u64,
+    next_item: Option<u64>,
+    window: Option<u64>,
 }
 
 /// The next block to process.
@@ -183,14 +178,13 @@ pub(crate) async fn cursor(env: &Env, chain_id: u64) -> ApiResult<Option<Cursor>
     let db = search::db(env).await?;
     let row: Option<CheckpointRow> = db
         .prepare("SELECT next_block, next_item, window FROM checkpoints WHERE chain_id = ?1")
-        .bind(&[f(chain_id)])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .bind_params(&[chain_id.into()])?
+        .row()
+        .await?;
     Ok(row.map(|r| Cursor {
-        block: r.next_block as u64,
-        item: r.next_item.unwrap_or(0.0) as u64,
-        window: r.window.unwrap_or(0.0) as u64,
+        block: r.next_block,
+        item: r.next_item.unwrap_or(0),
+        window: r.window.unwrap_or(0),
     }))
 }
 
@@ -209,10 +203,9 @@ pub(crate) async fn recorded_error(
     let db = search::db(env).await?;
     let row: Option<ErrorRow> = db
         .prepare("SELECT code, message FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
-        .bind(&[f(chain_id), object_id.into()])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
+        .bind_params(&[chain_id.into(), object_id.into()])?
+        .row()
+        .await?;
     Ok(row.map(|r| (r.code, r.message.unwrap_or_default())))
 }
 
@@ -220,16 +213,15 @@ pub(crate) async fn recorded_error(
 pub(crate) async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
     #[derive(Deserialize)]
     struct Count {
-        n: f64,
+        n: u64,
     }
     let db = search::db(env).await?;
     let row: Option<Count> = db
         .prepare("SELECT COUNT(*) AS n FROM unindexable WHERE chain_id = ?1")
-        .bind(&[f(chain_id)])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(row.map_or(0, |c| c.n as u64))
+        .bind_params(&[chain_id.into()])?
+        .row()
+        .await?;
+    Ok(row.map_or(0, |c| c.n))
 }
 
 #[derive(Deserialize)]
@@ -248,18 +240,15 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
         ctx.assets.clone(),
         ctx.config.errors_queue(),
     ];
-    let queue_args = queues.iter().map(|q| JsValue::from_str(q));
+    let queue_args = queues.iter().map(Param::from);
     let due: Vec<RetryRow> = db
         .prepare(
             "SELECT address, token_id FROM retries WHERE index_name IN (?3, ?4, ?5) AND next_attempt_at <= ?1 \
              ORDER BY next_attempt_at LIMIT ?2",
         )
-        .bind(&[f(now()), f(u64::from(limit))].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
-        .all()
-        .await
-        .map_err(ApiError::internal)?
-        .results()
-        .map_err(ApiError::internal)?;
+        .bind_params(&[now().into(), limit.into()].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
+        .rows()
+        .await?;
     let items: Vec<(u64, Item)> = due
         .iter()
         .filter_map(|row| {
@@ -288,8 +277,8 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
             .iter()
             .map(|id| {
                 db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
-                    .bind(
-                        &[JsValue::from_str(id)]
+                    .bind_params(
+                        &[Param::from(id)]
                             .into_iter()
                             .chain(queue_args.clone())
                             .collect::<Vec<_>>(),

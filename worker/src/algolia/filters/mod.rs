@@ -209,11 +209,12 @@ pub fn numeric_filters(value: &Value) -> Result<Option<Filter>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn facet(attr: &str, value: &str) -> Filter {
+    /// `attr:value`, for the tests of this module and of the parser.
+    pub(crate) fn facet(attr: &str, value: &str) -> Filter {
         Filter::Facet {
             attr: attr.into(),
             value: value.into(),

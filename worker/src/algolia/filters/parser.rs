@@ -214,14 +214,7 @@ pub fn parse(input: &str) -> Result<Option<Filter>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algolia::filters::MAX_CONDITIONS;
-
-    fn facet(attr: &str, value: &str) -> Filter {
-        Filter::Facet {
-            attr: attr.into(),
-            value: value.into(),
-        }
-    }
+    use crate::algolia::filters::{MAX_CONDITIONS, tests::facet};
 
     #[test]
     fn parses_algolia_syntax() {

@@ -10,30 +10,25 @@ use alloy_primitives::{Address, B256, keccak256};
 use profile_relayer::{
     api::{
         SearchBoth,
-        records::{IndexStats, IndexerStatus, NotIndexed, Refusal, UNKNOWN_STANDARD},
+        records::{IndexStats, IndexerStatus, NotIndexed, Refusal},
     },
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
 };
-use serde::Deserialize;
 use serde_json::{Value, json};
-use wasm_bindgen::JsValue;
 use worker::{Cache, Env, Request, Response};
 
+mod misses;
+
+pub(crate) use self::misses::SCHEMA;
+use self::misses::{remember_miss, remembered_miss};
+pub use crate::config::chain;
 use crate::{
     config::ChainConfig,
     error::{ApiError, ApiResult, Code},
     indexer::{self, Indexed, Kind, TokenIndexed},
     search,
 };
-
-/// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
-/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address).
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
-checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
-
-pub use crate::config::chain;
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
 async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
@@ -116,64 +111,6 @@ fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
         return Ok(Response::empty()?.with_status(304).with_headers(headers));
     }
     Ok(response)
-}
-
-/// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
-/// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
-fn miss_seconds(env: &Env) -> u64 {
-    crate::config::number(env, "LOOKUP_MISS_SECONDS", 600).unwrap_or(600)
-}
-
-/// A remembered "no profile or asset here" answer, if still fresh.
-async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiResult<Option<NotIndexed>> {
-    #[derive(Deserialize)]
-    struct Row {
-        standard: String,
-        checked_at: f64,
-    }
-    let seconds = miss_seconds(env);
-    if seconds == 0 {
-        return Ok(None);
-    }
-    let db = search::db(env).await?;
-    let since = indexer::now().saturating_sub(seconds);
-    let row: Option<Row> = db
-        .prepare("SELECT standard, checked_at FROM lookup_misses WHERE chain_id = ?1 AND address = ?2 AND checked_at > ?3")
-        .bind(&[JsValue::from_f64(chain_id as f64), id.into(), JsValue::from_f64(since as f64)])?
-        .first(None)
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(row.and_then(|r| {
-        let address = id.parse().ok()?;
-        Some(NotIndexed::new(
-            address,
-            chain_id,
-            r.standard == UNKNOWN_STANDARD,
-            r.checked_at as u64,
-        ))
-    }))
-}
-
-/// Remembers a "no profile or asset here" answer.
-async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
-    if miss_seconds(env) == 0 {
-        return Ok(());
-    }
-    let db = search::db(env).await?;
-    db.prepare(
-        "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
-    )
-    .bind(&[
-        JsValue::from_f64(answer.chain_id as f64),
-        answer.address.as_str().into(),
-        answer.lsp_standard.as_str().into(),
-        JsValue::from_f64(now as f64),
-    ])?
-    .run()
-    .await
-    .map_err(ApiError::internal)?;
-    Ok(())
 }
 
 /// `GET /v1/:chainId/address/:address`: the profile or asset record; for an address that holds neither, 200

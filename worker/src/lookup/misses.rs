@@ -1,0 +1,74 @@
+//! Addresses found to hold no profile or asset, remembered per chain so that repeating their lookup costs no RPC.
+
+use profile_relayer::api::records::{NotIndexed, UNKNOWN_STANDARD};
+use serde::Deserialize;
+use worker::Env;
+
+use crate::{
+    d1::Statement as _,
+    error::{ApiError, ApiResult},
+    indexer, search,
+};
+
+/// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
+/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address).
+pub(crate) const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
+checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
+
+/// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
+/// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
+fn miss_seconds(env: &Env) -> u64 {
+    crate::config::number(env, "LOOKUP_MISS_SECONDS", 600).unwrap_or(600)
+}
+
+/// A remembered "no profile or asset here" answer, if still fresh.
+pub(super) async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiResult<Option<NotIndexed>> {
+    #[derive(Deserialize)]
+    struct Row {
+        standard: String,
+        checked_at: u64,
+    }
+    let seconds = miss_seconds(env);
+    if seconds == 0 {
+        return Ok(None);
+    }
+    let db = search::db(env).await?;
+    let since = indexer::now().saturating_sub(seconds);
+    let row: Option<Row> = db
+        .prepare("SELECT standard, checked_at FROM lookup_misses WHERE chain_id = ?1 AND address = ?2 AND checked_at > ?3")
+        .bind_params(&[chain_id.into(), id.into(), since.into()])?
+        .row()
+        .await?;
+    Ok(row.and_then(|r| {
+        let address = id.parse().ok()?;
+        Some(NotIndexed::new(
+            address,
+            chain_id,
+            r.standard == UNKNOWN_STANDARD,
+            r.checked_at,
+        ))
+    }))
+}
+
+/// Remembers a "no profile or asset here" answer.
+pub(super) async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
+    if miss_seconds(env) == 0 {
+        return Ok(());
+    }
+    let db = search::db(env).await?;
+    db.prepare(
+        "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
+    )
+    .bind_params(&[
+        answer.chain_id.into(),
+        answer.address.as_str().into(),
+        answer.lsp_standard.as_str().into(),
+        now.into(),
+    ])?
+    .run()
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(())
+}
