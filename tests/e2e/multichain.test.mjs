@@ -251,3 +251,30 @@ test('a database written by the single-chain release is migrated to the first ch
   await stack.restartWorker();
   assert.equal((await get('/v1/42/indexer')).unindexable, 2);
 });
+
+test('records written before the incumbent record shape are re-indexed once, by the retry pass', async () => {
+  const [found] = await d1(`SELECT index_name, object_id FROM records WHERE lower(address) = lower('${profileA}') AND token_id IS NULL`);
+  const { index_name: index, object_id: id } = found.results[0];
+  await stack.stopWorker();
+  // what the release before the incumbent's shape wrote: no `type` / `LSPStandard`
+  await d1(`UPDATE records SET record = json_remove(record, '$.type', '$.LSPStandard') WHERE index_name = '${index}' AND object_id = '${id}';
+    DELETE FROM schema_marks;`);
+  await stack.restartWorker();
+  const old = await get(`/v1/42/address/${profileA}`);
+  assert.equal(old.type, undefined, 'served as stored until re-indexed');
+  const [queued] = await d1(`SELECT index_name, reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(queued.results, [{ index_name: index, reason: 'RECORD_SHAPE' }]);
+  await runIndexer('?chainId=42');
+  const fresh = await get(`/v1/42/address/${profileA}`);
+  assert.equal(fresh.type, 'LSP3Profile');
+  assert.equal(fresh.LSPStandard, 'LSP3Profile');
+  const [left] = await d1(`SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(left.results, []);
+  // once per database: a new isolate queues nothing again
+  await stack.stopWorker();
+  await d1(`UPDATE records SET record = json_remove(record, '$.type') WHERE index_name = '${index}' AND object_id = '${id}'`);
+  await stack.restartWorker();
+  await get('/v1/42/indexer');
+  const [again] = await d1(`SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(again.results, []);
+});

@@ -39,6 +39,7 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
                     .map_err(ApiError::internal)?;
             }
         }
+        db.prepare(MARKS).run().await.map_err(ApiError::internal)?;
         for migration in MIGRATIONS {
             if let Err(e) = db.prepare(*migration).run().await
                 && !e.to_string().contains("duplicate column")
@@ -47,6 +48,7 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
             }
         }
         per_chain_errors(env, &db).await?;
+        reindex_old_records(&db).await?;
         SCHEMA_READY.with(|c| c.set(true));
     }
     Ok(db)
@@ -79,6 +81,27 @@ async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
         .map_err(ApiError::internal)?;
     Ok(())
 }
+
+/// Queues every record written before records took the incumbent's shape (they have no `type`) for the
+/// indexer's retry pass, which re-reads it from chain and writes it anew (bounded per run like any retry). Runs
+/// once per database: the marker row and the queueing are one transaction, and a second run fails on the marker.
+async fn reindex_old_records(db: &D1Database) -> ApiResult<()> {
+    let marker = db.prepare("INSERT INTO schema_marks (name) VALUES ('records_v2_requeued')");
+    let requeue = db.prepare(
+        "INSERT OR IGNORE INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
+         SELECT index_name, object_id, address, token_id, 0, 0, 'RECORD_SHAPE' FROM records \
+         WHERE json_extract(record, '$.type') IS NULL",
+    );
+    if let Err(e) = db.batch(vec![marker, requeue]).await
+        && !e.to_string().contains("UNIQUE constraint failed")
+    {
+        return Err(ApiError::internal(e));
+    }
+    Ok(())
+}
+
+/// One-time data migrations already run in this database.
+const MARKS: &str = "CREATE TABLE IF NOT EXISTS schema_marks (name TEXT PRIMARY KEY)";
 
 /// The largest integer a JavaScript number (and so a D1 parameter) holds exactly: 2^53 − 1.
 pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
