@@ -61,6 +61,12 @@ extern "C" {
   const method = all.slice(0, m), hash = all.slice(m, h);
   if (url === undefined) url = all.slice(h);
   return methodName === undefined ? { format, method, hash, url } : { format, method, methodName, hash, url };
+}
+export function predicted(all) {
+  return { universalProfile: all.slice(0, 42), keyManager: all.slice(42, 84), generatedSalt: all.slice(84, 150) };
+}
+export function unknownKey(o, allowed) {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) return k;
 }")]
 extern "C" {
     /// A `DecodedVerifiableUri` built in JS in one call (an object literal of one shape, fields sliced from one
@@ -74,6 +80,13 @@ extern "C" {
         method_name: &JsValue,
         url: &JsValue,
     ) -> JsValue;
+
+    /// A `PredictedAddresses` built in JS in one call from `upChecksum ‖ kmChecksum ‖ 0x salt` (150 characters).
+    pub(crate) fn predicted(all: &JsString) -> JsValue;
+
+    /// The first own key of `o` not in the array `allowed` (`undefined` if none): one call instead of one per key.
+    #[wasm_bindgen(js_name = unknownKey)]
+    pub(crate) fn unknown_key(o: &JsValue, allowed: &JsValue) -> JsValue;
 }
 
 /// How strings cross: Node's `Buffer` (fast, native) or the Encoding API.
@@ -340,6 +353,28 @@ pub(crate) fn with_interned<R>(text: &'static str, f: impl FnOnce(&JsValue) -> R
             Some((_, value)) => f(value),
             None => f(&JsValue::UNDEFINED),
         }
+    })
+}
+
+thread_local! {
+    /// JS arrays of strings made once, by the address of the Rust list (see [`interned_list`]).
+    static LISTS: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The JS array of the strings of a `'static` list, made once per list.
+pub(crate) fn interned_list(list: &'static [&'static str]) -> JsValue {
+    let id = (list.as_ptr() as usize, list.len());
+    LISTS.with(|cell| {
+        if let Some((_, v)) = cell.borrow().iter().find(|(i, _)| *i == id) {
+            return v.clone();
+        }
+        let array: JsValue = list
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect::<js_sys::Array>()
+            .into();
+        cell.borrow_mut().push((id, array.clone()));
+        array
     })
 }
 

@@ -510,18 +510,20 @@ fn network_of(n: &JsValue) -> JsResult<Lsp23Constants> {
 
 /// Rejects an object with a key outside `allowed` (a typo would otherwise be silently ignored). Keys are
 /// compared as JS strings, without copying them.
-pub(crate) fn reject_unknown_keys(obj: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
-    let keys = js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>());
-    for key in keys.iter() {
-        if !allowed.iter().any(|a| io::with_interned(a, |a| key == *a)) {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: unknown field {} (expected one of {})",
-                crate::Quoted(&key.as_string().unwrap_or_default()),
-                allowed.join(", ")
-            )));
-        }
+pub(crate) fn reject_unknown_keys(
+    obj: &JsValue,
+    allowed: &'static [&'static str],
+    what: &str,
+) -> JsResult<()> {
+    let key = io::unknown_key(obj, &io::interned_list(allowed));
+    if key.is_undefined() {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::InvalidArgument(format!(
+        "{what}: unknown field {} (expected one of {})",
+        crate::Quoted(&key.as_string().unwrap_or_default()),
+        allowed.join(", ")
+    )))
 }
 
 const DEPLOYMENT_KEYS: &[&str] = &["salt", "postDeploymentCallData", "network", "implementations"];
@@ -568,7 +570,7 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
 }
 
 fn prediction_object(p: &lsp23::Prediction) -> JsValue {
-    // one JS string for the three results, sliced: one native call instead of three
+    // one JS string for the three results, sliced into an object literal in JS: one crossing for the whole result
     let (up, km) = (
         p.universal_profile.to_checksum_buffer(None),
         p.key_manager.to_checksum_buffer(None),
@@ -577,12 +579,7 @@ fn prediction_object(p: &lsp23::Prediction) -> JsValue {
     text.extend_from_slice(up.as_str().as_bytes());
     text.extend_from_slice(km.as_str().as_bytes());
     push_hex(&mut text, p.generated_salt.as_slice());
-    let all = ascii(&text);
-    let o = object();
-    o.put("universalProfile", &all.slice(0, 42).into());
-    o.put("keyManager", &all.slice(42, 84).into());
-    o.put("generatedSalt", &all.slice(84, 150).into());
-    o.into()
+    io::predicted(&ascii(&text))
 }
 
 /// Predicts the Universal Profile and KeyManager addresses (EIP-55) an LSP23 deployment creates.

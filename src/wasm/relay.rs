@@ -170,7 +170,7 @@ fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
     uint256(&v, key)
 }
 
-fn object(input: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
+fn object(input: &JsValue, allowed: &'static [&'static str], what: &str) -> JsResult<()> {
     if !input.is_object() {
         return Err(Error::InvalidArgument(format!(
             "{what}: expected an object {{{}}}",
