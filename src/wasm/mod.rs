@@ -1,12 +1,14 @@
 //! Browser / Node bindings. Thin: every function converts JS values, calls the core and converts back. Errors
 //! become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
 //!
-//! Two builds of the npm package come from this module:
+//! Three builds of the npm package come from this module:
 //! - feature `wasm-lite` (`profile-relayer/lite`): the encodings: VerifiableURI, data keys, LSP6 permissions,
-//!   LSP8 token ids, LSP23 data and prediction, LSP25 relay-call digests and calldata, LSP15 quota messages,
-//!   revert decoding. Hashing is keccak256 only.
+//!   LSP8 token ids, LSP23 data and prediction, LSP25 relay-call digests and calldata, LSP15 quota messages.
+//!   Hashing is keccak256 only.
 //! - feature `wasm` (`profile-relayer`): the above plus the typed API clients (`RelayerClient`, `LookupClient`),
-//!   IPFS CIDs and LSP25 / LSP15 signer recovery (secp256k1).
+//!   IPFS CIDs and LSP25 revert decoding.
+//! - feature `wasm-recover` (`profile-relayer/recover`, built with `wasm-lite`): the encodings plus LSP25 / LSP15
+//!   signer recovery (secp256k1), which the clients don't need.
 //!
 //! Strings and results cross the boundary through [`io`] (native string writes and reads, objects built with
 //! cached keys), not through serde.
@@ -25,14 +27,16 @@ pub use self::client::fetch_relay_call_params;
 pub use self::client::{LookupClient, RelayerClient};
 #[cfg(feature = "wasm")]
 pub use self::full::{compute_cid, verify_cid};
+#[cfg(feature = "wasm")]
+pub use self::relay::decode_relay_call_revert;
 pub use self::relay::{
     DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput, encode_execute_relay_call,
     encode_relay_call_message, quota_message, relay_call_digest,
 };
 #[cfg(feature = "wasm")]
 pub use self::relay::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParamsInput};
-#[cfg(feature = "wasm")]
-pub use self::relay::{decode_relay_call_revert, recover_quota_signer, recover_relay_call_signer};
+#[cfg(feature = "wasm-recover")]
+pub use self::relay::{recover_quota_signer, recover_relay_call_signer};
 pub use self::types::{
     CustomNetwork, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses, ProfileData,
 };
