@@ -13,7 +13,7 @@ cargo fmt --all --check
 step "lint: clippy (core, native)"
 cargo clippy --all-targets -- -D warnings
 step "lint: clippy (core + wasm bindings, wasm32)"
-cargo clippy --target wasm32-unknown-unknown --features wasm --all-targets -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --features wasm,wasm-recover --all-targets -- -D warnings
 step "lint: clippy (worker, wasm32)"
 cargo clippy -p profile-relayer-worker --target wasm32-unknown-unknown --all-targets -- -D warnings
 

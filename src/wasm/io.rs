@@ -61,6 +61,16 @@ extern "C" {
   const method = all.slice(0, m), hash = all.slice(m, h);
   if (url === undefined) url = all.slice(h);
   return methodName === undefined ? { format, method, hash, url } : { format, method, methodName, hash, url };
+}
+export function predicted(all) {
+  return { universalProfile: all.slice(0, 42), keyManager: all.slice(42, 84), generatedSalt: all.slice(84, 150) };
+}
+export function unknownKey(o, allowed) {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) return k;
+}
+export function utf8In(buf, s, ptr, cap) {
+  if (typeof s !== 'string') return -1;
+  return s.length * 3 <= cap ? buf.utf8Write(s, ptr, cap) : -2;
 }")]
 extern "C" {
     /// A `DecodedVerifiableUri` built in JS in one call (an object literal of one shape, fields sliced from one
@@ -74,6 +84,18 @@ extern "C" {
         method_name: &JsValue,
         url: &JsValue,
     ) -> JsValue;
+
+    /// A `PredictedAddresses` built in JS in one call from `upChecksum ‖ kmChecksum ‖ 0x salt` (150 characters).
+    pub(crate) fn predicted(all: &JsString) -> JsValue;
+
+    /// The first own key of `o` not in the array `allowed` (`undefined` if none): one call instead of one per key.
+    #[wasm_bindgen(js_name = unknownKey)]
+    pub(crate) fn unknown_key(o: &JsValue, allowed: &JsValue) -> JsValue;
+
+    /// Node: writes a string of at most `cap / 3` UTF-16 units at `ptr` in one call and answers the bytes written;
+    /// -1 when `s` is not a string, -2 when it may not fit.
+    #[wasm_bindgen(js_name = utf8In)]
+    fn utf8_in(buf: &NodeBuffer, s: &JsValue, ptr: u32, cap: u32) -> i32;
 }
 
 /// How strings cross: Node's `Buffer` (fast, native) or the Encoding API.
@@ -187,6 +209,28 @@ fn u32_of(n: usize) -> u32 {
 
 /// The UTF-8 bytes of a JS string (`None` when `value` is not a string).
 pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
+    // Node: a short string (most arguments: hex words, addresses, names, URLs) crosses in one call instead of three
+    const SHORT: usize = 1024;
+    let mut short: Vec<u8> = Vec::with_capacity(SHORT);
+    // the reservation above may have grown the memory: `with_io` re-creates the views first
+    let written = with_io(|io| match &io.backend {
+        Backend::Node { buffer } => Some(utf8_in(
+            buffer,
+            value,
+            u32_of(short.as_ptr() as usize),
+            u32_of(SHORT),
+        )),
+        _ => None,
+    });
+    match written {
+        Some(-1) => return None,
+        Some(n) if n >= 0 => {
+            // SAFETY: the native writer initialised exactly `n <= SHORT` bytes from the start of the buffer
+            unsafe { short.set_len((n as usize).min(SHORT)) };
+            return Some(short);
+        }
+        _ => drop(short),
+    }
     if !value.is_string() {
         return None;
     }
@@ -340,6 +384,28 @@ pub(crate) fn with_interned<R>(text: &'static str, f: impl FnOnce(&JsValue) -> R
             Some((_, value)) => f(value),
             None => f(&JsValue::UNDEFINED),
         }
+    })
+}
+
+thread_local! {
+    /// JS arrays of strings made once, by the address of the Rust list (see [`interned_list`]).
+    static LISTS: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The JS array of the strings of a `'static` list, made once per list.
+pub(crate) fn interned_list(list: &'static [&'static str]) -> JsValue {
+    let id = (list.as_ptr() as usize, list.len());
+    LISTS.with(|cell| {
+        if let Some((_, v)) = cell.borrow().iter().find(|(i, _)| *i == id) {
+            return v.clone();
+        }
+        let array: JsValue = list
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect::<js_sys::Array>()
+            .into();
+        cell.borrow_mut().push((id, array.clone()));
+        array
     })
 }
 

@@ -1,12 +1,14 @@
 //! Browser / Node bindings. Thin: every function converts JS values, calls the core and converts back. Errors
 //! become JS `Error` objects with `name = "ProfileRelayerError"` and a string `code`.
 //!
-//! Two builds of the npm package come from this module:
+//! Three builds of the npm package come from this module:
 //! - feature `wasm-lite` (`profile-relayer/lite`): the encodings: VerifiableURI, data keys, LSP6 permissions,
-//!   LSP8 token ids, LSP23 data and prediction, LSP25 relay-call digests and calldata, LSP15 quota messages,
-//!   revert decoding. Hashing is keccak256 only.
+//!   LSP8 token ids, LSP23 data and prediction, LSP25 relay-call digests and calldata, LSP15 quota messages.
+//!   Hashing is keccak256 only.
 //! - feature `wasm` (`profile-relayer`): the above plus the typed API clients (`RelayerClient`, `LookupClient`),
-//!   IPFS CIDs and LSP25 / LSP15 signer recovery (secp256k1).
+//!   IPFS CIDs and LSP25 revert decoding.
+//! - feature `wasm-recover` (`profile-relayer/recover`, built with `wasm-lite`): the encodings plus LSP25 / LSP15
+//!   signer recovery (secp256k1), which the clients don't need.
 //!
 //! Strings and results cross the boundary through [`io`] (native string writes and reads, objects built with
 //! cached keys), not through serde.
@@ -25,14 +27,16 @@ pub use self::client::fetch_relay_call_params;
 pub use self::client::{LookupClient, RelayerClient};
 #[cfg(feature = "wasm")]
 pub use self::full::{compute_cid, verify_cid};
+#[cfg(feature = "wasm")]
+pub use self::relay::decode_relay_call_revert;
 pub use self::relay::{
     DecodedRevert, ExecuteRelayCallInput, QuotaMessage, RelayCallInput, encode_execute_relay_call,
     encode_relay_call_message, quota_message, relay_call_digest,
 };
 #[cfg(feature = "wasm")]
 pub use self::relay::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParamsInput};
-#[cfg(feature = "wasm")]
-pub use self::relay::{decode_relay_call_revert, recover_quota_signer, recover_relay_call_signer};
+#[cfg(feature = "wasm-recover")]
+pub use self::relay::{recover_quota_signer, recover_relay_call_signer};
 pub use self::types::{
     CustomNetwork, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses, ProfileData,
 };
@@ -510,18 +514,20 @@ fn network_of(n: &JsValue) -> JsResult<Lsp23Constants> {
 
 /// Rejects an object with a key outside `allowed` (a typo would otherwise be silently ignored). Keys are
 /// compared as JS strings, without copying them.
-pub(crate) fn reject_unknown_keys(obj: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
-    let keys = js_sys::Object::keys(obj.unchecked_ref::<js_sys::Object>());
-    for key in keys.iter() {
-        if !allowed.iter().any(|a| io::with_interned(a, |a| key == *a)) {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: unknown field {} (expected one of {})",
-                crate::Quoted(&key.as_string().unwrap_or_default()),
-                allowed.join(", ")
-            )));
-        }
+pub(crate) fn reject_unknown_keys(
+    obj: &JsValue,
+    allowed: &'static [&'static str],
+    what: &str,
+) -> JsResult<()> {
+    let key = io::unknown_key(obj, &io::interned_list(allowed));
+    if key.is_undefined() {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::InvalidArgument(format!(
+        "{what}: unknown field {} (expected one of {})",
+        crate::Quoted(&key.as_string().unwrap_or_default()),
+        allowed.join(", ")
+    )))
 }
 
 const DEPLOYMENT_KEYS: &[&str] = &["salt", "postDeploymentCallData", "network", "implementations"];
@@ -568,7 +574,7 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
 }
 
 fn prediction_object(p: &lsp23::Prediction) -> JsValue {
-    // one JS string for the three results, sliced: one native call instead of three
+    // one JS string for the three results, sliced into an object literal in JS: one crossing for the whole result
     let (up, km) = (
         p.universal_profile.to_checksum_buffer(None),
         p.key_manager.to_checksum_buffer(None),
@@ -577,12 +583,7 @@ fn prediction_object(p: &lsp23::Prediction) -> JsValue {
     text.extend_from_slice(up.as_str().as_bytes());
     text.extend_from_slice(km.as_str().as_bytes());
     push_hex(&mut text, p.generated_salt.as_slice());
-    let all = ascii(&text);
-    let o = object();
-    o.put("universalProfile", &all.slice(0, 42).into());
-    o.put("keyManager", &all.slice(42, 84).into());
-    o.put("generatedSalt", &all.slice(84, 150).into());
-    o.into()
+    io::predicted(&ascii(&text))
 }
 
 /// Predicts the Universal Profile and KeyManager addresses (EIP-55) an LSP23 deployment creates.

@@ -170,7 +170,7 @@ fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
     uint256(&v, key)
 }
 
-fn object(input: &JsValue, allowed: &[&'static str], what: &str) -> JsResult<()> {
+fn object(input: &JsValue, allowed: &'static [&'static str], what: &str) -> JsResult<()> {
     if !input.is_object() {
         return Err(Error::InvalidArgument(format!(
             "{what}: expected an object {{{}}}",
@@ -249,9 +249,9 @@ pub fn encode_relay_call_message(
     Ok(to_hex(call.encoded_message(chain)))
 }
 
-/// The controller that signed a relay call (EIP-55) (full package only: secp256k1 recovery). A signature for another KeyManager, chain or payload
-/// recovers to some other address.
-#[cfg(feature = "wasm")]
+/// The controller that signed a relay call (EIP-55) (`profile-relayer/recover` only: secp256k1 recovery). A
+/// signature for another KeyManager, chain or payload recovers to some other address.
+#[cfg(feature = "wasm-recover")]
 #[wasm_bindgen(js_name = recoverRelayCallSigner, unchecked_return_type = "Address")]
 pub fn recover_relay_call_signer(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
@@ -335,9 +335,9 @@ pub fn quota_message(
     Ok(o.into())
 }
 
-/// The address that signed an LSP15 quota request under `scheme` (default `"packed"`), EIP-55 (full package
-/// only: secp256k1 recovery).
-#[cfg(feature = "wasm")]
+/// The address that signed an LSP15 quota request under `scheme` (default `"packed"`), EIP-55
+/// (`profile-relayer/recover` only: secp256k1 recovery).
+#[cfg(feature = "wasm-recover")]
 #[wasm_bindgen(js_name = recoverQuotaSigner, unchecked_return_type = "Address")]
 pub fn recover_quota_signer(
     #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,

@@ -134,7 +134,7 @@ for (const c of cases) {
   assert.deepEqual(c.ours(lite), expected, `${c.name}: lite output differs from the peer`);
   assert.deepEqual(c.ours(full), expected, `${c.name}: full output differs from the peer`);
   const ours = () => c.ours(lite);
-  // the full entry too: it is built for size (opt-level "z"), so it is slower than lite but must still beat the peer
+  // the full entry too: it is built for size (opt-level "s"), so it is slower than lite but must still beat the peer
   const oursFull = () => c.ours(full);
   for (let i = 0; i < (quick ? 20 : 300); i++) { ours(); c.theirs(); oursFull(); } // warm-up (JIT, wasm tier-up)
   const a = [];
@@ -155,7 +155,8 @@ const pkg = fileURLToPath(new URL('../../pkg/', import.meta.url));
 const gz = (b) => gzipSync(b, { level: 9 }).length;
 const pages = [
   { entry: 'profile-relayer/lite/web', wasm: 'lite/web', uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, encodeKeyNames, profileDataFromControllers, predictProfileAddress, generateSalt, encodePermissions, relayCallDigest' },
-  { entry: 'profile-relayer/web', wasm: 'web', uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, predictProfileAddress, computeCid, recoverRelayCallSigner, RelayerClient, LookupClient' },
+  { entry: 'profile-relayer/web', wasm: 'web', uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, predictProfileAddress, computeCid, decodeRelayCallRevert, RelayerClient, LookupClient' },
+  { entry: 'profile-relayer/recover/web', wasm: 'recover/web', uses: 'relayCallDigest, encodeExecuteRelayCall, quotaMessage, recoverRelayCallSigner, recoverQuotaSigner' },
 ];
 const dir = mkdtempSync(join(tmpdir(), 'sdk-bundle-'));
 const sizes = [];

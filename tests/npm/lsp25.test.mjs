@@ -1,5 +1,6 @@
 // LSP25 relay calls and LSP15 quota messages of the npm package against viem and @lukso/eip191-signer.js:
-// digests, encoded messages and calldata byte for byte, signatures made by viem recovered to the viem account,
+// digests, encoded messages and calldata byte for byte, signatures made by viem recovered to the viem account
+// (by `profile-relayer/recover`),
 // and every custom error of the real KeyManager / Universal Profile ABIs decoded by name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,10 @@ import {
   parseSignature, serializeSignature, toHex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { gzipSync } from 'node:zlib';
 import * as sdk from 'profile-relayer';
+// signer recovery (secp256k1) is its own entry: the encodings of the lite entry plus the two recover functions
+import * as recover from 'profile-relayer/recover';
 
 const require = createRequire(import.meta.url);
 const { EIP191Signer } = require('@lukso/eip191-signer.js');
@@ -56,7 +60,7 @@ test('reference relay calls: digest, message, signature and calldata equal viem,
     // viem signs the raw digest (RFC 6979, like ethers): the same bytes as the vectors
     const signature = await account.sign({ hash: digest });
     assert.equal(signature, c.signature, c.id);
-    assert.equal(sdk.recoverRelayCallSigner(input(c), signature), account.address, c.id);
+    assert.equal(recover.recoverRelayCallSigner(input(c), signature), account.address, c.id);
     // LUKSO's own signer library gives the same hash and signature
     const lukso = eip191.signDataWithIntendedValidator(c.keyManager, message, c.privateKey);
     assert.equal(lukso.messageHash, digest, c.id);
@@ -89,17 +93,17 @@ test('random relay calls signed by viem: same digest and calldata, recovery retu
     const spellings = [c, { ...c, nonce: c.nonce.toString(), value: toHex(c.value) }];
     for (const s of spellings) assert.equal(sdk.relayCallDigest(s), viemDigest(c), `case ${i}`);
     const signature = await account.sign({ hash: viemDigest(c) });
-    assert.equal(sdk.recoverRelayCallSigner(c, signature), account.address, `case ${i}`);
+    assert.equal(recover.recoverRelayCallSigner(c, signature), account.address, `case ${i}`);
     const args = { nonce: c.nonce, validityTimestamps: c.validityTimestamps, payload: c.payload };
     assert.equal(sdk.encodeExecuteRelayCall({ ...args, signature }), viemCalldata({ ...c, signature }));
 
     // v as 0/1 is accepted (same signer, calldata normalised to 27/28); the malleable high-s twin is refused
     const { r, s, yParity } = parseSignature(signature);
     const v01 = serializeSignature({ r, s, yParity, v: undefined }).slice(0, -2) + (yParity ? '01' : '00');
-    assert.equal(sdk.recoverRelayCallSigner(c, v01), account.address);
+    assert.equal(recover.recoverRelayCallSigner(c, v01), account.address);
     assert.equal(sdk.encodeExecuteRelayCall({ ...args, signature: v01 }), viemCalldata({ ...c, signature }));
     const high = serializeSignature({ r, s: toHex(N - BigInt(s), { size: 32 }), yParity: 1 - yParity });
-    assert.throws(() => sdk.recoverRelayCallSigner(c, high), { code: 'INVALID_SIGNATURE' });
+    assert.throws(() => recover.recoverRelayCallSigner(c, high), { code: 'INVALID_SIGNATURE' });
   }
 });
 
@@ -112,9 +116,9 @@ test('a signature for chain 4201 recovers to the InvalidRelayNonce signer of the
     payload: setData(LSP3_PROFILE, '0xc0ffee'),
   };
   const signature = await account.sign({ hash: viemDigest(call) });
-  assert.equal(sdk.recoverRelayCallSigner(call, signature), account.address);
+  assert.equal(recover.recoverRelayCallSigner(call, signature), account.address);
   assert.equal(
-    sdk.recoverRelayCallSigner({ ...call, chainId: 42 }, signature).toLowerCase(),
+    recover.recoverRelayCallSigner({ ...call, chainId: 42 }, signature).toLowerCase(),
     '0xd6dbc5383ab74b920cbd67604a8aff6b7387ced1',
   );
 });
@@ -137,9 +141,9 @@ test('quota messages: both schemes equal viem, signatures recover to the viem ac
     }
     if (c.hash) assert.equal(m.hash, c.hash, c.id);
     assert.equal(signature, c.signature, c.id);
-    assert.equal(sdk.recoverQuotaSigner(c.address, c.timestamp, signature, c.scheme), account.address, c.id);
+    assert.equal(recover.recoverQuotaSigner(c.address, c.timestamp, signature, c.scheme), account.address, c.id);
     const other = c.scheme === 'packed' ? 'text' : 'packed';
-    assert.notEqual(sdk.recoverQuotaSigner(c.address, c.timestamp, signature, other), account.address, c.id);
+    assert.notEqual(recover.recoverQuotaSigner(c.address, c.timestamp, signature, other), account.address, c.id);
   }
   // default scheme is packed; a bigint timestamp works; a fresh key and timestamp
   const account = privateKeyToAccount(generatePrivateKey());
@@ -148,10 +152,10 @@ test('quota messages: both schemes equal viem, signatures recover to the viem ac
   const m = sdk.quotaMessage(up, BigInt(now));
   assert.equal(m.scheme, 'packed');
   const sig = await account.signMessage({ message: { raw: m.message } });
-  assert.equal(sdk.recoverQuotaSigner(up, now, sig), account.address);
+  assert.equal(recover.recoverQuotaSigner(up, now, sig), account.address);
   const text = sdk.quotaMessage(up.toLowerCase(), now, 'text');
   assert.equal(text.message, `${up.toLowerCase()}:${now}`);
-  assert.equal(sdk.recoverQuotaSigner(up.toLowerCase(), now, await account.signMessage({ message: text.message }), 'text'),
+  assert.equal(recover.recoverQuotaSigner(up.toLowerCase(), now, await account.signMessage({ message: text.message }), 'text'),
     account.address);
 });
 
@@ -217,4 +221,17 @@ test('bad arguments throw ProfileRelayerErrors with specific codes', () => {
   for (const name of ['INVALID_SIGNATURE', 'INVALID_NUMBER', 'INVALID_RELAY_NONCE', 'NOT_AUTHORISED', 'QUOTA_EXCEEDED']) {
     assert.ok(sdk.errorCodes().includes(name), name);
   }
+});
+
+test('signer recovery is in profile-relayer/recover, not in the full entry, and within its budget', () => {
+  for (const name of ['recoverRelayCallSigner', 'recoverQuotaSigner']) {
+    assert.equal(typeof recover[name], 'function', name);
+    assert.equal(sdk[name], undefined, `${name} is not in the full entry`);
+  }
+  // the recover entry has the lite encodings: same digest as the full entry
+  const call = { keyManager: '0x' + '22'.repeat(20), chainId: 42, nonce: 1n, payload: '0x44c028fe' };
+  assert.equal(recover.relayCallDigest(call), sdk.relayCallDigest(call));
+  // 99,671 B gzip (lite + secp256k1 recovery, opt-level 3, 2026-11-23); ≈ 1 KiB of headroom
+  const wasm = gzipSync(readFileSync(new URL('../../pkg/recover/web/profile_relayer_bg.wasm', import.meta.url)), { level: 9 }).length;
+  assert.ok(wasm <= 98.2 * 1024, `${wasm} bytes of gzipped wasm`);
 });

@@ -1,5 +1,6 @@
 // Type-checked with `tsc --noEmit` (tests/tsconfig.json): the generated declarations are complete and precise.
 import * as lite from 'profile-relayer/lite';
+import { recoverQuotaSigner, recoverRelayCallSigner } from 'profile-relayer/recover';
 import {
   type Address,
   type DecodedVerifiableUri,
@@ -31,9 +32,7 @@ import {
   verifyVerifiableUri,
   relayCallDigest,
   encodeExecuteRelayCall,
-  recoverRelayCallSigner,
   quotaMessage,
-  recoverQuotaSigner,
   decodeRelayCallRevert,
   encodeSetData,
   encodeSetDataBatch,
