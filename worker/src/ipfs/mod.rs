@@ -204,12 +204,12 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     let config = IpfsConfig::from_env(env)?;
     let target = CidPath::parse(path)?;
     let range = req.headers().get("range")?;
-    if range.is_none()
-        && let Some(answer) = answer_from_store(req, env, &target).await?
-    {
+    // a whole raw block R2 has streams straight from there; otherwise R2 is not asked twice
+    let streamable = range.is_none() && target.path.is_empty() && target.cid.codec() == RAW;
+    if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
         return Ok(answer);
     }
-    let (content, store) = fetch_content_from(env, &config, &target, range.is_some()).await?;
+    let (content, store) = fetch_content_from(env, &config, &target, !streamable).await?;
     let total = u64::from(content.bytes.length());
     let headers = relay_headers(&target, &content.content_type, content.verified)?;
     if let Some(range) = range {
@@ -276,9 +276,6 @@ fn relay_headers(target: &CidPath, content_type: &str, verified: bool) -> ApiRes
 /// (a relayed block) or is named by the hash of its bytes (an upload), and is stored with its media type. `None`
 /// when R2 does not have it.
 async fn answer_from_store(req: &Request, env: &Env, target: &CidPath) -> ApiResult<Option<Response>> {
-    if !target.path.is_empty() || target.cid.codec() != RAW {
-        return Ok(None);
-    }
     let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await? else {
         return Ok(None);
     };
