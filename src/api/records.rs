@@ -216,6 +216,25 @@ pub struct AssetRecord {
     /// Metadata fetch and parse outcome.
     #[serde(flatten)]
     pub metadata: MetadataInfo,
+    /// LSP8 collections, in lookup answers: the first 100 indexed tokens (never stored with the record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub tokens: Option<Vec<TokenSummary>>,
+}
+
+/// One token of a collection, as a lookup of the collection lists it.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenSummary {
+    /// The token id (bytes32 hex).
+    pub token_id: String,
+    /// Its name, if its metadata has one.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub name: Option<String>,
+    /// Its image, absolute; `""` when there is none.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub image_url: Option<String>,
 }
 
 /// One LSP8 token (`<prefix>_assets`, objectID `<collection>:<tokenId>`).

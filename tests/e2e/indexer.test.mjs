@@ -93,6 +93,8 @@ test('real LSP7 and LSP8 contracts: lookup, token route, token list', async () =
   assert.equal(cards.tokenType, 'COLLECTION');
   assert.equal(cards.tokenIdFormat, 'NUMBER');
   assert.deepEqual(cards.tokens.map((t) => t.tokenId), [tokenId]);
+  assert.deepEqual(Object.keys(cards.tokens[0]).sort(), ['imageUrl', 'name', 'tokenId']);
+  assert.equal(cards.tokens[0].name, 'Numbat #1');
   // the token id in the collection's format (a number) and as bytes32
   for (const id of ['1', tokenId]) {
     const token = await get(`/v1/31337/address/${lsp8}/${id}`);

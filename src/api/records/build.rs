@@ -123,6 +123,7 @@ impl AssetRecord {
             updated_at: stamp.now,
             last_updated_at: iso8601(stamp.now),
             metadata: info,
+            tokens: None,
         }
     }
 }

@@ -10,12 +10,12 @@ use alloy_primitives::{Address, B256, keccak256};
 use profile_relayer::{
     api::{
         SearchBoth,
-        records::{IndexStats, IndexerStatus, NotIndexed, Refusal},
+        records::{IndexStats, IndexerStatus, NotIndexed, Refusal, TokenSummary},
     },
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use worker::{Cache, Env, Request, Response};
 
 mod misses;
@@ -163,8 +163,9 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
     .await
 }
 
+/// An LSP8 collection's record with its first 100 indexed tokens (`AssetRecord::tokens`).
 async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Value> {
-    let field = |v: &Value, k: &str| v.get(k).cloned().unwrap_or_default();
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     if let Some(fields) = record.as_object_mut()
         && fields.get("kind").and_then(Value::as_str) == Some("LSP8IdentifiableDigitalAsset")
     {
@@ -174,11 +175,18 @@ async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Va
             .unwrap_or_default()
             .to_owned();
         let tokens = search::tokens_of(env, assets, &address, 100).await?;
-        let tokens: Vec<Value> = tokens
+        let tokens: Vec<TokenSummary> = tokens
             .iter()
-            .map(|t| json!({ "tokenId": field(t, "tokenId"), "name": field(t, "name"), "imageUrl": field(t, "imageUrl") }))
+            .map(|t| TokenSummary {
+                token_id: text(t, "tokenId").unwrap_or_default(),
+                name: text(t, "name"),
+                image_url: text(t, "imageUrl"),
+            })
             .collect();
-        fields.insert("tokens".into(), Value::Array(tokens));
+        fields.insert(
+            "tokens".into(),
+            serde_json::to_value(tokens).map_err(ApiError::internal)?,
+        );
     }
     Ok(record)
 }
@@ -362,6 +370,8 @@ fn bounded(name: &str, value: Option<u64>, max: u64) -> ApiResult<u64> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
