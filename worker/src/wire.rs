@@ -1,7 +1,8 @@
 //! The core's response types against `openapi.json`: a sample of each type, with every optional field set, is
 //! serialized as the Worker answers it and checked against the document's schema of that answer (keys, `required`,
 //! types, `enum` / `const`, bounds, nested `$ref`s), and deserialized back as the clients read it. A field added to,
-//! renamed in or dropped from either side fails here.
+//! renamed in or dropped from either side fails here. The three record kinds share one `Record` schema: each is checked
+//! against it, and together they must answer every property it lists.
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::api::{
@@ -331,4 +332,114 @@ fn the_check_sees_drift() {
         &mut errors,
     );
     assert_eq!(errors.len(), 1, "{errors:?}");
+}
+
+/// Full samples of the three record kinds, built as the indexer builds them (every optional field set).
+fn records() -> Vec<Value> {
+    use profile_relayer::{
+        api::records::{
+            AssetData, AssetRecord, MetadataInfo, ProfileRecord, Stamp, TokenRecord, TokenSummary,
+        },
+        lsp3::Lsp3ProfileJson,
+        lsp4::{Lsp4MetadataJson, TokenType},
+        lsp8::TokenIdFormat,
+    };
+    const BASE: &str = "https://api.example.org/";
+    let stamp = Stamp {
+        chain_id: 42,
+        block: 7,
+        now: NOW,
+    };
+    let info = || MetadataInfo {
+        status: "verified".into(),
+        url: Some("ipfs://bafkreibm6jg3ux5qumhcn2b3flc3tyu6dmlb4xa7u5bf44yegnrjhc4yeq".into()),
+        error: Some("ignored".into()),
+        dropped: vec!["links[1]".into()],
+        raw: Some("{}".into()),
+    };
+    let image = json!([{ "width": 1, "height": 1, "url": "https://x.org/a.png" }]);
+    let lsp3 = Lsp3ProfileJson::from_value_lenient(json!({ "LSP3Profile": {
+        "name": "Alice", "description": "d", "tags": ["a"], "links": [{ "title": "x", "url": "https://x.org" }],
+        "profileImage": image, "backgroundImage": image,
+    } }))
+    .unwrap()
+    .value
+    .profile;
+    let lsp4 = || {
+        Lsp4MetadataJson::from_value_lenient(json!({ "LSP4Metadata": {
+            "name": "Coin", "description": "d", "links": [{ "title": "x", "url": "https://x.org" }],
+            "icon": image, "images": [image],
+        } }))
+        .unwrap()
+        .value
+        .metadata
+    };
+    let data = AssetData {
+        name: Some("Coin".into()),
+        symbol: Some("C".into()),
+        token_type: Some(TokenType::Nft),
+        token_id_format: Some(TokenIdFormat::Number),
+        creators: vec![address()],
+    };
+    let mut asset = AssetRecord::new(address(), true, stamp, data, Some(lsp4()), info(), BASE);
+    asset.tokens = Some(vec![TokenSummary {
+        token_id: B256::repeat_byte(1).to_string(),
+        name: Some("Coin #1".into()),
+        image_url: Some("https://x.org/a.png".into()),
+    }]);
+    let token = TokenRecord::new(
+        address(),
+        B256::repeat_byte(1),
+        TokenIdFormat::Number,
+        stamp,
+        Some(lsp4()),
+        info(),
+        BASE,
+    );
+    let profile = ProfileRecord::new(address(), stamp, Some(lsp3), info(), BASE);
+    vec![
+        serde_json::to_value(profile).unwrap(),
+        serde_json::to_value(asset).unwrap(),
+        serde_json::to_value(token).unwrap(),
+    ]
+}
+
+#[test]
+fn every_record_kind_is_the_record_schema() {
+    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let record = schema(&doc, "Record");
+    let listed: std::collections::BTreeSet<&str> = record["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut answered = std::collections::BTreeSet::new();
+    let mut errors = Vec::new();
+    for value in records() {
+        // one schema lists the fields of all three kinds: each kind answers its own, the union answers all
+        let mut own = Vec::new();
+        check(&doc, record, &value, &value["kind"].to_string(), &mut own);
+        errors.extend(
+            own.into_iter()
+                .filter(|e| !e.contains("the type does not answer it")),
+        );
+        for key in record["required"].as_array().unwrap() {
+            if value.get(key.as_str().unwrap()).is_none() {
+                errors.push(format!("{}: required {key} is not answered", value["kind"]));
+            }
+        }
+        answered.extend(value.as_object().unwrap().keys().cloned());
+    }
+    let answered: std::collections::BTreeSet<&str> = answered.iter().map(String::as_str).collect();
+    for key in listed.difference(&answered) {
+        errors.push(format!(
+            "Record: the document lists {key:?}, no record kind answers it"
+        ));
+    }
+    assert!(
+        errors.is_empty(),
+        "the record types and worker/openapi.json differ:\n{}",
+        errors.join("\n")
+    );
 }
