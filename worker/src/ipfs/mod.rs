@@ -96,13 +96,13 @@ impl Content {
 /// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
 const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_millis(150);
 
-/// Writing a verified block to R2, left to the caller (see [`fetch_content_deferred`]).
+/// Writing a verified block to R2, left to the caller (the relay starts it after its answer).
 pub type PendingStore = core::pin::Pin<Box<dyn core::future::Future<Output = ()>>>;
 
 /// Fetches `target` (CID + path): R2 first, then the gateways. A raw block fetched from a gateway is verified,
-/// then stored in R2 before this returns (see [`fetch_content_deferred`] to answer without waiting for R2).
+/// then stored in R2 before this returns (the relay, [`relay`], answers without waiting for R2).
 pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> ApiResult<Content> {
-    let (content, store) = fetch_content_deferred(env, config, target).await?;
+    let (content, store) = fetch_content_deferred(env, config, target, true).await?;
     if let Some(store) = store {
         store.await;
     }
@@ -111,16 +111,9 @@ pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> 
 
 /// [`fetch_content`] without the R2 write on its path: the content is returned as soon as it is verified, with the
 /// write still to do (hand it to `Context::wait_until`). Nothing unverified is ever returned as verified: a raw
-/// block is read whole and hashed before it is returned; only storing it waits.
-pub async fn fetch_content_deferred(
-    env: &Env,
-    config: &IpfsConfig,
-    target: &CidPath,
-) -> ApiResult<(Content, Option<PendingStore>)> {
-    fetch_content_from(env, config, target, true).await
-}
-
-async fn fetch_content_from(
+/// block is read whole and hashed before it is returned; only storing it waits. `look_in_store: false` skips R2
+/// (the caller asked it already).
+async fn fetch_content_deferred(
     env: &Env,
     config: &IpfsConfig,
     target: &CidPath,
@@ -209,7 +202,7 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
         return Ok(answer);
     }
-    let (content, store) = fetch_content_from(env, &config, &target, !streamable).await?;
+    let (content, store) = fetch_content_deferred(env, &config, &target, !streamable).await?;
     let total = u64::from(content.bytes.length());
     let headers = relay_headers(&target, &content.content_type, content.verified)?;
     if let Some(range) = range {
