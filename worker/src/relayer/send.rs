@@ -113,7 +113,7 @@ impl Relayer {
         result
     }
 
-    pub(super) async fn send_new_inner(
+    async fn send_new_inner(
         &self,
         ctx: &Ctx,
         job: Job,
