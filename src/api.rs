@@ -9,6 +9,7 @@ pub mod algolia;
 mod calendar;
 pub mod records;
 mod relay;
+pub mod shape;
 
 pub use self::calendar::{month_start, next_month_start};
 
