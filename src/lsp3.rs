@@ -6,7 +6,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::metadata::{Asset, Image, Lenient, Link, Verification};
-use crate::{Error, Result, metadata::Dropper};
+use crate::{
+    Error, Result,
+    api::shape::{Shape, field, optional},
+    metadata::{Dropper, shapes},
+};
 
 /// The document behind the `LSP3Profile` VerifiableURI: `{"LSP3Profile": {…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +54,21 @@ pub struct Lsp3Profile {
 }
 
 impl Lsp3ProfileJson {
+    /// The JSON shape [`Lsp3ProfileJson::from_slice`] accepts (tested against it): how the wasm clients check a
+    /// profile document before uploading it, without serde.
+    pub const SHAPE: Shape = Shape::Struct(&[&[field(
+        "LSP3Profile",
+        Shape::Struct(&[&[
+            optional("name", Shape::Nullable(&Shape::Str)),
+            optional("description", Shape::Nullable(&Shape::Str)),
+            optional("links", Shape::Nullable(&Shape::Array(&shapes::LINK))),
+            optional("tags", Shape::Nullable(&Shape::Array(&Shape::Str))),
+            optional("avatar", Shape::Nullable(&Shape::Array(&shapes::ASSET))),
+            optional("profileImage", Shape::Nullable(&Shape::Array(&shapes::IMAGE))),
+            optional("backgroundImage", Shape::Nullable(&Shape::Array(&shapes::IMAGE))),
+        ]]),
+    )]]);
+
     /// Parses an LSP3 profile document.
     ///
     /// # Errors
@@ -214,6 +233,105 @@ mod tests {
                 json!({ "title": format!("t{i}"), "url": "https://x" })
             } else {
                 json!({ "title": i })
+            }
+        }
+
+        /// Any small JSON value (the wrong type, mostly).
+        fn junk() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                (-3i64..3).prop_map(Value::from),
+                Just(json!(1.5)),
+                "[a-z]{0,2}".prop_map(Value::String),
+                Just(json!([])),
+                Just(json!({})),
+            ]
+        }
+
+        /// `good` mostly, `junk()` sometimes, absent (`None`) sometimes.
+        fn maybe(good: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Option<Value>> {
+            prop_oneof![3 => good.prop_map(Some), 1 => junk().prop_map(Some), 1 => Just(None)].boxed()
+        }
+
+        fn object(fields: Vec<(&'static str, BoxedStrategy<Option<Value>>)>) -> BoxedStrategy<Value> {
+            let (names, values): (Vec<_>, Vec<_>) = fields.into_iter().unzip();
+            values
+                .prop_map(move |vs| {
+                    Value::Object(
+                        names
+                            .iter()
+                            .zip(vs)
+                            .filter_map(|(n, v)| Some(((*n).to_owned(), v?)))
+                            .collect(),
+                    )
+                })
+                .boxed()
+        }
+
+        fn text() -> BoxedStrategy<Value> {
+            "[a-z]{0,2}".prop_map(Value::String).boxed()
+        }
+
+        /// Documents near LSP3's shape: each field right, of a wrong type, `null` or absent.
+        fn lsp3_like() -> impl Strategy<Value = Value> {
+            let verification = object(vec![
+                ("method", maybe(text())),
+                ("data", maybe(text())),
+                ("source", maybe(prop_oneof![text(), Just(Value::Null)])),
+            ]);
+            let nft = object(vec![
+                ("address", maybe(text())),
+                ("tokenId", maybe(prop_oneof![text(), Just(Value::Null)])),
+            ]);
+            let image = prop_oneof![
+                object(vec![
+                    ("url", maybe(text())),
+                    ("width", maybe((0u64..5).prop_map(Value::from))),
+                    ("height", maybe(Just(Value::Null))),
+                    ("verification", maybe(verification.clone())),
+                ]),
+                nft.clone(),
+            ];
+            let asset = prop_oneof![
+                object(vec![
+                    ("url", maybe(text())),
+                    ("fileType", maybe(text())),
+                    ("verification", maybe(verification)),
+                ]),
+                nft,
+            ];
+            let link = object(vec![
+                ("title", maybe(text())),
+                ("url", maybe(text())),
+                ("other", maybe(junk())),
+            ]);
+            let list = |item: BoxedStrategy<Value>| {
+                maybe(prop_oneof![
+                    prop::collection::vec(item, 0..3).prop_map(Value::Array),
+                    Just(Value::Null)
+                ])
+            };
+            let profile = object(vec![
+                ("name", maybe(prop_oneof![text(), Just(Value::Null)])),
+                ("description", maybe(text())),
+                ("links", list(link.boxed())),
+                ("tags", list(text())),
+                ("avatar", list(asset.boxed())),
+                ("profileImage", list(image.clone().boxed())),
+                ("backgroundImage", list(image.boxed())),
+            ]);
+            object(vec![("LSP3Profile", maybe(profile)), ("other", maybe(junk()))])
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+            /// The clients' shape accepts exactly the documents serde accepts.
+            #[test]
+            fn the_shape_agrees_with_serde(doc in lsp3_like()) {
+                let by_serde = serde_json::from_value::<Lsp3ProfileJson>(doc.clone()).is_ok();
+                let by_shape = Lsp3ProfileJson::SHAPE.check(&doc).is_ok();
+                prop_assert_eq!(by_serde, by_shape, "{}", doc);
             }
         }
 

@@ -112,6 +112,45 @@ impl Image {
     }
 }
 
+/// The JSON shapes of these pieces as their serde derives read them (an `Option` field may be absent or `null`;
+/// unknown fields are kept, so allowed): what the wasm clients check a document against without serde.
+pub mod shapes {
+    use crate::api::shape::{Shape, field, optional};
+
+    /// A [`super::Verification`].
+    pub const VERIFICATION: Shape = Shape::Struct(&[&[
+        field("method", Shape::Str),
+        field("data", Shape::Str),
+        optional("source", Shape::Nullable(&Shape::Str)),
+    ]]);
+    /// A [`super::Link`].
+    pub const LINK: Shape = Shape::Struct(&[&[field("title", Shape::Str), field("url", Shape::Str)]]);
+    /// A [`super::NftReference`].
+    pub const NFT: Shape = Shape::Struct(&[&[
+        field("address", Shape::Str),
+        optional("tokenId", Shape::Nullable(&Shape::Str)),
+    ]]);
+    /// An [`super::Image`]: an image file or an NFT.
+    pub const IMAGE: Shape = Shape::OneOf(&[
+        Shape::Struct(&[&[
+            optional("width", Shape::Nullable(&Shape::Uint)),
+            optional("height", Shape::Nullable(&Shape::Uint)),
+            field("url", Shape::Str),
+            optional("verification", Shape::Nullable(&VERIFICATION)),
+        ]]),
+        NFT,
+    ]);
+    /// An [`super::Asset`]: a file or an NFT.
+    pub const ASSET: Shape = Shape::OneOf(&[
+        Shape::Struct(&[&[
+            field("url", Shape::Str),
+            optional("fileType", Shape::Nullable(&Shape::Str)),
+            optional("verification", Shape::Nullable(&VERIFICATION)),
+        ]]),
+        NFT,
+    ]);
+}
+
 /// At most this many dropped paths are listed in a [`Lenient`] (a document with thousands of bad entries still
 /// gives a small report).
 pub const MAX_DROPPED: usize = 32;
