@@ -1,22 +1,27 @@
-//! Typed API clients (gloo-net): `RelayerClient` for the relayer routes and `LookupClient` for lookup, search and
-//! IPFS. Requests are validated with the core before anything is sent; every failure rejects with a
+//! Typed API clients: `RelayerClient` for the relayer routes and `LookupClient` for lookup, search and IPFS.
+//! Requests are validated with the core before anything is sent; every answer is checked against the shape of its
+//! core type (`profile_relayer::api::shape`) before it is returned; every failure rejects with a
 //! `ProfileRelayerError` carrying the service's `code`, the HTTP `status` and `retryAfter` (seconds) when given;
-//! network failures have the code `NETWORK_ERROR`.
+//! network failures have the code `NETWORK_ERROR`, answers of the wrong shape `INVALID_RESPONSE`.
 
-use gloo_net::http::{Request, RequestBuilder, Response};
 use js_sys::{Promise, Reflect, Uint8Array};
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
-use serde_json::Value;
+use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, prelude::*};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::{
-    relay::{self, RelayCallParams, SignWith},
-    types::{from_js, to_js},
+    http::{self, Answer, Body, client_error, get_str, reason_of},
+    io,
+    relay::{self, SignWith},
 };
 use crate::{
     Error,
-    api::{DeployRequest, ExecuteRequest, ExecuteResponse, QuotaRequest, QuotaResponse, TransactionStatus},
+    api::{
+        DeployRequest, DeployResponse, ExecuteRequest, ExecuteResponse, ProfileStatus, QuotaRequest,
+        QuotaResponse, RegisterResponse, SearchBoth, SearchResult, TransactionStatus, UploadAnswer,
+        records::{IndexerStatus, TokenRecord},
+        shape::{self, Shape},
+    },
     erc165,
     hex::{parse_fixed, parse_hex, parse_uint256, to_hex},
     ipfs::{CidPath, RAW, cid_text, raw_cid, verify_block},
@@ -59,97 +64,6 @@ export type ServiceErrorCode =
   | "INVALID_FILTERS" | "INVALID_CURSOR" | "TOO_MANY_QUERIES" | "UNSUPPORTED_QUERY_TYPE";
 "#;
 
-fn client_error(status: Option<u16>, code: &str, message: &str, retry_after: Option<f64>) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("ProfileRelayerError");
-    let _ = Reflect::set(&err, &"code".into(), &code.into());
-    if let Some(s) = status {
-        let _ = Reflect::set(&err, &"status".into(), &JsValue::from(s));
-    }
-    if let Some(r) = retry_after {
-        let _ = Reflect::set(&err, &"retryAfter".into(), &JsValue::from(r));
-    }
-    err.into()
-}
-
-fn network_error(e: &gloo_net::Error) -> JsValue {
-    client_error(
-        None,
-        "NETWORK_ERROR",
-        &format!("the service cannot be reached: {e}"),
-        None,
-    )
-}
-
-/// JSON text through the JS engine's `JSON.parse` / `JSON.stringify`: the package carries no JSON parser or
-/// serializer of its own (serde_json's, with its float formatting tables, is most of a client's size).
-fn parse_json(text: &str) -> Option<JsValue> {
-    js_sys::JSON::parse(text).ok()
-}
-
-/// `value[key]` as a string, if it is one.
-fn get_str(value: &JsValue, key: &str) -> Option<String> {
-    Reflect::get(value, &key.into()).ok().and_then(|v| v.as_string())
-}
-
-/// A JSON request body: `value` as JS (numbers stay numbers) and `JSON.stringify`.
-fn json_text(value: &Value) -> Result<String, JsValue> {
-    let js = to_js(value)?;
-    js_sys::JSON::stringify(&js)
-        .map(String::from)
-        .map_err(|_| JsValue::from(Error::InvalidArgument("the request body is not JSON".into())))
-}
-
-/// `builder` with a JSON body (or none).
-fn with_json(builder: RequestBuilder, body: Option<&Value>) -> Result<Request, JsValue> {
-    match body {
-        Some(b) => builder
-            .header("content-type", "application/json")
-            .body(json_text(b)?),
-        None => builder.build(),
-    }
-    .map_err(|e| network_error(&e))
-}
-
-/// The answer's body as JSON (parsed by JS).
-async fn json_of(response: Response) -> Result<JsValue, JsValue> {
-    let text = response.text().await.map_err(|e| network_error(&e))?;
-    parse_json(&text).ok_or_else(|| {
-        client_error(
-            Some(response.status()),
-            "INVALID_RESPONSE",
-            "the service answered a body that is not JSON",
-            None,
-        )
-    })
-}
-
-async fn check(response: Response) -> Result<Response, JsValue> {
-    if response.ok() || response.status() == 202 {
-        return Ok(response);
-    }
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        // delay-seconds (RFC 9110): digits only
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .map(f64::from);
-    let text = response.text().await.unwrap_or_default();
-    let error = parse_json(&text).and_then(|body| Reflect::get(&body, &"error".into()).ok());
-    let detail = error.and_then(|e| Some((get_str(&e, "code")?, get_str(&e, "message")?)));
-    Err(match detail {
-        Some((code, message)) => client_error(Some(status), &code, &message, retry_after),
-        None => client_error(Some(status), "HTTP_ERROR", &format!("HTTP {status}"), retry_after),
-    })
-}
-
-async fn send_json(builder: RequestBuilder, body: Option<&Value>) -> Result<JsValue, JsValue> {
-    let request = with_json(builder, body)?;
-    let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-    json_of(response).await
-}
-
 fn base(url: &str) -> Result<String, Error> {
     let trimmed = url.trim_end_matches('/');
     if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
@@ -160,20 +74,22 @@ fn base(url: &str) -> Result<String, Error> {
     Ok(trimmed.to_owned())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RelayerOptions {
-    base_url: String,
-    #[serde(default)]
-    api_key: Option<String>,
+/// `{ baseUrl, apiKey? }`, checked.
+fn options(value: &JsValue) -> Result<(String, Option<String>), Error> {
+    relay::object(value, &["baseUrl", "apiKey"], "options")?;
+    let base_url = base(&relay::string_field(value, "baseUrl")?)?;
+    let key = relay::get(value, "apiKey");
+    let api_key = if relay::is_absent(&key) {
+        None
+    } else {
+        Some(relay::string_field(value, "apiKey")?)
+    };
+    Ok((base_url, api_key))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct LookupOptions {
-    base_url: String,
-    #[serde(default)]
-    api_key: Option<String>,
+/// A request to `url` and its checked answer (2xx, else the service's error).
+async fn call(method: &str, url: &str, auth: Option<&str>, body: Body<'_>) -> Result<Answer, JsValue> {
+    http::send(method, url, auth, body, false).await?.checked()
 }
 
 /// Client of the relayer routes.
@@ -198,6 +114,30 @@ fn search_options(options: Option<&js_sys::Object>) -> Vec<(&'static str, u64)> 
         .collect()
 }
 
+/// The JSON body of a checked deployment request.
+fn deploy_body(request: &DeployRequest) -> Value {
+    match request {
+        DeployRequest::Controllers {
+            controllers,
+            lsp3_profile,
+        } => {
+            let mut body = json!({
+                "lsp6ControllerAddress": controllers.iter().map(|c| c.to_checksum(None)).collect::<Vec<_>>(),
+            });
+            if let (Some(map), Some(bytes)) = (body.as_object_mut(), lsp3_profile) {
+                map.insert("lsp3Profile".into(), to_hex(bytes).into());
+            }
+            body
+        }
+        DeployRequest::Salt {
+            salt,
+            post_deployment_calldata,
+        } => {
+            json!({ "salt": salt.to_string(), "postDeploymentCallData": to_hex(post_deployment_calldata) })
+        }
+    }
+}
+
 #[wasm_bindgen]
 impl RelayerClient {
     /// `new RelayerClient({ baseUrl, apiKey? })`.
@@ -205,22 +145,12 @@ impl RelayerClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "RelayerClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let o: RelayerOptions = from_js(options, "options")?;
-        Ok(Self {
-            base_url: base(&o.base_url)?,
-            api_key: o.api_key,
-        })
+        let (base_url, api_key) = self::options(&options)?;
+        Ok(Self { base_url, api_key })
     }
 
-    fn post(&self, path: &str) -> RequestBuilder {
-        self.authorized(Request::post(&format!("{}{path}", self.base_url)))
-    }
-
-    fn authorized(&self, builder: RequestBuilder) -> RequestBuilder {
-        match &self.api_key {
-            Some(key) => builder.header("authorization", &format!("Bearer {key}")),
-            None => builder,
-        }
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
     }
 
     /// Deploys a Universal Profile (Form 1 or Form 2); the body is validated before it is sent.
@@ -231,9 +161,16 @@ impl RelayerClient {
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            let body: Value = from_js(request, "request")?;
-            DeployRequest::from_value(&body)?;
-            send_json(this.post("/api/universal-profile"), Some(&body)).await
+            let request = DeployRequest::from_value(&http::from_js(&request, "request")?)?;
+            let url = this.url("/api/universal-profile");
+            call(
+                "POST",
+                &url,
+                this.api_key.as_deref(),
+                Body::Json(&deploy_body(&request)),
+            )
+            .await?
+            .typed(&DeployResponse::SHAPE)
         })
     }
 
@@ -243,8 +180,11 @@ impl RelayerClient {
         let this = self.clone();
         future_to_promise(async move {
             crate::hex::parse_address("universalProfileAddress", &address)?;
-            let body = serde_json::json!({ "universalProfileAddress": address });
-            send_json(this.post("/api/universal-profile/register"), Some(&body)).await
+            let body = json!({ "universalProfileAddress": address });
+            let url = this.url("/api/universal-profile/register");
+            call("POST", &url, this.api_key.as_deref(), Body::Json(&body))
+                .await?
+                .typed(&RegisterResponse::SHAPE)
         })
     }
 
@@ -254,11 +194,10 @@ impl RelayerClient {
         let this = self.clone();
         future_to_promise(async move {
             crate::hex::parse_address("address", &address)?;
-            let builder = this.authorized(Request::get(&format!(
-                "{}/api/universal-profile/{address}",
-                this.base_url
-            )));
-            send_json(builder, None).await
+            let url = this.url(&format!("/api/universal-profile/{address}"));
+            call("GET", &url, this.api_key.as_deref(), Body::None)
+                .await?
+                .typed(&ProfileStatus::SHAPE)
         })
     }
 
@@ -271,74 +210,74 @@ impl RelayerClient {
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            let metadata = Reflect::get(&input, &"metadata".into()).unwrap_or(JsValue::UNDEFINED);
-            let network = Reflect::get(&input, &"network".into()).ok();
-            let controllers: Vec<String> = from_js(
-                Reflect::get(&input, &"controllers".into()).unwrap_or(JsValue::UNDEFINED),
-                "controllers",
-            )?;
-            if metadata.is_undefined() || metadata.is_null() {
+            relay::object(&input, &["metadata", "controllers", "network"], "input")?;
+            let metadata = relay::get(&input, "metadata");
+            if relay::is_absent(&metadata) {
                 return Err(
                     Error::InvalidArgument("metadata is required (the LSP3 profile JSON)".into()).into(),
                 );
             }
+            let controllers = io::array_arg("controllers", &relay::get(&input, "controllers"))?
+                .iter()
+                .map(|c| io::address_arg("controllers", &c))
+                .collect::<Result<Vec<_>, _>>()?;
             let text = match metadata.as_string() {
                 Some(t) => t,
                 None => js_sys::JSON::stringify(&metadata)
                     .map(String::from)
                     .map_err(|_| Error::InvalidArgument("metadata is not JSON".into()))?,
             };
-            // checked as an LSP3 document on the JS value (JSON.parse for a string): no JSON parser in the package
-            let document = match metadata.as_string() {
-                Some(t) => parse_json(&t).ok_or_else(|| {
-                    Error::InvalidMetadata("LSP3Profile: the metadata string is not JSON".into())
-                })?,
-                None => metadata,
-            };
-            serde_wasm_bindgen::from_value::<crate::lsp3::Lsp3ProfileJson>(document)
+            // the document the service will store, checked as LSP3 before anything is uploaded
+            let document = js_sys::JSON::parse(&text)
+                .map_err(|_| Error::InvalidMetadata("LSP3Profile: the metadata string is not JSON".into()))?;
+            crate::lsp3::Lsp3ProfileJson::SHAPE
+                .check(&document)
                 .map_err(|e| Error::InvalidMetadata(format!("LSP3Profile: {e}")))?;
             let uploaded = upload_bytes(
                 &this.base_url,
                 this.api_key.as_deref(),
-                text.as_bytes().to_vec(),
+                text.as_bytes(),
                 "profile.json",
             )
             .await?;
-            let lsp3 = lsp2::encode_verifiable_uri(Content::Text(&text), &format!("ipfs://{}", uploaded.0));
-            let controllers = controllers
-                .iter()
-                .map(|c| crate::hex::parse_address("controllers", c))
-                .collect::<Result<Vec<_>, _>>()?;
+            let lsp3 = lsp2::encode_verifiable_uri(Content::Text(&text), &format!("ipfs://{uploaded}"));
+            let network = Reflect::get(&input, &"network".into()).ok();
             let constants = super::network_constants(network)?;
             let data = lsp23::profile_data_from_controllers(&controllers, Some(&lsp3), &constants)?;
             let calldata = data.to_post_deployment_calldata()?;
             let salt = lsp23::generate_salt()?;
             let predicted = lsp23::predict_addresses(salt, &calldata, &constants)?;
-            let body =
-                serde_json::json!({ "salt": salt.to_string(), "postDeploymentCallData": to_hex(&calldata) });
-            let request = with_json(this.post("/api/universal-profile"), Some(&body))?;
-            let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-            let pending = response.status() == 202;
-            // read as JS, not as a `DeployResponse`: typed reads of these answers cost more than the wasm budget
-            let answer = json_of(response).await?;
+            let request = DeployRequest::Salt {
+                salt,
+                post_deployment_calldata: calldata.to_vec(),
+            };
+            let url = this.url("/api/universal-profile");
+            let answer = call(
+                "POST",
+                &url,
+                this.api_key.as_deref(),
+                Body::Json(&deploy_body(&request)),
+            )
+            .await?;
+            let pending = answer.status == 202;
+            let result = answer.typed(&DeployResponse::SHAPE)?;
             let expected = predicted.universal_profile.to_checksum(None);
-            let answered = get_str(&answer, "universalProfileAddress");
-            if answered.as_deref() != Some(expected.as_str()) || !answer.is_object() {
-                let answered = answered.map_or_else(|| "no address".to_owned(), |a| format!("{a:?}"));
+            let answered = get_str(&result, "universalProfileAddress").unwrap_or_default();
+            if answered != expected {
                 return Err(client_error(
                     None,
                     "PREDICTION_MISMATCH",
-                    &format!("the relayer answered {answered} but {expected} was predicted"),
+                    &format!("the relayer answered {answered:?} but {expected} was predicted"),
                     None,
                 ));
             }
-            let set = |key: &str, value: JsValue| Reflect::set(&answer, &key.into(), &value).map(drop);
-            set("salt", salt.to_string().into())?;
-            set("lsp3Profile", to_hex(&lsp3).into())?;
-            set("metadataCid", uploaded.0.into())?;
-            set("postDeploymentCallData", to_hex(&calldata).into())?;
-            set("pending", pending.into())?;
-            Ok(answer)
+            let o: &io::Obj = result.unchecked_ref();
+            o.put("salt", &salt.to_string().into());
+            o.put("lsp3Profile", &to_hex(&lsp3).into());
+            o.put("metadataCid", &uploaded.into());
+            o.put("postDeploymentCallData", &to_hex(&calldata).into());
+            o.put("pending", &pending.into());
+            Ok(result)
         })
     }
 }
@@ -351,28 +290,30 @@ pub struct LookupClient {
     api_key: Option<String>,
 }
 
+/// Uploads `bytes` as the file `name`; resolves to its CID, checked to be the CID of these bytes.
 async fn upload_bytes(
     base_url: &str,
     api_key: Option<&str>,
-    bytes: Vec<u8>,
+    bytes: &[u8],
     name: &str,
-) -> Result<(String, usize), JsValue> {
+) -> Result<String, JsValue> {
     let key =
         api_key.ok_or_else(|| JsValue::from(Error::InvalidArgument("upload needs an apiKey".into())))?;
     let form = web_sys::FormData::new()?;
-    let array = Uint8Array::from(bytes.as_slice());
-    let parts = js_sys::Array::of1(&array);
+    let parts = js_sys::Array::of1(&Uint8Array::from(bytes));
     let blob = web_sys::Blob::new_with_u8_array_sequence(&parts)?;
     form.append_with_blob_and_filename("file", &blob, name)?;
-    let request = Request::post(&format!("{base_url}/api/v0/add"))
-        .header("authorization", &format!("Bearer {key}"))
-        .body(form)
-        .map_err(|e| network_error(&e))?;
-    let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-    let answer = json_of(response).await?;
+    let answer = call(
+        "POST",
+        &format!("{base_url}/api/v0/add"),
+        Some(key),
+        Body::Form(&form),
+    )
+    .await?
+    .typed(&UploadAnswer::SHAPE)?;
     let cid = get_str(&answer, "Hash").unwrap_or_default();
     // the service must have stored exactly these bytes
-    if cid != cid_text(&raw_cid(&bytes)) {
+    if cid != cid_text(&raw_cid(bytes)) {
         return Err(client_error(
             None,
             "UPLOAD_MISMATCH",
@@ -380,7 +321,12 @@ async fn upload_bytes(
             None,
         ));
     }
-    Ok((cid, bytes.len()))
+    Ok(cid)
+}
+
+/// `GET url`, its answer checked against `shape`.
+fn get_typed(url: String, shape: &'static Shape) -> Promise {
+    future_to_promise(async move { call("GET", &url, None, Body::None).await?.typed(shape) })
 }
 
 #[wasm_bindgen]
@@ -390,16 +336,8 @@ impl LookupClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "LookupClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let o: LookupOptions = from_js(options, "options")?;
-        Ok(Self {
-            base_url: base(&o.base_url)?,
-            api_key: o.api_key,
-        })
-    }
-
-    fn get(&self, path: &str) -> Promise {
-        let url = format!("{}{path}", self.base_url);
-        future_to_promise(async move { send_json(Request::get(&url), None).await })
+        let (base_url, api_key) = self::options(&options)?;
+        Ok(Self { base_url, api_key })
     }
 
     /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
@@ -409,26 +347,35 @@ impl LookupClient {
         if let Err(e) = crate::hex::parse_address("address", &address) {
             return Promise::reject(&e.into());
         }
-        self.get(&format!("/v1/{chain_id}/address/{address}"))
+        get_typed(
+            format!("{}/v1/{chain_id}/address/{address}", self.base_url),
+            &shape::LOOKUP,
+        )
     }
 
     /// An LSP8 token's record (token id in the collection's format, or bytes32).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
     pub fn token(&self, chain_id: u32, address: String, token_id: String) -> Promise {
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
-        self.get(&format!("/v1/{chain_id}/address/{address}/{encoded}"))
+        get_typed(
+            format!("{}/v1/{chain_id}/address/{address}/{encoded}", self.base_url),
+            &TokenRecord::SHAPE,
+        )
     }
 
     /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
     pub fn stats(&self, chain_id: u32) -> Promise {
-        self.get(&format!("/v1/{chain_id}/stats"))
+        get_typed(format!("{}/v1/{chain_id}/stats", self.base_url), &shape::STATS)
     }
 
     /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
     pub fn indexer(&self, chain_id: u32) -> Promise {
-        self.get(&format!("/v1/{chain_id}/indexer"))
+        get_typed(
+            format!("{}/v1/{chain_id}/indexer", self.base_url),
+            &IndexerStatus::SHAPE,
+        )
     }
 
     /// Full-text search over profiles and assets.
@@ -439,15 +386,15 @@ impl LookupClient {
         query: String,
         #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
-        let mut path = format!(
-            "/v1/{chain_id}/search?q={}",
+        let mut url = format!(
+            "{}/v1/{chain_id}/search?q={}",
+            self.base_url,
             String::from(js_sys::encode_uri_component(&query))
         );
         for (key, n) in search_options(options.as_ref()) {
-            path.push_str(&format!("&{key}={n}"));
+            url.push_str(&format!("&{key}={n}"));
         }
-        let url = format!("{}{path}", self.base_url);
-        future_to_promise(async move { send_json(Request::get(&url), None).await })
+        get_typed(url, &SearchBoth::SHAPE)
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -466,7 +413,11 @@ impl LookupClient {
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
-        future_to_promise(async move { send_json(Request::post(&url), Some(&Value::Object(body))).await })
+        future_to_promise(async move {
+            call("POST", &url, None, Body::Json(&Value::Object(body)))
+                .await?
+                .typed(&SearchResult::SHAPE)
+        })
     }
 
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
@@ -475,16 +426,9 @@ impl LookupClient {
         let base_url = self.base_url.clone();
         future_to_promise(async move {
             let target = CidPath::parse(&cid_path)?;
-            let response = Request::get(&format!("{base_url}/ipfs/{}", target.to_gateway_path()))
-                .send()
-                .await
-                .map_err(|e| network_error(&e))?;
-            let bytes = check(response)
-                .await?
-                .binary()
-                .await
-                .map_err(|e| network_error(&e))?;
-            if target.cid.codec() == RAW && !verify_block(&target.cid, &bytes)? {
+            let url = format!("{base_url}/ipfs/{}", target.to_gateway_path());
+            let answer = http::send("GET", &url, None, Body::None, true).await?.checked()?;
+            if target.cid.codec() == RAW && !verify_block(&target.cid, &http::bytes_of(&answer.body))? {
                 return Err(client_error(
                     None,
                     "CONTENT_MISMATCH",
@@ -492,7 +436,7 @@ impl LookupClient {
                     None,
                 ));
             }
-            Ok(Uint8Array::from(bytes.as_slice()).into())
+            Ok(answer.body)
         })
     }
 
@@ -516,60 +460,24 @@ impl LookupClient {
             } else {
                 return Err(Error::InvalidContent.into());
             };
-            let (cid, size) = upload_bytes(&this.base_url, this.api_key.as_deref(), bytes, name).await?;
-            let result = js_sys::Object::new();
+            let cid = upload_bytes(&this.base_url, this.api_key.as_deref(), &bytes, name).await?;
+            let result = io::object();
             let url = format!("ipfs://{cid}");
-            for (key, value) in [
-                ("cid", cid.into()),
-                ("url", url.into()),
-                ("size", JsValue::from(size)),
-            ] {
-                Reflect::set(&result, &JsValue::from_str(key), &value)?;
-            }
+            result.put("cid", &cid.into());
+            result.put("url", &url.into());
+            result.put("size", &JsValue::from(bytes.len()));
             Ok(result.into())
         })
     }
 }
 
-/// Sends a request and reads the answer (parsed by JS) as the core wire type `T`, re-serialised for JS so every field
-/// has the documented shape; a body that is not a `T` is `INVALID_RESPONSE` (see [`read_typed`]).
-async fn send_typed<T: DeserializeOwned + Serialize>(
-    builder: RequestBuilder,
-    body: Option<&Value>,
-) -> Result<JsValue, JsValue> {
-    let request = with_json(builder, body)?;
-    let response = check(request.send().await.map_err(|e| network_error(&e))?).await?;
-    let answer: T = read_typed(response).await?;
-    to_js(&answer).map_err(Into::into)
-}
-
-/// A successful answer's body (parsed by JS) as the core wire type `T`; a body that is not a `T` is
-/// `INVALID_RESPONSE`.
-async fn read_typed<T: DeserializeOwned>(response: Response) -> Result<T, JsValue> {
-    let status = response.status();
-    let answer = json_of(response).await?;
-    serde_wasm_bindgen::from_value(answer).map_err(|e| {
-        client_error(
-            Some(status),
-            "INVALID_RESPONSE",
-            &format!("the service answered an unexpected body: {e}"),
-            None,
-        )
-    })
-}
-
 /// A `ProfileRelayerError` `SIGNER_ERROR` for a `sign` callback that threw or rejected; the original is its `cause`
 /// (e.g. a wallet's `{ code: 4001 }` when the user declined).
 fn signer_error(cause: JsValue) -> JsValue {
-    let reason = cause
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| cause.as_string())
-        .unwrap_or_else(|| "it threw a non-Error value".to_owned());
     let err = client_error(
         None,
         "SIGNER_ERROR",
-        &format!("the sign callback failed: {reason}"),
+        &format!("the sign callback failed: {}", reason_of(&cause)),
         None,
     );
     let _ = Reflect::set(&err, &"cause".into(), &cause);
@@ -602,7 +510,7 @@ impl RelayerClient {
     /// `transaction(hash)`).
     #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
     pub fn execute(&self, #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue) -> Promise {
-        let url = format!("{}/api/execute", self.base_url);
+        let url = self.url("/api/execute");
         future_to_promise(async move {
             let args = relay::execute_args(&input)?;
             let signature = match &args.sign {
@@ -615,7 +523,7 @@ impl RelayerClient {
                     call_signer(sign, &JsValue::from_str(&digest), None).await?
                 }
             };
-            let body = serde_json::json!({
+            let body = json!({
                 "address": args.address,
                 "transaction": {
                     "abi": to_hex(&args.call.payload),
@@ -625,7 +533,9 @@ impl RelayerClient {
                 },
             });
             ExecuteRequest::from_value(&body, usize::MAX)?;
-            send_typed::<ExecuteResponse>(Request::post(&url), Some(&body)).await
+            call("POST", &url, None, Body::Json(&body))
+                .await?
+                .typed(&ExecuteResponse::SHAPE)
         })
     }
 
@@ -633,7 +543,7 @@ impl RelayerClient {
     /// profile and a timestamp (`"packed"` scheme by default; see `quotaMessage`). No API key.
     #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
     pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaInput")] input: JsValue) -> Promise {
-        let url = format!("{}/api/quota", self.base_url);
+        let url = self.url("/api/quota");
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
@@ -641,17 +551,22 @@ impl RelayerClient {
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {
-                    let message = to_js(&args.message)?;
+                    let message = io::object();
+                    message.put("scheme", &args.message.scheme.as_str().into());
+                    message.put("message", &args.message.message.as_str().into());
+                    message.put("hash", &args.message.hash.as_str().into());
                     call_signer(sign, &JsValue::from_str(&args.message.message), Some(&message)).await?
                 }
             };
-            let body = serde_json::json!({
+            let body = json!({
                 "address": args.address,
                 "timestamp": args.timestamp,
                 "signature": signature,
             });
             QuotaRequest::from_value(&body)?;
-            send_typed::<QuotaResponse>(Request::post(&url), Some(&body)).await
+            call("POST", &url, None, Body::Json(&body))
+                .await?
+                .typed(&QuotaResponse::SHAPE)
         })
     }
 
@@ -659,31 +574,29 @@ impl RelayerClient {
     /// then `replacedBy` — or dropped), its block, gas used and the gas charged to the profile.
     #[wasm_bindgen(unchecked_return_type = "Promise<TransactionStatus>")]
     pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: String) -> Promise {
-        let base_url = self.base_url.clone();
-        future_to_promise(async move {
-            let hash = parse_fixed::<32>("hash", &hash)?;
-            send_typed::<TransactionStatus>(Request::get(&format!("{base_url}/api/transaction/{hash}")), None)
-                .await
-        })
+        match parse_fixed::<32>("hash", &hash) {
+            Ok(hash) => get_typed(
+                self.url(&format!("/api/transaction/{hash}")),
+                &TransactionStatus::SHAPE,
+            ),
+            Err(e) => Promise::reject(&e.into()),
+        }
     }
 }
 
 /// One JSON-RPC call; a node error is `RPC_ERROR` with the node's message.
 /// The `result` must be a string (every call made here answers hex).
 async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> {
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let request = with_json(Request::post(url), Some(&body))?;
-    let response = request.send().await.map_err(|e| network_error(&e))?;
-    let status = response.status();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let answer = http::send("POST", url, None, Body::Json(&body), false).await?;
+    let status = answer.status;
     let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
-    if !response.ok() {
+    if !answer.ok() {
         return Err(rpc_error(format!("the node answered HTTP {status} to {method}")));
     }
-    let text = response
-        .text()
-        .await
-        .map_err(|e| rpc_error(format!("the node answered {method} with no body: {e}")))?;
-    let answer = parse_json(&text)
+    let answer = answer
+        .json()
+        .ok()
         .filter(JsValue::is_object)
         .ok_or_else(|| rpc_error(format!("the node answered {method} with no JSON")))?;
     let error = Reflect::get(&answer, &"error".into()).unwrap_or(JsValue::UNDEFINED);
@@ -697,12 +610,8 @@ async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> 
 }
 
 async fn eth_call(url: &str, to: alloy_primitives::Address, data: &[u8]) -> Result<Vec<u8>, JsValue> {
-    let result = rpc(
-        url,
-        "eth_call",
-        serde_json::json!([{ "to": to, "data": to_hex(data) }, "latest"]),
-    )
-    .await?;
+    let call = json!({ "to": to.to_checksum(None), "data": to_hex(data) });
+    let result = rpc(url, "eth_call", json!([call, "latest"])).await?;
     Ok(parse_hex("result", &result)?)
 }
 
@@ -741,18 +650,17 @@ pub fn fetch_relay_call_params(
                     None,
                 )
             })?;
-        let chain = rpc(&url, "eth_chainId", serde_json::json!([])).await?;
+        let chain = rpc(&url, "eth_chainId", json!([])).await?;
         let chain_id = parse_uint256("chainId", &chain)?;
         let chain_id = u64::try_from(chain_id).map_err(|_| Error::InvalidNumber {
             field: "chainId".into(),
             value: chain_id.to_string(),
             reason: "a chain id fits in 64 bits".into(),
         })?;
-        to_js(&RelayCallParams {
-            key_manager: owner.to_checksum(None),
-            chain_id,
-            nonce: nonce.0.to_string(),
-        })
-        .map_err(Into::into)
+        let params = io::object();
+        params.put("keyManager", &owner.to_checksum(None).into());
+        params.put("chainId", &JsValue::from_f64(chain_id as f64));
+        params.put("nonce", &nonce.0.to_string().into());
+        Ok(params.into())
     })
 }

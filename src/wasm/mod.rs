@@ -17,6 +17,8 @@
 mod client;
 #[cfg(feature = "wasm")]
 mod full;
+#[cfg(feature = "wasm")]
+mod http;
 mod io;
 mod relay;
 mod types;

@@ -105,15 +105,15 @@ extern "C" {
     pub type QuotaSchemeJs;
 }
 
-fn get(obj: &JsValue, key: &str) -> JsValue {
+pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
     Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn is_absent(v: &JsValue) -> bool {
+pub(super) fn is_absent(v: &JsValue) -> bool {
     v.is_undefined() || v.is_null()
 }
 
-fn string_field(obj: &JsValue, key: &str) -> JsResult<String> {
+pub(super) fn string_field(obj: &JsValue, key: &str) -> JsResult<String> {
     let v = get(obj, key);
     if is_absent(&v) {
         return Err(Error::MissingField(key.to_owned()));
@@ -170,7 +170,7 @@ fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
     uint256(&v, key)
 }
 
-fn object(input: &JsValue, allowed: &'static [&'static str], what: &str) -> JsResult<()> {
+pub(super) fn object(input: &JsValue, allowed: &'static [&'static str], what: &str) -> JsResult<()> {
     if !input.is_object() {
         return Err(Error::InvalidArgument(format!(
             "{what}: expected an object {{{}}}",

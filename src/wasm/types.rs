@@ -3,28 +3,7 @@
 //! Inputs are read by hand so that a malformed argument becomes a `ProfileRelayerError` and never a panic.
 
 use serde::Serialize;
-#[cfg(feature = "wasm")]
-use serde::de::DeserializeOwned;
 use tsify::Tsify;
-#[cfg(feature = "wasm")]
-use wasm_bindgen::JsValue;
-
-#[cfg(feature = "wasm")]
-use crate::Error;
-
-/// Serialises a result as a plain JS object (the clients' JSON answers).
-#[cfg(feature = "wasm")]
-pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::InvalidArgument(e.to_string()))
-}
-
-/// Deserialises a JS argument (the clients' options).
-#[cfg(feature = "wasm")]
-pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, Error> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| Error::InvalidArgument(format!("{what}: {e}")))
-}
 
 /// A decoded VerifiableURI.
 #[derive(Debug, Clone, Serialize, Tsify)]

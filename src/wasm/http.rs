@@ -1,0 +1,292 @@
+//! The clients' HTTP and JSON, kept small: one `fetch` per request through a JS snippet (the response body is read
+//! there too, so a call is a single await), JSON parsed and printed by the JS engine, and JSON values crossing the
+//! boundary through two short walkers instead of a serde (de)serializer — the clients' wasm is mostly what they
+//! link, and serde's generic code for JS values was most of it.
+
+use js_sys::{Array, Promise, Reflect, Uint8Array};
+use serde_json::{Map, Number, Value};
+use wasm_bindgen::{JsCast, prelude::*};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::Error;
+
+#[wasm_bindgen(inline_js = "export function prFetch(method, url, auth, body, json, binary) {
+  const headers = {};
+  if (auth) headers.authorization = 'Bearer ' + auth;
+  if (json) { headers['content-type'] = 'application/json'; body = JSON.stringify(body); }
+  return fetch(url, { method, headers, body }).then((r) =>
+    (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) =>
+      [r.status, r.headers.get('retry-after'), text]));
+}")]
+extern "C" {
+    /// `fetch` and the whole body: resolves to `[status, retryAfter | null, body]`, the body a string, or a
+    /// `Uint8Array` for a successful `binary` request; rejects when the service cannot be reached.
+    #[wasm_bindgen(js_name = prFetch)]
+    fn pr_fetch(
+        method: &str,
+        url: &str,
+        auth: Option<&str>,
+        body: &JsValue,
+        json: bool,
+        binary: bool,
+    ) -> Promise;
+}
+
+/// What a request sends.
+#[derive(Debug)]
+pub(super) enum Body<'a> {
+    /// Nothing.
+    None,
+    /// A JSON value (`JSON.stringify` of it, `content-type: application/json`).
+    Json(&'a Value),
+    /// A `FormData` (multipart; `fetch` writes the boundary).
+    Form(&'a web_sys::FormData),
+}
+
+/// An answer: the HTTP status and the body as the JS engine read it.
+#[derive(Debug)]
+pub(super) struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// `Retry-After` as delay-seconds (RFC 9110: digits only), when given.
+    pub retry_after: Option<u32>,
+    /// A string, or a `Uint8Array` for a successful binary request.
+    pub body: JsValue,
+}
+
+/// A `ProfileRelayerError`: `code`, the HTTP `status` and `retryAfter` (seconds) when known.
+pub(super) fn client_error(
+    status: Option<u16>,
+    code: &str,
+    message: &str,
+    retry_after: Option<u32>,
+) -> JsValue {
+    let err = js_sys::Error::new(message);
+    err.set_name("ProfileRelayerError");
+    let _ = Reflect::set(&err, &"code".into(), &code.into());
+    if let Some(s) = status {
+        let _ = Reflect::set(&err, &"status".into(), &JsValue::from(s));
+    }
+    if let Some(r) = retry_after {
+        let _ = Reflect::set(&err, &"retryAfter".into(), &JsValue::from(r));
+    }
+    err.into()
+}
+
+/// The message of a thrown JS value (an `Error`'s `message`, a string as is).
+pub(super) fn reason_of(thrown: &JsValue) -> String {
+    thrown
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| thrown.as_string())
+        .unwrap_or_else(|| "a non-Error value was thrown".to_owned())
+}
+
+/// Sends a request; only a service that cannot be reached fails here (`NETWORK_ERROR`).
+pub(super) async fn send(
+    method: &str,
+    url: &str,
+    auth: Option<&str>,
+    body: Body<'_>,
+    binary: bool,
+) -> Result<Answer, JsValue> {
+    let (payload, json) = match body {
+        Body::None => (JsValue::UNDEFINED, false),
+        Body::Json(value) => (to_js(value), true),
+        Body::Form(form) => (form.into(), false),
+    };
+    let out = JsFuture::from(pr_fetch(method, url, auth, &payload, json, binary))
+        .await
+        .map_err(|e| {
+            client_error(
+                None,
+                "NETWORK_ERROR",
+                &format!("the service cannot be reached: {}", reason_of(&e)),
+                None,
+            )
+        })?;
+    let parts: Array = out.unchecked_into();
+    Ok(Answer {
+        status: parts.get(0).as_f64().map_or(0, |s| s as u16),
+        retry_after: parts
+            .get(1)
+            .as_string()
+            .and_then(|v| v.trim().parse::<u32>().ok()),
+        body: parts.get(2),
+    })
+}
+
+impl Answer {
+    /// Whether the status is 2xx.
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The answer itself when it is 2xx; else the service's `{"error": {code, message}}` as a
+    /// `ProfileRelayerError` (`HTTP_ERROR` for a body without one).
+    pub fn checked(self) -> Result<Self, JsValue> {
+        if self.ok() {
+            return Ok(self);
+        }
+        let error = self
+            .body
+            .as_string()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
+            .filter(JsValue::is_object)
+            .and_then(|body| Reflect::get(&body, &"error".into()).ok())
+            .filter(JsValue::is_object);
+        let detail = error.and_then(|e| Some((get_str(&e, "code")?, get_str(&e, "message")?)));
+        Err(match detail {
+            Some((code, message)) => client_error(Some(self.status), &code, &message, self.retry_after),
+            None => client_error(
+                Some(self.status),
+                "HTTP_ERROR",
+                &format!("HTTP {}", self.status),
+                self.retry_after,
+            ),
+        })
+    }
+
+    /// The body parsed by `JSON.parse`; `INVALID_RESPONSE` when it is not JSON.
+    pub fn json(&self) -> Result<JsValue, JsValue> {
+        self.body
+            .as_string()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
+            .ok_or_else(|| self.invalid("the service answered a body that is not JSON"))
+    }
+
+    /// An `INVALID_RESPONSE` error for this answer.
+    pub fn invalid(&self, message: &str) -> JsValue {
+        client_error(Some(self.status), "INVALID_RESPONSE", message, None)
+    }
+}
+
+/// `value[key]` as a string, if it is one.
+pub(super) fn get_str(value: &JsValue, key: &str) -> Option<String> {
+    Reflect::get(value, &key.into()).ok().and_then(|v| v.as_string())
+}
+
+/// A JSON value as a JS value (what `JSON.parse` of its text gives).
+pub(super) fn to_js(value: &Value) -> JsValue {
+    match value {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        // u64 / i64 beyond 2^53 round like `JSON.parse` rounds them
+        Value::Number(n) => JsValue::from_f64(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => JsValue::from_str(s),
+        Value::Array(items) => items.iter().map(to_js).collect::<Array>().into(),
+        Value::Object(map) => {
+            let o = js_sys::Object::new();
+            for (k, v) in map {
+                let _ = Reflect::set(&o, &JsValue::from_str(k), &to_js(v));
+            }
+            o.into()
+        }
+    }
+}
+
+/// How deep a JS argument may nest before it is refused (a JSON document deeper than this is not metadata).
+const MAX_DEPTH: usize = 64;
+
+/// A JS argument as a JSON value, as `JSON.stringify` would write it: `undefined` object fields are left out,
+/// integral numbers are integers. Refused (`INVALID_ARGUMENT`): functions, symbols, bigints, non-finite numbers
+/// and nesting deeper than 64.
+pub(super) fn from_js(value: &JsValue, what: &str) -> Result<Value, Error> {
+    from_js_at(value, what, 0)
+}
+
+fn from_js_at(value: &JsValue, what: &str, depth: usize) -> Result<Value, Error> {
+    let refuse = |why: &str| Error::InvalidArgument(format!("{what}: {why}"));
+    if depth > MAX_DEPTH {
+        return Err(refuse("nested too deep"));
+    }
+    if value.is_null() || value.is_undefined() {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(s) = value.as_string() {
+        return Ok(Value::String(s));
+    }
+    if let Some(f) = value.as_f64() {
+        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+        return if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+            // exact: an integer within 2^53
+            Ok(Value::Number(if f < 0.0 {
+                Number::from(f as i64)
+            } else {
+                Number::from(f as u64)
+            }))
+        } else {
+            Number::from_f64(f)
+                .map(Value::Number)
+                .ok_or_else(|| refuse("a number must be finite"))
+        };
+    }
+    if Array::is_array(value) {
+        let items: &Array = value.unchecked_ref();
+        return items.iter().map(|v| from_js_at(&v, what, depth + 1)).collect();
+    }
+    if value.is_function() || !value.is_object() {
+        return Err(refuse("not a JSON value (a function, symbol or bigint)"));
+    }
+    let mut map = Map::new();
+    for entry in js_sys::Object::entries(value.unchecked_ref()).iter() {
+        let pair: &Array = entry.unchecked_ref();
+        let v = pair.get(1);
+        if v.is_undefined() {
+            continue;
+        }
+        map.insert(
+            pair.get(0).as_string().unwrap_or_default(),
+            from_js_at(&v, what, depth + 1)?,
+        );
+    }
+    Ok(Value::Object(map))
+}
+
+/// Bytes of a `Uint8Array` answer body.
+pub(super) fn bytes_of(body: &JsValue) -> Vec<u8> {
+    body.dyn_ref::<Uint8Array>()
+        .map(Uint8Array::to_vec)
+        .unwrap_or_default()
+}
+
+impl crate::api::shape::JsonRead for JsValue {
+    fn is_null(&self) -> bool {
+        Self::is_null(self)
+    }
+    fn as_bool(&self) -> Option<bool> {
+        Self::as_bool(self)
+    }
+    fn as_number(&self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn as_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.as_string().map(std::borrow::Cow::Owned)
+    }
+    fn items(&self) -> Option<Vec<Self>> {
+        Array::is_array(self).then(|| self.unchecked_ref::<Array>().to_vec())
+    }
+    fn is_object(&self) -> bool {
+        Self::is_object(self) && !Array::is_array(self)
+    }
+    fn member(&self, name: &str) -> Option<Self> {
+        Reflect::get(self, &Self::from_str(name))
+            .ok()
+            .filter(|v| !v.is_undefined())
+    }
+}
+
+impl Answer {
+    /// The body (parsed by `JSON.parse`) checked against the shape of the core type it is documented as: an answer
+    /// of another shape is `INVALID_RESPONSE`, naming the first field that differs.
+    pub fn typed(&self, shape: &crate::api::shape::Shape) -> Result<JsValue, JsValue> {
+        let value = self.json()?;
+        shape
+            .check(&value)
+            .map_err(|e| self.invalid(&format!("the service answered an unexpected body: {e}")))?;
+        Ok(value)
+    }
+}
