@@ -82,3 +82,40 @@ test('errors: validation before sending, service codes with status, network fail
   await slow.profileStatus(sdk.predictProfileAddress({ salt: sdk.generateSalt(), postDeploymentCallData: sdk.encodePostDeploymentCallData([], []) }).universalProfile).catch(() => {});
   await assert.rejects(slow.profileStatus(controller), (e) => e.code === 'RATE_LIMITED' && e.status === 429 && e.retryAfter > 0);
 });
+
+test('answers of another shape than their type are INVALID_RESPONSE, naming the field', async () => {
+  // a server that is not a profile-relayer: each path answers a body of the wrong shape
+  const { createServer } = await import('node:http');
+  const up = '0xBB645D97B0c7D101ca0d73131e521fe89B463BFD';
+  const status = { universalProfileAddress: up, deployed: true, registered: false, pendingTransaction: null,
+    deploymentTransaction: null, registeredAt: null, quota: null };
+  const bodies = {
+    [`/api/universal-profile/${up}`]: { ...status, registeredAt: '12' },
+    '/v1/42/stats': [{ name: 'a', entries: 1 }],
+    '/v1/42/indexer': 'not json',
+    [`/api/transaction/0x${'11'.repeat(32)}`]: { hash: `0x${'11'.repeat(32)}`, kind: 'execute', profile: up,
+      status: 'exploded', replacedBy: null, blockNumber: null, gasUsed: null, charged: null },
+  };
+  const server = createServer((req, res) => {
+    const body = bodies[req.url];
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body ?? {}));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const baseUrl = `http://127.0.0.1:${server.address().port}`;
+    const relayer = new sdk.RelayerClient({ baseUrl, apiKey: 'k' });
+    const lookup = new sdk.LookupClient({ baseUrl });
+    const invalid = (pattern) => (e) =>
+      e.name === 'ProfileRelayerError' && e.code === 'INVALID_RESPONSE' && e.status === 200 && pattern.test(e.message);
+    await assert.rejects(relayer.profileStatus(up), invalid(/registeredAt: expected a non-negative integer/));
+    await assert.rejects(lookup.stats(42), invalid(/expected an array of the documented length/));
+    await assert.rejects(lookup.indexer(42), invalid(/not JSON/));
+    await assert.rejects(relayer.transaction(`0x${'11'.repeat(32)}`), invalid(/status: expected one of/));
+    // the same answer with the right shape is returned as it came (unknown fields kept)
+    bodies[`/api/universal-profile/${up}`] = { ...status, newField: 1 };
+    assert.deepEqual(await relayer.profileStatus(up), { ...status, newField: 1 });
+  } finally {
+    server.close();
+  }
+});
