@@ -514,7 +514,12 @@ impl IndexerStatus {
 pub const RECORD: Shape = Shape::OneOf(&[ProfileRecord::SHAPE, AssetRecord::SHAPE, TokenRecord::SHAPE]);
 
 /// What `GET /v1/:chainId/address/:address` answers: a record, or `NotIndexed`.
-pub const LOOKUP: Shape = Shape::OneOf(&[ProfileRecord::SHAPE, AssetRecord::SHAPE, NotIndexed::SHAPE]);
+pub const LOOKUP: Shape = Shape::OneOf(&[
+    ProfileRecord::SHAPE,
+    AssetRecord::SHAPE,
+    TokenRecord::SHAPE,
+    NotIndexed::SHAPE,
+]);
 
 /// `GET /v1/:chainId/stats`: the assets index, then the profiles index.
 pub const STATS: Shape = Shape::Tuple(&[IndexStats::SHAPE, IndexStats::SHAPE]);
