@@ -58,6 +58,14 @@ pub struct Field {
     pub optional: bool,
 }
 
+/// Whether `n` is a non-negative integer a JS number holds exactly (`0 ..= Number.MAX_SAFE_INTEGER`): what a
+/// [`Shape::Uint`] is, and what the wasm bindings take as an integer argument.
+#[must_use]
+pub fn is_safe_uint(n: f64) -> bool {
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n)
+}
+
 /// A field that is always present.
 #[must_use]
 pub const fn field(name: &'static str, shape: Shape) -> Field {
@@ -160,11 +168,7 @@ impl Shape {
                 }
             }
             Self::Uint => {
-                const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-                if !value
-                    .as_number()
-                    .is_some_and(|n| n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n))
-                {
+                if !value.as_number().is_some_and(is_safe_uint) {
                     return fail(path, "a non-negative integer");
                 }
             }

@@ -241,8 +241,7 @@ impl RelayerClient {
             )
             .await?;
             let lsp3 = lsp2::encode_verifiable_uri(Content::Text(&text), &format!("ipfs://{uploaded}"));
-            let network = Reflect::get(&input, &"network".into()).ok();
-            let constants = super::network_constants(network)?;
+            let constants = super::network_constants(Some(relay::get(&input, "network")))?;
             let data = lsp23::profile_data_from_controllers(&controllers, Some(&lsp3), &constants)?;
             let calldata = data.to_post_deployment_calldata()?;
             let salt = lsp23::generate_salt()?;

@@ -8,7 +8,11 @@ use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, prelude::*};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::Error;
+use super::relay;
+use crate::{
+    Error,
+    api::shape::{JsonRead, Shape, is_safe_uint},
+};
 
 #[wasm_bindgen(inline_js = "export function prFetch(method, url, auth, body, json, binary) {
   const headers = {};
@@ -155,6 +159,16 @@ impl Answer {
             .ok_or_else(|| self.invalid("the service answered a body that is not JSON"))
     }
 
+    /// The body (parsed by `JSON.parse`) checked against the shape of the core type it is documented as: an answer
+    /// of another shape is `INVALID_RESPONSE`, naming the first field that differs.
+    pub fn typed(&self, shape: &Shape) -> Result<JsValue, JsValue> {
+        let value = self.json()?;
+        shape
+            .check(&value)
+            .map_err(|e| self.invalid(&format!("the service answered an unexpected body: {e}")))?;
+        Ok(value)
+    }
+
     /// An `INVALID_RESPONSE` error for this answer.
     pub fn invalid(&self, message: &str) -> JsValue {
         client_error(Some(self.status), "INVALID_RESPONSE", message, None)
@@ -163,7 +177,7 @@ impl Answer {
 
 /// `value[key]` as a string, if it is one.
 pub(super) fn get_str(value: &JsValue, key: &str) -> Option<String> {
-    Reflect::get(value, &key.into()).ok().and_then(|v| v.as_string())
+    relay::get(value, key).as_string()
 }
 
 /// A JSON value as a JS value (what `JSON.parse` of its text gives).
@@ -210,8 +224,7 @@ fn from_js_at(value: &JsValue, what: &str, depth: usize) -> Result<Value, Error>
         return Ok(Value::String(s));
     }
     if let Some(f) = value.as_f64() {
-        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-        return if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+        return if is_safe_uint(f.abs()) {
             // exact: an integer within 2^53
             Ok(Value::Number(if f < 0.0 {
                 Number::from(f as i64)
@@ -253,7 +266,7 @@ pub(super) fn bytes_of(body: &JsValue) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-impl crate::api::shape::JsonRead for JsValue {
+impl JsonRead for JsValue {
     fn is_null(&self) -> bool {
         Self::is_null(self)
     }
@@ -273,20 +286,6 @@ impl crate::api::shape::JsonRead for JsValue {
         Self::is_object(self) && !Array::is_array(self)
     }
     fn member(&self, name: &str) -> Option<Self> {
-        Reflect::get(self, &Self::from_str(name))
-            .ok()
-            .filter(|v| !v.is_undefined())
-    }
-}
-
-impl Answer {
-    /// The body (parsed by `JSON.parse`) checked against the shape of the core type it is documented as: an answer
-    /// of another shape is `INVALID_RESPONSE`, naming the first field that differs.
-    pub fn typed(&self, shape: &crate::api::shape::Shape) -> Result<JsValue, JsValue> {
-        let value = self.json()?;
-        shape
-            .check(&value)
-            .map_err(|e| self.invalid(&format!("the service answered an unexpected body: {e}")))?;
-        Ok(value)
+        Some(relay::get(self, name)).filter(|v| !v.is_undefined())
     }
 }

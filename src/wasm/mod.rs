@@ -365,8 +365,7 @@ fn array_index(index: &JsValue) -> JsResult<u128> {
         reason: reason.to_owned(),
     };
     if let Some(f) = index.as_f64() {
-        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-        if !(f.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&f)) {
+        if !crate::api::shape::is_safe_uint(f) {
             return Err(bad(
                 "expected an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint beyond)",
             ));

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::{
     Error,
+    api::shape::is_safe_uint,
     hex::{parse_address, parse_hex, parse_uint256, to_hex},
     lsp15::{self, QuotaScheme},
     lsp25::{self, RelayCall, ValidityTimestamps},
@@ -130,8 +131,7 @@ fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
         reason: reason.to_owned(),
     };
     if let Some(f) = v.as_f64() {
-        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-        if f.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&f) {
+        if is_safe_uint(f) {
             // exact: an integer within 2^53
             return Ok(U256::from(f as u64));
         }
