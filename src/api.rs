@@ -26,7 +26,7 @@ use crate::{
     Error, Result,
     hex::{parse_address, parse_fixed, parse_hex},
     lsp2::decode_verifiable_uri,
-    lsp23::decode_post_deployment_calldata,
+    lsp23::check_post_deployment_calldata,
 };
 
 /// The monthly free gas quota of every registered profile.
@@ -127,7 +127,7 @@ impl DeployRequest {
                     "postDeploymentCallData",
                     str_field("postDeploymentCallData", field(obj, "postDeploymentCallData")?)?,
                 )?;
-                decode_post_deployment_calldata(&calldata)?;
+                check_post_deployment_calldata(&calldata)?;
                 Ok(Self::Salt { salt, post_deployment_calldata: calldata })
             }
         }
