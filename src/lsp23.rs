@@ -224,7 +224,9 @@ fn post_deployment_tokens(data: &[u8]) -> Result<PostDeploymentTokens<'_>> {
         expected: "abi.encode(bytes32[],bytes[])".to_owned(),
         reason,
     };
-    let tokens: PostDeploymentTokens<'_> = abi::decode_params(data).map_err(|e| invalid(e.to_string()))?;
+    // (the same decoder as above, lenient: one copy of it in the wasm)
+    let tokens = abi::decode_params_with_config::<PostDeploymentTokens<'_>>(data, AbiDecoderConfig::new())
+        .map_err(|e| invalid(e.to_string()))?;
     let (keys, values) = (tokens.0.0.len(), tokens.1.0.len());
     if keys != values {
         return Err(Error::KeysValuesMismatch { keys, values });
@@ -346,16 +348,16 @@ pub fn predict_addresses(
 }
 
 fn predict_unchecked(salt: B256, calldata: &[u8], c: &Lsp23Constants) -> Prediction {
-    let preimage = (
-        salt,
-        c.key_manager_init,
-        Bytes::from_static(&INITIALIZE_SELECTOR),
-        true,
-        Bytes::new(),
-        c.post_deployment_module,
-        Bytes::copy_from_slice(calldata),
-    )
-        .abi_encode_params();
+    // encoded from tokens that borrow the calldata (no copy of it before the encoding)
+    let preimage = abi::encode_params(&(
+        WordToken(salt),
+        WordToken(c.key_manager_init.into_word()),
+        PackedSeqToken(&INITIALIZE_SELECTOR),
+        WordToken::from(true),
+        PackedSeqToken(&[]),
+        WordToken(c.post_deployment_module.into_word()),
+        PackedSeqToken(calldata),
+    ));
     let generated_salt = keccak256(preimage);
     let universal_profile = c
         .factory
