@@ -229,6 +229,7 @@ impl Utf8 {
     const KEEP: usize = 64 * 1024;
 
     /// The text as `&str` (the JS engine writes valid UTF-8; checked all the same), or `INVALID_ARGUMENT`.
+    #[inline(never)]
     pub(crate) fn as_text(&self, field: &str) -> Result<&str> {
         std::str::from_utf8(&self.0)
             .map_err(|_| Error::InvalidArgument(format!("{field}: expected a string")))
@@ -249,19 +250,24 @@ impl std::ops::Deref for Utf8 {
 
 impl Drop for Utf8 {
     fn drop(&mut self) {
-        let mut buf = std::mem::take(&mut self.0);
-        if buf.capacity() > Self::KEEP {
-            return;
-        }
-        buf.clear();
-        SCRATCH.with(|cell| {
-            if let Ok(mut list) = cell.try_borrow_mut()
-                && list.len() < 4
-            {
-                list.push(buf);
-            }
-        });
+        give_back(std::mem::take(&mut self.0));
     }
+}
+
+/// Puts a buffer back for the next argument (out of line: every argument reader drops one).
+#[inline(never)]
+fn give_back(mut buf: Vec<u8>) {
+    if buf.capacity() > Utf8::KEEP {
+        return;
+    }
+    buf.clear();
+    SCRATCH.with(|cell| {
+        if let Ok(mut list) = cell.try_borrow_mut()
+            && list.len() < 4
+        {
+            list.push(buf);
+        }
+    });
 }
 
 /// The UTF-8 bytes of a JS string (`None` when `value` is not a string).
@@ -403,22 +409,31 @@ fn slow_parse(field: &str, text: &[u8]) -> Result<Vec<u8>> {
 
 /// A `0x` hex string of exactly `N` bytes.
 pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<[u8; N]> {
-    let text = string_arg(field, value)?;
     let mut out = [0u8; N];
-    // the usual case decodes straight into the array; any other goes the long way for its exact error
+    fixed_into(field, value, &mut out)?;
+    Ok(out)
+}
+
+/// [`fixed_arg`]'s work, once for every `N`: the usual case decodes straight into `out`; any other goes the long
+/// way for its exact error.
+fn fixed_into(field: &str, value: &JsValue, out: &mut [u8]) -> Result<()> {
+    let text = string_arg(field, value)?;
     if let Some(digits) = plain_digits(&text)
-        && digits.len() == 2 * N
-        && hex::decode_to_slice(digits, &mut out).is_ok()
+        && digits.len() == 2 * out.len()
+        && hex::decode_to_slice(digits, &mut *out).is_ok()
     {
-        return Ok(out);
+        return Ok(());
     }
     let bytes = slow_parse(field, &text)?;
-    let got = bytes.len();
-    <[u8; N]>::try_from(bytes).map_err(|_| Error::InvalidLength {
-        field: field.to_owned(),
-        expected: N,
-        got,
-    })
+    if bytes.len() != out.len() {
+        return Err(Error::InvalidLength {
+            field: field.to_owned(),
+            expected: out.len(),
+            got: bytes.len(),
+        });
+    }
+    out.copy_from_slice(&bytes);
+    Ok(())
 }
 
 /// An address argument (see [`crate::hex::parse_address`]).
