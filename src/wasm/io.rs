@@ -207,92 +207,29 @@ fn u32_of(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-thread_local! {
-    /// Buffers that string arguments are written into, reused from call to call: taken out for one argument and
-    /// put back when it is dropped, so arguments read at the same time each have their own.
-    static SCRATCH: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A string argument's UTF-8 bytes, in a reused buffer (see [`utf8_of`]).
-pub(crate) struct Utf8(Vec<u8>);
-
-impl Utf8 {
-    /// A scratch buffer with room for at least a short argument.
-    fn take() -> Self {
-        let reused = SCRATCH.with(|cell| cell.try_borrow_mut().ok().and_then(|mut list| list.pop()));
-        Self(reused.unwrap_or_else(|| Vec::with_capacity(Self::SHORT)))
-    }
-
-    /// What most arguments fit in (hex words, addresses, names, URLs): one crossing writes them.
-    const SHORT: usize = 1024;
-    /// Larger buffers are freed rather than kept (a one-off 10 MB argument must not pin 30 MB).
-    const KEEP: usize = 64 * 1024;
-
-    /// The text as `&str` (the JS engine writes valid UTF-8; checked all the same), or `INVALID_ARGUMENT`.
-    #[inline(never)]
-    pub(crate) fn as_text(&self, field: &str) -> Result<&str> {
-        std::str::from_utf8(&self.0)
-            .map_err(|_| Error::InvalidArgument(format!("{field}: expected a string")))
-    }
-
-    /// The text as an owned `String`.
-    pub(crate) fn into_text(self, field: &str) -> Result<String> {
-        self.as_text(field).map(str::to_owned)
-    }
-}
-
-impl std::ops::Deref for Utf8 {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl Drop for Utf8 {
-    fn drop(&mut self) {
-        give_back(std::mem::take(&mut self.0));
-    }
-}
-
-/// Puts a buffer back for the next argument (out of line: every argument reader drops one).
-#[inline(never)]
-fn give_back(mut buf: Vec<u8>) {
-    if buf.capacity() > Utf8::KEEP {
-        return;
-    }
-    buf.clear();
-    SCRATCH.with(|cell| {
-        if let Ok(mut list) = cell.try_borrow_mut()
-            && list.len() < 4
-        {
-            list.push(buf);
-        }
-    });
-}
-
 /// The UTF-8 bytes of a JS string (`None` when `value` is not a string).
-pub(crate) fn utf8_of(value: &JsValue) -> Option<Utf8> {
-    let mut out = Utf8::take();
-    let cap = out.0.capacity();
-    // Node: one crossing when the buffer has room for any string of this length (a buffer that grew for a long
-    // argument keeps its room, so a loop over 2 KB calldata crosses once a call too)
+pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
+    // Node: a short string (most arguments: hex words, addresses, names, URLs) crosses in one call instead of three
+    const SHORT: usize = 1024;
+    let mut short: Vec<u8> = Vec::with_capacity(SHORT);
+    // the reservation above may have grown the memory: `with_io` re-creates the views first
     let written = with_io(|io| match &io.backend {
         Backend::Node { buffer } => Some(utf8_in(
             buffer,
             value,
-            u32_of(out.0.as_ptr() as usize),
-            u32_of(cap),
+            u32_of(short.as_ptr() as usize),
+            u32_of(SHORT),
         )),
         _ => None,
     });
     match written {
         Some(-1) => return None,
         Some(n) if n >= 0 => {
-            // SAFETY: the native writer initialised exactly `n <= cap` bytes from the start of the buffer
-            unsafe { out.0.set_len((n as usize).min(cap)) };
-            return Some(out);
+            // SAFETY: the native writer initialised exactly `n <= SHORT` bytes from the start of the buffer
+            unsafe { short.set_len((n as usize).min(SHORT)) };
+            return Some(short);
         }
-        _ => {}
+        _ => drop(short),
     }
     if !value.is_string() {
         return None;
@@ -300,23 +237,23 @@ pub(crate) fn utf8_of(value: &JsValue) -> Option<Utf8> {
     let s: &JsString = value.unchecked_ref();
     // UTF-8 takes at most 3 bytes per UTF-16 unit
     let cap = (s.length() as usize).saturating_mul(3);
-    out.0.reserve(cap);
+    let mut out: Vec<u8> = Vec::with_capacity(cap);
     // the reservation above may have grown the memory: `with_io` re-creates the views first
     let written = with_io(|io| match &io.backend {
-        Backend::Node { buffer } => Some(buffer.utf8_write(s, u32_of(out.0.as_ptr() as usize), u32_of(cap))),
+        Backend::Node { buffer } => Some(buffer.utf8_write(s, u32_of(out.as_ptr() as usize), u32_of(cap))),
         Backend::Web { encoder, .. } => io
-            .view(out.0.as_ptr() as usize, cap)
+            .view(out.as_ptr() as usize, cap)
             .map(|v| encoder.encode_into(s, &v).written()),
         Backend::Plain => None,
     });
     match written {
         Some(n) => {
-            // SAFETY: the native writer initialised exactly `n <= cap <= capacity` bytes from the start
-            unsafe { out.0.set_len((n as usize).min(cap)) };
+            // SAFETY: the native writer initialised exactly `n <= cap` bytes from the start of the buffer
+            unsafe { out.set_len((n as usize).min(cap)) };
+            Some(out)
         }
-        None => out.0.extend_from_slice(value.as_string()?.as_bytes()),
+        None => value.as_string().map(String::into_bytes),
     }
-    Some(out)
 }
 
 /// A JS string from ASCII bytes (hex, addresses).
@@ -372,33 +309,25 @@ fn write_hex(bytes: &[u8], out: &mut [u8]) -> bool {
 }
 
 /// A string argument, or `INVALID_ARGUMENT` naming `field`.
-pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Utf8> {
+pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
     utf8_of(value).ok_or_else(|| Error::InvalidArgument(format!("{field}: expected a string")))
 }
 
 /// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
 pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
     let text = string_arg(field, value)?;
-    let Some(digits) = plain_digits(&text) else {
-        return slow_parse(field, &text);
+    let digits = match text.as_slice() {
+        [b'0', b'x', rest @ ..] => rest,
+        _ => return slow_parse(field, &text),
     };
+    // const-hex strips one more prefix by itself: only hex digits may follow ours
+    if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
+        return slow_parse(field, &text);
+    }
     let mut out = vec![0u8; digits.len() / 2];
     match hex::decode_to_slice(digits, &mut out) {
         Ok(()) => Ok(out),
         Err(_) => slow_parse(field, &text),
-    }
-}
-
-/// The digits after `0x` when the fast decoder may read them: an even count, and no second prefix (const-hex
-/// strips one more by itself). Anything else goes to the core's parser for its exact error.
-fn plain_digits(text: &[u8]) -> Option<&[u8]> {
-    match text {
-        [b'0', b'x', rest @ ..]
-            if rest.len() % 2 == 0 && !rest.starts_with(b"0x") && !rest.starts_with(b"0X") =>
-        {
-            Some(rest)
-        }
-        _ => None,
     }
 }
 
@@ -409,31 +338,13 @@ fn slow_parse(field: &str, text: &[u8]) -> Result<Vec<u8>> {
 
 /// A `0x` hex string of exactly `N` bytes.
 pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<[u8; N]> {
-    let mut out = [0u8; N];
-    fixed_into(field, value, &mut out)?;
-    Ok(out)
-}
-
-/// [`fixed_arg`]'s work, once for every `N`: the usual case decodes straight into `out`; any other goes the long
-/// way for its exact error.
-fn fixed_into(field: &str, value: &JsValue, out: &mut [u8]) -> Result<()> {
-    let text = string_arg(field, value)?;
-    if let Some(digits) = plain_digits(&text)
-        && digits.len() == 2 * out.len()
-        && hex::decode_to_slice(digits, &mut *out).is_ok()
-    {
-        return Ok(());
-    }
-    let bytes = slow_parse(field, &text)?;
-    if bytes.len() != out.len() {
-        return Err(Error::InvalidLength {
-            field: field.to_owned(),
-            expected: out.len(),
-            got: bytes.len(),
-        });
-    }
-    out.copy_from_slice(&bytes);
-    Ok(())
+    let bytes = hex_arg(field, value)?;
+    let got = bytes.len();
+    <[u8; N]>::try_from(bytes).map_err(|_| Error::InvalidLength {
+        field: field.to_owned(),
+        expected: N,
+        got,
+    })
 }
 
 /// An address argument (see [`crate::hex::parse_address`]).

@@ -145,14 +145,17 @@ pub fn is_profile_relayer_error(value: &JsValue) -> bool {
 }
 
 enum ContentBuf {
-    Text(io::Utf8),
+    Text(String),
     Bytes(Vec<u8>),
 }
 
 impl ContentBuf {
     fn of(content: &JsValue) -> JsResult<Self> {
         if let Some(text) = utf8_of(content) {
-            Ok(Self::Text(text))
+            // written by the JS engine from a JS string: valid UTF-8 (lone surrogates become U+FFFD)
+            Ok(Self::Text(
+                String::from_utf8(text).map_err(|_| Error::InvalidContent)?,
+            ))
         } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
             Ok(Self::Bytes(bytes.to_vec()))
         } else {
@@ -160,17 +163,16 @@ impl ContentBuf {
         }
     }
 
-    fn as_content(&self) -> JsResult<Content<'_>> {
-        Ok(match self {
-            // written by the JS engine from a JS string: valid UTF-8 (lone surrogates become U+FFFD)
-            Self::Text(t) => Content::Text(std::str::from_utf8(t).map_err(|_| Error::InvalidContent)?),
+    fn as_content(&self) -> Content<'_> {
+        match self {
+            Self::Text(t) => Content::Text(t),
             Self::Bytes(b) => Content::Bytes(b),
-        })
+        }
     }
 
     fn bytes(&self) -> &[u8] {
         match self {
-            Self::Text(t) => t,
+            Self::Text(t) => t.as_bytes(),
             Self::Bytes(b) => b,
         }
     }
@@ -178,7 +180,8 @@ impl ContentBuf {
 
 /// A string argument as Rust text.
 fn text_arg(field: &str, value: &JsValue) -> JsResult<String> {
-    string_arg(field, value)?.into_text(field)
+    String::from_utf8(string_arg(field, value)?)
+        .map_err(|_| Error::InvalidArgument(format!("{field}: expected a string")))
 }
 
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,
@@ -189,11 +192,8 @@ pub fn encode_verifiable_uri(
     #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
 ) -> JsResult<JsString> {
     let content = ContentBuf::of(content)?;
-    let url = string_arg("url", url)?;
-    Ok(hex_js(&lsp2::encode_verifiable_uri(
-        content.as_content()?,
-        url.as_text("url")?,
-    )))
+    let url = text_arg("url", url)?;
+    Ok(hex_js(&lsp2::encode_verifiable_uri(content.as_content(), &url)))
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
@@ -274,7 +274,8 @@ fn dynamic_parts(parts: &JsValue) -> JsResult<Vec<String>> {
 
 fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
     let name = string_arg("name", name)?;
-    let name = name.as_text("name")?;
+    let name =
+        std::str::from_utf8(&name).map_err(|_| Error::InvalidArgument("name: expected a string".into()))?;
     lsp2::encode_key_name(name, &dynamic_parts(parts)?)
 }
 
