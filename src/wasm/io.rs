@@ -68,6 +68,12 @@ export function predicted(all) {
 export function unknownKey(o, allowed) {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) return k;
 }
+export function presentFields(o, allowed) {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) return -1;
+  let present = 0;
+  for (let i = 0; i < allowed.length; i++) { const v = o[allowed[i]]; if (v !== undefined && v !== null) present |= 1 << i; }
+  return present;
+}
 export function utf8In(buf, s, ptr, cap) {
   if (typeof s !== 'string') return -1;
   return s.length * 3 <= cap ? buf.utf8Write(s, ptr, cap) : -2;
@@ -91,6 +97,11 @@ extern "C" {
     /// The first own key of `o` not in the array `allowed` (`undefined` if none): one call instead of one per key.
     #[wasm_bindgen(js_name = unknownKey)]
     pub(crate) fn unknown_key(o: &JsValue, allowed: &JsValue) -> JsValue;
+
+    /// One call for what an input object holds: bit `i` set when `o[allowed[i]]` is neither undefined nor null;
+    /// -1 when `o` has an own key outside `allowed` (at most 31 keys).
+    #[wasm_bindgen(js_name = presentFields)]
+    pub(crate) fn present_fields(o: &JsValue, allowed: &JsValue) -> i32;
 
     /// Node: writes a string of at most `cap / 3` UTF-16 units at `ptr` in one call and answers the bytes written;
     /// -1 when `s` is not a string, -2 when it may not fit.

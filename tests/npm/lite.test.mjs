@@ -85,6 +85,18 @@ test('arguments are checked strictly, with the same codes as before', () => {
   assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: { factory: controller } }),
     (e) => e.code === 'INVALID_ARGUMENT' && /universalProfileInit/.test(e.message));
   assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 1.5 }), { code: 'UNKNOWN_NETWORK' });
+  // the input object as read in one call: null is absent, unknown keys are named, implementations need a named network
+  const calldata = lite.profileDataFromControllers([controller]).postDeploymentCallData;
+  assert.throws(() => lite.predictProfileAddress({ salt: null, postDeploymentCallData: calldata }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /missing field `salt`/.test(e.message));
+  assert.deepEqual(lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: null, implementations: undefined }),
+    lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: 'mainnet' }));
+  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, netwrok: 'testnet' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /unknown field "netwrok"/.test(e.message));
+  const named = lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: 'testnet', implementations: 'v0.12.1' });
+  assert.notEqual(named.universalProfile, lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata }).universalProfile);
+  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: { factory: controller, universalProfileInit: controller, keyManagerInit: controller, postDeploymentModule: controller }, implementations: 'v0.12.1' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /named networks/.test(e.message));
   assert.throws(() => lite.encodeArrayElementKey('AddressPermissions[]', -1), (e) => e.code === 'INVALID_ARRAY_INDEX' && /-1/.test(e.message));
   // strings with non-ASCII text and lone surrogates cross intact / as U+FFFD, as with TextEncoder
   const text = 'héllo ✓ \u{1F600}';
