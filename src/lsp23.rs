@@ -199,7 +199,7 @@ pub fn decode_post_deployment_calldata(data: &[u8]) -> Result<ProfileData> {
 }
 
 /// Checks `postDeploymentCallData` as [`decode_post_deployment_calldata`] does, without copying the values out
-/// (what the prediction and the factory calldata need: a third of a prediction's time went to the copies).
+/// (what the prediction and the factory calldata need).
 ///
 /// # Errors
 /// [`Error::InvalidAbi`] or [`Error::KeysValuesMismatch`].

@@ -99,7 +99,8 @@ extern "C" {
     pub(crate) fn unknown_key(o: &JsValue, allowed: &JsValue) -> JsValue;
 
     /// One call for what an input object holds: bit `i` set when `o[allowed[i]]` is neither undefined nor null;
-    /// -1 when `o` has an own key outside `allowed` (at most 31 keys).
+    /// -1 when `o` has an own key outside `allowed` (at most 31 keys). Its key loop repeats `unknownKey`'s: snippet
+    /// functions cannot call each other (the Node build turns them into `exports.f`).
     #[wasm_bindgen(js_name = presentFields)]
     pub(crate) fn present_fields(o: &JsValue, allowed: &JsValue) -> i32;
 

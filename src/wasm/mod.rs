@@ -539,33 +539,27 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
             "expected an object {salt, postDeploymentCallData, network?}".into(),
         ));
     }
-    // which fields are there, and no unknown one, in one call (a prediction is ≈ 16 keccak blocks: the crossings
-    // to read its input were a tenth of its time)
+    // which fields are there, and no unknown one, in one call instead of ≈ 15 (3–4 % of a prediction)
     let present = io::present_fields(input, &io::interned_list(DEPLOYMENT_KEYS));
     if present < 0 {
         reject_unknown_keys(input, DEPLOYMENT_KEYS, "input")?;
     }
     let o: &Obj = input.unchecked_ref();
-    let read = |i: usize| -> Option<JsValue> {
-        let key = DEPLOYMENT_KEYS.get(i).copied().unwrap_or_default();
+    let read = |key: &'static str| -> Option<JsValue> {
+        let i = DEPLOYMENT_KEYS.iter().position(|k| *k == key)?;
         (present & (1 << i) != 0).then(|| o.field(key))
     };
-    let required = |i: usize| -> JsResult<JsValue> {
-        read(i).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "input: missing field `{}`",
-                DEPLOYMENT_KEYS.get(i).copied().unwrap_or_default()
-            ))
-        })
+    let required = |key: &'static str| -> JsResult<JsValue> {
+        read(key).ok_or_else(|| Error::InvalidArgument(format!("input: missing field `{key}`")))
     };
-    let salt = B256::from(fixed_arg::<32>("salt", &required(0)?)?);
-    let calldata = hex_arg("postDeploymentCallData", &required(1)?)?;
-    let network = read(2);
+    let salt = B256::from(fixed_arg::<32>("salt", &required("salt")?)?);
+    let calldata = hex_arg("postDeploymentCallData", &required("postDeploymentCallData")?)?;
+    let network = read("network");
     let constants = match &network {
         Some(n) => network_of(n)?,
         None => Network::Mainnet.constants(),
     };
-    let Some(implementations) = read(3) else {
+    let Some(implementations) = read("implementations") else {
         return Ok((salt, calldata, constants));
     };
     let constants = match implementations.as_string().as_deref() {
