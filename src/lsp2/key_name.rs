@@ -161,11 +161,12 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     if name.is_empty() {
         return Err(invalid("empty name"));
     }
-    let words: Vec<&str> = name.split(':').collect();
-    if words.iter().any(|w| w.is_empty()) {
+    // the checks walk the words without collecting them: a key name is encoded with no allocation
+    let words = || name.split(':');
+    if words().any(str::is_empty) {
         return Err(invalid("empty word between ':' separators"));
     }
-    let expected = words.iter().filter(|w| is_dynamic(w)).count();
+    let expected = words().filter(|w| is_dynamic(w)).count();
     if expected != dynamic_parts.len() {
         return Err(Error::DynamicKeyPartCount {
             name: name.to_owned(),
@@ -173,22 +174,27 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             got: dynamic_parts.len(),
         });
     }
-    if words.first().is_some_and(|w| is_dynamic(w)) {
+    if words().next().is_some_and(is_dynamic) {
         return Err(invalid("the first word cannot be a dynamic part"));
     }
+    let mut split = words();
+    let words = (split.next(), split.next(), split.next(), split.next());
     let mut parts = dynamic_parts.iter().map(AsRef::as_ref);
-    let mut slot = |word: &str, size: usize| -> Result<Vec<u8>> {
+    // the `size` first bytes of the slot of `word` (a slot is at most 20 bytes)
+    let mut slot = |word: &str, size: usize| -> Result<std::iter::Take<std::array::IntoIter<u8, 20>>> {
+        let mut bytes = [0u8; 20];
         if is_dynamic(word) {
             // count checked above
             let value = parts.next().ok_or_else(|| invalid("missing dynamic part"))?;
-            encode_dynamic_part(word, value, size)
+            encode_dynamic_part(word, value, bytes.get_mut(..size).unwrap_or_default())?;
         } else {
-            Ok(word_hash(word).iter().take(size).copied().collect())
+            write_left(&mut bytes, word_hash(word).iter().copied());
         }
+        Ok(bytes.into_iter().take(size))
     };
     let mut key = [0u8; 32];
-    match words.as_slice() {
-        [single] => {
+    match words {
+        (Some(single), None, ..) => {
             if single.contains(['<', '>']) {
                 return Err(invalid(
                     "'<' and '>' are only allowed around dynamic parts after ':'",
@@ -196,12 +202,12 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             }
             key = word_hash(name).0;
         }
-        [first, second] => {
+        (Some(first), Some(second), None, _) => {
             let hash = word_hash(first);
             let parts = hash.iter().take(10).chain(&[0, 0]).copied();
             write_left(&mut key, parts.chain(slot(second, 20)?));
         }
-        [first, second, third] => {
+        (Some(first), Some(second), Some(third), None) => {
             let hash = word_hash(first);
             let parts = hash.iter().take(6).copied().chain(slot(second, 4)?);
             write_left(&mut key, parts.chain([0, 0]).chain(slot(third, 20)?));
@@ -256,7 +262,8 @@ fn is_dynamic(word: &str) -> bool {
     word.starts_with('<') && word.ends_with('>')
 }
 
-fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> {
+/// Writes the dynamic part `value` of type `word` into `slot` (zeroed).
+fn encode_dynamic_part(word: &str, value: &str, slot: &mut [u8]) -> Result<()> {
     let kind = word
         .strip_prefix('<')
         .and_then(|w| w.strip_suffix('>'))
@@ -266,15 +273,14 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
         value: value.to_owned(),
         reason,
     };
-    let mut slot = vec![0u8; size];
     match kind {
         "address" => {
             let address = parse_address("dynamicKeyPart", value).map_err(|e| bad(e.to_string()))?;
-            write_left(&mut slot, address.iter().copied());
+            write_left(slot, address.iter().copied());
         }
-        "string" => write_left(&mut slot, keccak256(value.as_bytes()).iter().copied()),
+        "string" => write_left(slot, keccak256(value.as_bytes()).iter().copied()),
         "bool" => match value {
-            "true" => write_right(&mut slot, [1]),
+            "true" => write_right(slot, [1]),
             "false" => {}
             _ => return Err(bad("expected \"true\" or \"false\"".to_owned())),
         },
@@ -285,7 +291,7 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
                 return Err(bad(format!("{} bytes do not fit bytes{n}", bytes.len())));
             }
             // right-padded to N, then right-padded / right-cut to the slot
-            write_left(&mut slot, bytes);
+            write_left(slot, bytes);
         }
         _ if let Some(width) = kind.strip_prefix("uint") => {
             let bits = type_width(width, 8, 256, 8).ok_or_else(|| unknown_type(word))?;
@@ -296,11 +302,11 @@ fn encode_dynamic_part(word: &str, value: &str, size: usize) -> Result<Vec<u8>> 
             }
             // the value as uint<bits> (bits/8 bytes), left-padded / left-cut to the slot
             let word32 = n.to_be_bytes::<32>();
-            write_right(&mut slot, word32.into_iter().skip(32 - bits / 8));
+            write_right(slot, word32.into_iter().skip(32 - bits / 8));
         }
         _ => return Err(unknown_type(word)),
     }
-    Ok(slot)
+    Ok(())
 }
 
 fn unknown_type(word: &str) -> Error {

@@ -9,5 +9,6 @@ mod verifiable_uri;
 pub use key_name::{array_element_key, encode_array_element_key, encode_array_length, encode_key_name};
 pub use verifiable_uri::{
     Content, ECDSA, KECCAK256_BYTES, KECCAK256_UTF8, NO_VERIFICATION, UriFormat, VerifiableUri,
-    VerificationMethod, decode_verifiable_uri, encode_verifiable_uri, encode_with_method, verify,
+    VerificationMethod, decode_verifiable_uri, encode_verifiable_uri, encode_with_method,
+    verifiable_uri_head, verify,
 };

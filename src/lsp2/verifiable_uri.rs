@@ -144,17 +144,27 @@ impl VerifiableUri {
 /// ```
 #[must_use]
 pub fn encode_verifiable_uri(content: Content<'_>, url: &str) -> Vec<u8> {
+    let head = verifiable_uri_head(content);
+    let mut out = Vec::with_capacity(head.len() + url.len());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(url.as_bytes());
+    out
+}
+
+/// The 40 bytes of [`encode_verifiable_uri`]'s value before the URL: `0x0000 ‖ method ‖ 0x0020 ‖ keccak256`.
+/// For callers that write the value out piecewise (the wasm bindings hex-encode it without a `Vec`).
+#[must_use]
+pub fn verifiable_uri_head(content: Content<'_>) -> [u8; 40] {
     let (method, hash) = match content {
         Content::Text(text) => (KECCAK256_UTF8, keccak256(text.as_bytes())),
         Content::Bytes(bytes) => (KECCAK256_BYTES, keccak256(bytes)),
     };
-    let mut out = Vec::with_capacity(8 + 32 + url.len());
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(method.as_slice());
-    out.extend_from_slice(&[0, 32]);
-    out.extend_from_slice(hash.as_slice());
-    out.extend_from_slice(url.as_bytes());
-    out
+    let [m0, m1, m2, m3] = method.0;
+    let mut head = [0u8; 40];
+    let (prefix, digest) = head.split_at_mut(8);
+    prefix.copy_from_slice(&[0, 0, m0, m1, m2, m3, 0, 32]);
+    digest.copy_from_slice(hash.as_slice());
+    head
 }
 
 /// Encodes a VerifiableURI with an explicit method and verification data, e.g. an unverifiable
@@ -289,6 +299,17 @@ mod tests {
         let none =
             decode_verifiable_uri(&encode_with_method(NO_VERIFICATION, &[], "ipfs://x").unwrap()).unwrap();
         assert_eq!(verify(&none, b"x").unwrap_err().code(), "UNVERIFIABLE_METHOD");
+    }
+
+    #[test]
+    fn head_is_the_value_before_the_url() {
+        let bytes = [1u8, 2, 3];
+        let head = verifiable_uri_head(Content::Bytes(&bytes));
+        let by_method = encode_with_method(KECCAK256_BYTES, keccak256(bytes).as_slice(), "").unwrap();
+        assert_eq!(head.as_slice(), by_method);
+        let text = verifiable_uri_head(Content::Text("{}"));
+        let by_method = encode_with_method(KECCAK256_UTF8, keccak256(b"{}").as_slice(), "").unwrap();
+        assert_eq!(text.as_slice(), by_method);
     }
 
     #[test]
