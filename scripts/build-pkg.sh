@@ -25,6 +25,21 @@ WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enab
 # other wasm builds sharing the target directory (rustflags are part of their fingerprint)
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 
+# Functions that return their error instead of throwing it (`rethrown` in src/wasm/mod.rs: one value crosses the
+# boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
+# that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
+RETHROWN=(encodeVerifiableUri encodeKeyName)
+rethrow() {
+  local file=$1
+  RETHROWN="${RETHROWN[*]}" perl -0pi -e '
+    BEGIN { $n = 0 }
+    for my $f (split / /, $ENV{RETHROWN}) {
+      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if (typeof ret !== "string") throw ret;\n    return ret;\n/;
+    }
+    END { if ($n != scalar(split / /, $ENV{RETHROWN})) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
+  ' "$file"
+}
+
 wanted=("$@")
 [ ${#wanted[@]} -gt 0 ] || wanted=(full:bundler full:web full:nodejs lite:bundler lite:web lite:nodejs
   recover:bundler recover:web recover:nodejs)
@@ -37,7 +52,7 @@ for flavour in full lite recover; do
   for w in "${wanted[@]}"; do [ "${w%%:*}" = "$flavour" ] && targets+=("${w#*:}"); done
   [ ${#targets[@]} -gt 0 ] || continue
   case $flavour in
-    full) features=wasm prefix=pkg opt_level=s wasm_opt=-Os ;;
+    full) features=wasm prefix=pkg opt_level=s wasm_opt=-Oz ;;
     lite) features=wasm-lite prefix=pkg/lite opt_level=3 wasm_opt=-O3 ;;
     recover) features=wasm-recover prefix=pkg/recover opt_level=3 wasm_opt=-O3 ;;
   esac
@@ -49,6 +64,7 @@ for flavour in full lite recover; do
     dir=$prefix/${target/nodejs/node}
     rm -rf "$dir"
     wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
+    if [ "$target" = bundler ]; then rethrow "$dir/profile_relayer_bg.js"; else rethrow "$dir/profile_relayer.js"; fi
     wasm-opt "$wasm_opt" "${WASM_OPT_FEATURES[@]}" "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
     # the Node build is CommonJS (the top-level pkg/package.json says "module"); its `inline_js` snippets are written
     # as ES modules (`export function f`), so they become `exports.f = function f` (checked: nothing else is allowed)

@@ -7,7 +7,11 @@
 //! `latin1Slice` for hex, `utf8Slice`), else `TextEncoder.encodeInto` / `TextDecoder` (browsers). Results that
 //! are objects are built field by field with cached keys, never through serde.
 
-use std::cell::RefCell;
+use std::{
+    borrow::Cow,
+    cell::{Cell, RefCell},
+    marker::PhantomData,
+};
 
 use alloy_primitives::hex;
 use js_sys::{JsString, Uint8Array};
@@ -219,53 +223,161 @@ fn u32_of(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The UTF-8 bytes of a JS string (`None` when `value` is not a string).
+/// What writing a JS value as UTF-8 into wasm memory gave.
+enum Written {
+    /// `n` bytes from the start of the destination.
+    Bytes(usize),
+    /// Not a string.
+    NotString,
+    /// A string that may need more room than the destination has (UTF-8 takes at most 3 bytes per UTF-16 unit).
+    TooLong,
+    /// No native writer: read it through wasm-bindgen.
+    Unsupported,
+}
+
+/// Writes `value` (if a string) as UTF-8 at `ptr` in one native call when its worst case fits `cap` bytes.
+#[inline(never)]
+fn write_utf8(value: &JsValue, ptr: *mut u8, cap: usize) -> Written {
+    let (ptr, cap) = (ptr as usize, cap.min(u32::MAX as usize));
+    with_io(|io| match &io.backend {
+        Backend::Node { buffer } => match utf8_in(buffer, value, u32_of(ptr), u32_of(cap)) {
+            -1 => Written::NotString,
+            // ≥ 0: at most `cap` bytes written by the native writer
+            n => usize::try_from(n).map_or(Written::TooLong, |n| Written::Bytes(n.min(cap))),
+        },
+        Backend::Web { encoder, .. } => {
+            let Some(s) = value.dyn_ref::<JsString>() else {
+                return Written::NotString;
+            };
+            if (s.length() as usize).saturating_mul(3) > cap {
+                return Written::TooLong;
+            }
+            io.view(ptr, cap).map_or(Written::Unsupported, |v| {
+                Written::Bytes((encoder.encode_into(s, &v).written() as usize).min(cap))
+            })
+        }
+        Backend::Plain => Written::Unsupported,
+    })
+}
+
+/// The UTF-8 bytes of a JS string (`None` when `value` is not a string), in a fresh allocation.
 pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
-    // Node: a short string (most arguments: hex words, addresses, names, URLs) crosses in one call instead of three
-    const SHORT: usize = 1024;
-    let mut short: Vec<u8> = Vec::with_capacity(SHORT);
-    // the reservation above may have grown the memory: `with_io` re-creates the views first
-    let written = with_io(|io| match &io.backend {
-        Backend::Node { buffer } => Some(utf8_in(
-            buffer,
-            value,
-            u32_of(short.as_ptr() as usize),
-            u32_of(SHORT),
-        )),
-        _ => None,
-    });
-    match written {
-        Some(-1) => return None,
-        Some(n) if n >= 0 => {
-            // SAFETY: the native writer initialised exactly `n <= SHORT` bytes from the start of the buffer
-            unsafe { short.set_len((n as usize).min(SHORT)) };
-            return Some(short);
+    with_args(|args| args.utf8(value).map(Cow::into_owned))
+}
+
+/// Bytes of scratch space for the string arguments of one call: a 16 KiB area allocated once and reused, so a
+/// call's arguments cost no allocation (a typical `postDeploymentCallData` is 2 KB of hex, written into 6 KB of room).
+const SCRATCH_BYTES: usize = 16 * 1024;
+
+thread_local! {
+    /// The scratch area (allocated on first use, kept for the life of the module) and whether a call is using it.
+    static SCRATCH: Cell<(*mut u8, bool)> = const { Cell::new((std::ptr::null_mut(), false)) };
+}
+
+/// The string arguments of one call, written into the scratch area (see [`with_args`]).
+pub(crate) struct Args<'a> {
+    /// The scratch area (null: none, every argument goes to the heap).
+    base: *mut u8,
+    /// Its size in bytes.
+    room: usize,
+    /// Bytes of it taken by earlier arguments.
+    used: Cell<usize>,
+    _scratch: PhantomData<&'a mut [u8]>,
+}
+
+/// Runs `f` with the scratch area for reading arguments; a nested call (none today) reads them into the heap.
+pub(crate) fn with_args<R>(f: impl FnOnce(&Args<'_>) -> R) -> R {
+    f(&Args::open())
+}
+
+impl Args<'_> {
+    /// Takes the scratch area, or none when a caller up the stack has it.
+    #[inline(never)]
+    fn open() -> Self {
+        let base = SCRATCH.with(|cell| match cell.get() {
+            (_, true) => std::ptr::null_mut(),
+            (base, false) => {
+                let base = if base.is_null() {
+                    Box::leak(vec![0u8; SCRATCH_BYTES].into_boxed_slice()).as_mut_ptr()
+                } else {
+                    base
+                };
+                cell.set((base, true));
+                base
+            }
+        });
+        Self {
+            base,
+            room: if base.is_null() { 0 } else { SCRATCH_BYTES },
+            used: Cell::new(0),
+            _scratch: PhantomData,
         }
-        _ => drop(short),
     }
-    if !value.is_string() {
-        return None;
-    }
-    let s: &JsString = value.unchecked_ref();
-    // UTF-8 takes at most 3 bytes per UTF-16 unit
-    let cap = (s.length() as usize).saturating_mul(3);
-    let mut out: Vec<u8> = Vec::with_capacity(cap);
-    // the reservation above may have grown the memory: `with_io` re-creates the views first
-    let written = with_io(|io| match &io.backend {
-        Backend::Node { buffer } => Some(buffer.utf8_write(s, u32_of(out.as_ptr() as usize), u32_of(cap))),
-        Backend::Web { encoder, .. } => io
-            .view(out.as_ptr() as usize, cap)
-            .map(|v| encoder.encode_into(s, &v).written()),
-        Backend::Plain => None,
-    });
-    match written {
-        Some(n) => {
-            // SAFETY: the native writer initialised exactly `n <= cap` bytes from the start of the buffer
-            unsafe { out.set_len((n as usize).min(cap)) };
-            Some(out)
+}
+
+impl Drop for Args<'_> {
+    fn drop(&mut self) {
+        if !self.base.is_null() {
+            SCRATCH.with(|cell| cell.set((self.base, false)));
         }
-        None => value.as_string().map(String::into_bytes),
     }
+}
+
+impl Args<'_> {
+    /// The UTF-8 bytes of a string argument (`None` when `value` is not a string): in the scratch area when it
+    /// fits, else in a fresh allocation.
+    #[inline(never)]
+    pub(crate) fn utf8(&self, value: &JsValue) -> Option<Cow<'_, [u8]>> {
+        let used = self.used.get();
+        if !self.base.is_null() {
+            let free = self.room.saturating_sub(used);
+            // SAFETY: `used <= room`, inside the scratch area
+            let at = unsafe { self.base.add(used) };
+            match write_utf8(value, at, free) {
+                Written::Bytes(n) => {
+                    self.used.set(used + n);
+                    // SAFETY: the native writer initialised `n <= free` bytes at `at`; later arguments are written
+                    // after them, and the area is borrowed for as long as `self`
+                    return Some(Cow::Borrowed(unsafe { std::slice::from_raw_parts(at, n) }));
+                }
+                Written::NotString => return None,
+                Written::TooLong | Written::Unsupported => {}
+            }
+        }
+        // past the room (or none): a heap buffer for the worst case, 3 bytes per UTF-16 unit
+        let cap = (value.dyn_ref::<JsString>()?.length() as usize).saturating_mul(3);
+        let mut out: Vec<u8> = Vec::with_capacity(cap);
+        // the reservation may grow the memory: `write_utf8` re-creates the views first
+        match write_utf8(value, out.as_mut_ptr(), cap) {
+            Written::Bytes(n) => {
+                // SAFETY: the native writer initialised exactly `n <= cap` bytes from the start of the buffer
+                unsafe { out.set_len(n) };
+                Some(Cow::Owned(out))
+            }
+            Written::NotString => None,
+            Written::TooLong | Written::Unsupported => value.as_string().map(|s| Cow::Owned(s.into_bytes())),
+        }
+    }
+
+    /// A string argument's UTF-8 bytes, or `INVALID_ARGUMENT` naming `field`.
+    fn string(&self, field: &str, value: &JsValue) -> Result<Cow<'_, [u8]>> {
+        self.utf8(value).ok_or_else(|| not_a_string(field))
+    }
+
+    /// A string argument as Rust text, or `INVALID_ARGUMENT` naming `field`.
+    pub(crate) fn text(&self, field: &str, value: &JsValue) -> Result<Cow<'_, str>> {
+        match self.string(field, value)? {
+            Cow::Borrowed(b) => std::str::from_utf8(b).map(Cow::Borrowed).ok(),
+            Cow::Owned(b) => String::from_utf8(b).map(Cow::Owned).ok(),
+        }
+        .ok_or_else(|| not_a_string(field))
+    }
+}
+
+/// `INVALID_ARGUMENT`: `field` is not a string.
+#[cold]
+pub(crate) fn not_a_string(field: &str) -> Error {
+    Error::InvalidArgument(format!("{field}: expected a string"))
 }
 
 /// A JS string from ASCII bytes (hex, addresses).
@@ -292,54 +404,73 @@ fn string_from(bytes: &[u8], ascii: bool) -> JsString {
 
 /// `0x`-prefixed lower-case hex of `bytes` as a JS string.
 pub(crate) fn hex_js(bytes: &[u8]) -> JsString {
+    hex_concat_js(&[bytes])
+}
+
+/// `0x`-prefixed lower-case hex of the concatenation of `parts` as a JS string (no concatenated copy made).
+pub(crate) fn hex_concat_js(parts: &[&[u8]]) -> JsString {
     const STACK: usize = 128;
-    let len = 2 + 2 * bytes.len();
-    if bytes.len() <= STACK {
+    let bytes: usize = parts.iter().map(|p| p.len()).sum();
+    let len = 2 + 2 * bytes;
+    if bytes <= STACK {
         let mut buf = [0u8; 2 + 2 * STACK];
         if let Some(out) = buf.get_mut(..len)
-            && write_hex(bytes, out)
+            && write_hex(parts, out)
         {
             return ascii(out);
         }
     }
     let mut buf = vec![0u8; len];
-    if write_hex(bytes, &mut buf) {
+    if write_hex(parts, &mut buf) {
         ascii(&buf)
     } else {
-        JsString::from(hex::encode_prefixed(bytes).as_str())
+        JsString::from(hex::encode_prefixed(parts.concat()).as_str())
     }
 }
 
-fn write_hex(bytes: &[u8], out: &mut [u8]) -> bool {
-    match out.split_at_mut_checked(2) {
-        Some((prefix, digits)) => {
-            prefix.copy_from_slice(b"0x");
-            hex::encode_to_slice(bytes, digits).is_ok()
+/// Writes `0x` and the hex of `parts` into `out`, which must be exactly that long.
+fn write_hex(parts: &[&[u8]], out: &mut [u8]) -> bool {
+    let Some((prefix, mut digits)) = out.split_at_mut_checked(2) else {
+        return false;
+    };
+    prefix.copy_from_slice(b"0x");
+    for part in parts {
+        let Some((here, rest)) = digits.split_at_mut_checked(2 * part.len()) else {
+            return false;
+        };
+        if hex::encode_to_slice(part, here).is_err() {
+            return false;
         }
-        None => false,
+        digits = rest;
     }
+    digits.is_empty()
 }
 
 /// A string argument, or `INVALID_ARGUMENT` naming `field`.
 pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
-    utf8_of(value).ok_or_else(|| Error::InvalidArgument(format!("{field}: expected a string")))
+    utf8_of(value).ok_or_else(|| not_a_string(field))
 }
 
 /// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
 pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
-    let text = string_arg(field, value)?;
-    let digits = match text.as_slice() {
+    hex_of(field, &string_arg(field, value)?)
+}
+
+/// Parses `0x`-prefixed hex text (either case), with the errors of [`crate::hex::parse_hex`].
+#[inline(never)]
+fn hex_of(field: &str, text: &[u8]) -> Result<Vec<u8>> {
+    let digits = match text {
         [b'0', b'x', rest @ ..] => rest,
-        _ => return slow_parse(field, &text),
+        _ => return slow_parse(field, text),
     };
     // const-hex strips one more prefix by itself: only hex digits may follow ours
     if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
-        return slow_parse(field, &text);
+        return slow_parse(field, text);
     }
     let mut out = vec![0u8; digits.len() / 2];
     match hex::decode_to_slice(digits, &mut out) {
         Ok(()) => Ok(out),
-        Err(_) => slow_parse(field, &text),
+        Err(_) => slow_parse(field, text),
     }
 }
 
@@ -350,7 +481,10 @@ fn slow_parse(field: &str, text: &[u8]) -> Result<Vec<u8>> {
 
 /// A `0x` hex string of exactly `N` bytes.
 pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<[u8; N]> {
-    let bytes = hex_arg(field, value)?;
+    fixed_of(field, hex_arg(field, value)?)
+}
+
+fn fixed_of<const N: usize>(field: &str, bytes: Vec<u8>) -> Result<[u8; N]> {
     let got = bytes.len();
     <[u8; N]>::try_from(bytes).map_err(|_| Error::InvalidLength {
         field: field.to_owned(),

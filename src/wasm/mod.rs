@@ -43,13 +43,15 @@ pub use self::types::{
     CustomNetwork, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses, ProfileData,
 };
 
+use std::borrow::Cow;
+
 use alloy_primitives::{Address, B256, Bytes};
 use js_sys::{Array, JsString, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, prelude::*};
 
 use self::io::{
-    Obj, address_arg, array_arg, ascii, fixed_arg, hex_arg, hex_js, interned, object, string_arg, utf8,
-    utf8_of,
+    Obj, address_arg, array_arg, ascii, fixed_arg, hex_arg, hex_concat_js, hex_js, interned, object,
+    string_arg, utf8, utf8_of,
 };
 use crate::{
     Error,
@@ -70,6 +72,14 @@ impl From<Error> for JsValue {
         let _ = Reflect::set(&err, &Self::from_str("code"), &Self::from_str(e.code()));
         err.into()
     }
+}
+
+/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` in `scripts/build-pkg.sh`, which patches
+/// the generated wrapper to throw any result that is not a string): the string, or the error object *returned*.
+/// A `Result` crosses the boundary as two values and a slot of wasm-bindgen's externref table that JS reads back
+/// and frees (≈ 8 % of a VerifiableURI encode); this crosses as one value. Only for the hottest single calls.
+fn rethrown(result: JsResult<JsString>) -> JsValue {
+    result.map_or_else(JsValue::from, JsValue::from)
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -163,13 +173,6 @@ impl ContentBuf {
         }
     }
 
-    fn as_content(&self) -> Content<'_> {
-        match self {
-            Self::Text(t) => Content::Text(t),
-            Self::Bytes(b) => Content::Bytes(b),
-        }
-    }
-
     fn bytes(&self) -> &[u8] {
         match self {
             Self::Text(t) => t.as_bytes(),
@@ -180,20 +183,42 @@ impl ContentBuf {
 
 /// A string argument as Rust text.
 fn text_arg(field: &str, value: &JsValue) -> JsResult<String> {
-    String::from_utf8(string_arg(field, value)?)
-        .map_err(|_| Error::InvalidArgument(format!("{field}: expected a string")))
+    String::from_utf8(string_arg(field, value)?).map_err(|_| io::not_a_string(field))
 }
 
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,
 /// a `Uint8Array` with `keccak256(bytes)`. Hash exactly what you upload.
 #[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
-pub fn encode_verifiable_uri(
+pub fn encode_verifiable_uri_js(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
-) -> JsResult<JsString> {
-    let content = ContentBuf::of(content)?;
-    let url = text_arg("url", url)?;
-    Ok(hex_js(&lsp2::encode_verifiable_uri(content.as_content(), &url)))
+) -> JsValue {
+    rethrown(encode_verifiable_uri(content, url))
+}
+
+/// [`encode_verifiable_uri_js`] as a `Result`.
+///
+/// # Errors
+/// `INVALID_CONTENT` for content that is neither a string nor a `Uint8Array`, `INVALID_ARGUMENT` for a `url`
+/// that is not a string.
+pub fn encode_verifiable_uri(content: &JsValue, url: &JsValue) -> JsResult<JsString> {
+    // the layout is the core's (`verifiable_uri_head` ‖ url), hex-encoded piecewise: no value `Vec`, and the
+    // strings are read into the reused scratch area
+    io::with_args(|args| {
+        let head = match args.utf8(content) {
+            Some(text) => lsp2::verifiable_uri_head(Content::Text(
+                std::str::from_utf8(&text).map_err(|_| Error::InvalidContent)?,
+            )),
+            None => lsp2::verifiable_uri_head(Content::Bytes(
+                &content
+                    .dyn_ref::<Uint8Array>()
+                    .ok_or(Error::InvalidContent)?
+                    .to_vec(),
+            )),
+        };
+        let url = args.text("url", url)?;
+        Ok(hex_concat_js(&[&head, url.as_bytes()]))
+    })
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
@@ -259,33 +284,41 @@ pub fn verify_verifiable_uri(
 }
 
 /// The dynamic parts of a key name: absent, one string, or an array of strings.
-fn dynamic_parts(parts: &JsValue) -> JsResult<Vec<String>> {
+fn dynamic_parts<'a>(args: &'a io::Args<'_>, parts: &JsValue) -> JsResult<Vec<Cow<'a, str>>> {
     if parts.is_undefined() || parts.is_null() {
         return Ok(Vec::new());
     }
     if parts.is_string() {
-        return Ok(vec![text_arg("dynamicKeyParts", parts)?]);
+        return Ok(vec![args.text("dynamicKeyParts", parts)?]);
     }
     array_arg("dynamicKeyParts", parts)?
         .iter()
-        .map(|p| text_arg("dynamicKeyParts", &p))
+        .map(|p| args.text("dynamicKeyParts", &p))
         .collect()
 }
 
 fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
-    let name = string_arg("name", name)?;
-    let name =
-        std::str::from_utf8(&name).map_err(|_| Error::InvalidArgument("name: expected a string".into()))?;
-    lsp2::encode_key_name(name, &dynamic_parts(parts)?)
+    io::with_args(|args| {
+        let name = args.text("name", name)?;
+        lsp2::encode_key_name(&name, &dynamic_parts(args, parts)?)
+    })
 }
 
 /// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order (one
 /// string or an array). An Array name (`Name[]`) gives its length key.
 #[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
-pub fn encode_key_name(
+pub fn encode_key_name_js(
     #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
     #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
-) -> JsResult<JsString> {
+) -> JsValue {
+    rethrown(encode_key_name(name, dynamic_key_parts))
+}
+
+/// [`encode_key_name_js`] as a `Result`.
+///
+/// # Errors
+/// The core's key-name errors; `INVALID_ARGUMENT` for arguments of the wrong type.
+pub fn encode_key_name(name: &JsValue, dynamic_key_parts: Option<KeyPartsJs>) -> JsResult<JsString> {
     let key = key_name(name, &dynamic_key_parts.map_or(JsValue::UNDEFINED, Into::into))?;
     Ok(hex_js(key.as_slice()))
 }

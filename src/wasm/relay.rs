@@ -119,8 +119,7 @@ pub(super) fn string_field(obj: &JsValue, key: &str) -> JsResult<String> {
     if is_absent(&v) {
         return Err(Error::MissingField(key.to_owned()));
     }
-    v.as_string()
-        .ok_or_else(|| Error::InvalidArgument(format!("{key}: expected a string")))
+    v.as_string().ok_or_else(|| super::io::not_a_string(key))
 }
 
 /// A uint256 from a JS number (a safe non-negative integer), a bigint, or a decimal / `0x` string.

@@ -106,9 +106,9 @@ test('CIDs: base32, base16 and CIDv0 text; other multibases are refused in the p
 });
 
 test('the full wasm stays within its budget', () => {
-  // 147,606 B (144.1 KiB) measured this way (opt-level "s" with the hot crates at 3, wasm-opt -Os, simd128; clients
-  // without serde, answers checked by shape; signer recovery in `profile-relayer/recover`; BENCHMARKS.md): with the
-  // 5.1 KiB of bundled JS, 149.2 KiB — the ≤ 150 KB target. ≈ 1 KiB of headroom above the figure, so growth is seen.
+  // 148,201 B (144.7 KiB) measured this way (opt-level "s" with the hot crates at 3, wasm-opt -Oz, simd128; clients
+  // without serde, answers checked by shape; signer recovery in `profile-relayer/recover`; BENCHMARKS.md). The
+  // ≤ 150 KiB target is for wasm + bundled JS (5.2 KiB), so the wasm may not pass 144.8 KiB.
   const wasm = gzipSync(readFileSync(new URL('web/profile_relayer_bg.wasm', `file://${pkgDir}`)), { level: 9 }).length;
-  assert.ok(wasm <= 145.1 * 1024, `${wasm} bytes of gzipped wasm`);
+  assert.ok(wasm <= 144.8 * 1024, `${wasm} bytes of gzipped wasm`);
 });
