@@ -6,7 +6,7 @@
 #                                     recovery, built like lite)
 # One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
 # The lite entry is built for speed (opt-level 3, wasm-opt -O3): it is what hot encoding loops import. The full entry is
-# built for size (opt-level "s", wasm-opt -Os): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
+# built for size (opt-level "s", wasm-opt -Oz): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
 # on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another 9 % smaller,
 # but its VerifiableURI decode falls below erc725.js's.)
 #
