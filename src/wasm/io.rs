@@ -6,6 +6,10 @@
 //! made in one native call: Node's `Buffer` methods over the wasm memory when `Buffer` exists (`utf8Write`,
 //! `latin1Slice` for hex, `utf8Slice`), else `TextEncoder.encodeInto` / `TextDecoder` (browsers). Results that
 //! are objects are built field by field with cached keys, never through serde.
+//!
+//! The hottest calls read their string arguments into a scratch area reused across calls ([`with_args`]): no
+//! allocation per argument. The two hottest of all (`encodeVerifiableUri`, `encodeKeyName`) also return their
+//! error instead of a `Result` (see `rethrown` in `mod.rs` and `RETHROWN` in `scripts/build-pkg.sh`).
 
 use std::{
     borrow::Cow,
