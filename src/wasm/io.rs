@@ -28,8 +28,6 @@ extern "C" {
     /// Node's `Buffer` over the wasm memory.
     #[wasm_bindgen(js_name = Buffer)]
     type NodeBuffer;
-    #[wasm_bindgen(method, js_name = utf8Write)]
-    fn utf8_write(this: &NodeBuffer, s: &JsString, offset: u32, length: u32) -> u32;
     #[wasm_bindgen(method, js_name = latin1Slice)]
     fn latin1_slice(this: &NodeBuffer, start: u32, end: u32) -> JsString;
     #[wasm_bindgen(method, js_name = utf8Slice)]
