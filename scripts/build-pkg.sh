@@ -28,15 +28,19 @@ export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # Functions that return their error instead of throwing it (`rethrown` in src/wasm/mod.rs: one value crosses the
 # boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
 # that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
+# Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`.
 RETHROWN=(encodeVerifiableUri encodeKeyName)
+RETHROWN_OBJECTS=(encodeVerifiableUriData)
 rethrow() {
   local file=$1
-  RETHROWN="${RETHROWN[*]}" perl -0pi -e '
+  RETHROWN="${RETHROWN[*]}" RETHROWN_OBJECTS="${RETHROWN_OBJECTS[*]}" perl -0pi -e '
     BEGIN { $n = 0 }
-    for my $f (split / /, $ENV{RETHROWN}) {
-      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if (typeof ret !== "string") throw ret;\n    return ret;\n/;
+    my %test = (map({ $_ => q{typeof ret !== "string"} } split / /, $ENV{RETHROWN}),
+      map({ $_ => q{ret instanceof Error} } split / /, $ENV{RETHROWN_OBJECTS}));
+    for my $f (keys %test) {
+      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if ($test{$f}) throw ret;\n    return ret;\n/;
     }
-    END { if ($n != scalar(split / /, $ENV{RETHROWN})) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
+    END { if ($n != scalar(keys %test)) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
   ' "$file"
 }
 

@@ -40,7 +40,8 @@ pub use self::relay::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParams
 #[cfg(feature = "wasm-recover")]
 pub use self::relay::{recover_quota_signer, recover_relay_call_signer};
 pub use self::types::{
-    CustomNetwork, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses, ProfileData,
+    CustomNetwork, DataKeyValue, DataKeysValues, DecodedVerifiableUri, DeploymentInput, PredictedAddresses,
+    ProfileData,
 };
 
 use std::borrow::Cow;
@@ -79,7 +80,13 @@ impl From<Error> for JsValue {
 /// A `Result` crosses the boundary as two values and a slot of wasm-bindgen's externref table that JS reads back
 /// and frees (≈ 8 % of a VerifiableURI encode); this crosses as one value. Only for the hottest single calls.
 fn rethrown(result: JsResult<JsString>) -> JsValue {
-    result.map_or_else(JsValue::from, JsValue::from)
+    result.map_or_else(error_value, JsValue::from)
+}
+
+/// The JS error object of `e` (kept out of line: the callers are the hot rethrown functions).
+#[inline(never)]
+fn error_value(e: Error) -> JsValue {
+    e.into()
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -204,21 +211,62 @@ pub fn encode_verifiable_uri_js(
 pub fn encode_verifiable_uri(content: &JsValue, url: &JsValue) -> JsResult<JsString> {
     // the layout is the core's (`verifiable_uri_head` ‖ url), hex-encoded piecewise: no value `Vec`, and the
     // strings are read into the reused scratch area
-    io::with_args(|args| {
-        let head = match args.utf8(content) {
-            Some(text) => lsp2::verifiable_uri_head(Content::Text(
-                std::str::from_utf8(&text).map_err(|_| Error::InvalidContent)?,
-            )),
-            None => lsp2::verifiable_uri_head(Content::Bytes(
-                &content
-                    .dyn_ref::<Uint8Array>()
-                    .ok_or(Error::InvalidContent)?
-                    .to_vec(),
-            )),
-        };
-        let url = args.text("url", url)?;
-        Ok(hex_concat_js(&[&head, url.as_bytes()]))
-    })
+    io::with_args(|args| verifiable_uri_hex(args, &[], content, url))
+}
+
+/// `0x prefix ‖ value` in hex, the value being the VerifiableURI of `content` at `url`, both read into `args`.
+#[inline(never)]
+fn verifiable_uri_hex(
+    args: &io::Args<'_>,
+    prefix: &[u8],
+    content: &JsValue,
+    url: &JsValue,
+) -> JsResult<JsString> {
+    let head = match args.utf8(content) {
+        Some(text) => lsp2::verifiable_uri_head(Content::Text(
+            std::str::from_utf8(&text).map_err(|_| Error::InvalidContent)?,
+        )),
+        None => lsp2::verifiable_uri_head(Content::Bytes(
+            &content
+                .dyn_ref::<Uint8Array>()
+                .ok_or(Error::InvalidContent)?
+                .to_vec(),
+        )),
+    };
+    let url = args.text("url", url)?;
+    Ok(hex_concat_js(&[prefix, &head, url.as_bytes()]))
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ENCODE_VERIFIABLE_URI_DATA: &'static str = r#"
+/**
+ * The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
+ * erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key. Pass `JSON.stringify(json)` as
+ * `content` and upload exactly that text (a string is hashed as UTF-8 with `keccak256(utf8)`, a `Uint8Array` with
+ * `keccak256(bytes)`); `dynamicKeyParts` as for `encodeKeyName`.
+ */
+export function encodeVerifiableUriData(keyName: string, content: string | Uint8Array, url: string, dynamicKeyParts?: string | string[] | null): DataKeyValue;
+"#;
+
+/// The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
+/// erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key (pass `JSON.stringify(json)`
+/// as `content`, and upload exactly that text). `dynamicKeyParts` as for `encodeKeyName`. Its TypeScript
+/// declaration is written by hand (above) to keep `dynamicKeyParts` optional while it crosses as a borrowed
+/// value (an `Option` of an owned value costs a slot of the externref table per call); its JS wrapper throws the
+/// returned error (`RETHROWN_OBJECTS` in `scripts/build-pkg.sh`).
+#[wasm_bindgen(js_name = encodeVerifiableUriData, skip_typescript)]
+pub fn encode_verifiable_uri_data(
+    #[wasm_bindgen(js_name = keyName)] key_name: &JsValue,
+    content: &JsValue,
+    url: &JsValue,
+    #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: &JsValue,
+) -> JsValue {
+    // every string into the scratch area in one scope; one result string `0x key ‖ head ‖ url`, split in JS
+    let all: JsResult<JsString> = io::with_args(|args| {
+        let key = key_in(args, "keyName", key_name, dynamic_key_parts)?;
+        verifiable_uri_hex(args, key.as_slice(), content, url)
+    });
+    all.map_or_else(error_value, |all| io::key_value(&all))
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
@@ -298,10 +346,14 @@ fn dynamic_parts<'a>(args: &'a io::Args<'_>, parts: &JsValue) -> JsResult<Vec<Co
 }
 
 fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
-    io::with_args(|args| {
-        let name = args.text("name", name)?;
-        lsp2::encode_key_name(&name, &dynamic_parts(args, parts)?)
-    })
+    io::with_args(|args| key_in(args, "name", name, parts))
+}
+
+/// The data key of the key name `name` (argument `field`) with its dynamic `parts`, read into `args`.
+#[inline(never)]
+fn key_in(args: &io::Args<'_>, field: &str, name: &JsValue, parts: &JsValue) -> JsResult<B256> {
+    let name = args.text(field, name)?;
+    lsp2::encode_key_name(&name, &dynamic_parts(args, parts)?)
 }
 
 /// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order (one

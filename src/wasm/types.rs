@@ -26,6 +26,17 @@ pub struct DecodedVerifiableUri {
     pub url: String,
 }
 
+/// One ERC725Y data key and its value.
+#[derive(Debug, Clone, Serialize, Tsify)]
+pub struct DataKeyValue {
+    /// The bytes32 data key.
+    #[tsify(type = "Hex")]
+    pub key: String,
+    /// Its value.
+    #[tsify(type = "Hex")]
+    pub value: String,
+}
+
 /// ERC725Y keys and values.
 #[derive(Debug, Clone, Serialize, Tsify)]
 pub struct DataKeysValues {

@@ -79,12 +79,21 @@ const cases = [
   },
   {
     // the job of erc725.js's encodeData for one VerifiableURI key: the data key and its value, from the JSON object
-    name: 'LSP3Profile data: key + VerifiableURI value, from the JSON object',
+    name: 'LSP3Profile data: key + VerifiableURI value, from the JSON object (encodeVerifiableUriData)',
     peer: 'erc725.js encodeData (LSP3 schema)',
-    ours: (sdk) => [sdk.encodeKeyName('LSP3Profile'), sdk.encodeVerifiableUri(JSON.stringify(metadata), url)],
+    ours: (sdk) => sdk.encodeVerifiableUriData('LSP3Profile', JSON.stringify(metadata), url),
     theirs: () => {
       const { keys: [key], values: [value] } = encodeData([{ keyName: 'LSP3Profile', value: { json: metadata, url } }], LSP3_SCHEMA);
-      return [key, value];
+      return { key, value };
+    },
+  },
+  {
+    name: 'the same job in two calls (encodeKeyName + encodeVerifiableUri)',
+    peer: 'erc725.js encodeData (LSP3 schema)',
+    ours: (sdk) => ({ key: sdk.encodeKeyName('LSP3Profile'), value: sdk.encodeVerifiableUri(JSON.stringify(metadata), url) }),
+    theirs: () => {
+      const { keys: [key], values: [value] } = encodeData([{ keyName: 'LSP3Profile', value: { json: metadata, url } }], LSP3_SCHEMA);
+      return { key, value };
     },
   },
   {

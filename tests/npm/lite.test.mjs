@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
-import { encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
+import { encodeData, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
 import { keccak256, toHex } from 'viem';
 import * as full from 'profile-relayer';
 import * as lite from 'profile-relayer/lite';
@@ -51,6 +51,33 @@ test('dynamic key parts: one string or an array, like erc725.js', () => {
   for (const n of ['LSP3Profile', 'LSP5ReceivedAssets[]', 'MyCustomKey', 'MyApp:Settings:<address>', 'A:B:<bytes4>']) {
     const parts = n.includes('<address>') ? [controller] : n.includes('<bytes4>') ? ['0xcafecafe'] : undefined;
     assert.equal(lite.encodeKeyName(n, parts), erc725EncodeKeyName(n, parts), n);
+  }
+});
+
+test('encodeVerifiableUriData: the key and value of erc725.js encodeData, in one call', () => {
+  const schemas = createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP3ProfileMetadata.json')
+    .concat(createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP4DigitalAsset.json'));
+  const custom = { name: 'MyApp:Files:<address>', key: erc725EncodeKeyName('MyApp:Files:<address>', [controller]),
+    keyType: 'Mapping', valueType: 'bytes', valueContent: 'VerifiableURI' };
+  const url = 'ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG';
+  for (const [keyName, json, parts] of [['LSP3Profile', { LSP3Profile: { name: 'alice', tags: ['é', '✓'] } }],
+    ['LSP4Metadata', { LSP4Metadata: { name: 'token', images: [] } }], ['MyApp:Files:<address>', { files: [1, 2] }, [controller]]]) {
+    const { keys: [key], values: [value] } = encodeData([{ keyName, dynamicKeyParts: parts, value: { json, url } }], [...schemas, custom]);
+    for (const sdk of [lite, full]) {
+      assert.deepEqual(sdk.encodeVerifiableUriData(keyName, JSON.stringify(json), url, parts), { key, value }, keyName);
+    }
+    // one dynamic part may be given alone, as for encodeKeyName
+    if (parts) assert.equal(lite.encodeVerifiableUriData(keyName, JSON.stringify(json), url, parts[0]).key, key);
+  }
+  const bytes = new Uint8Array([0, 1, 255]);
+  assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', bytes, url),
+    { key: lite.encodeKeyName('LSP3Profile'), value: lite.encodeVerifiableUri(bytes, url) });
+  for (const [call, code] of [[() => lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, url), 'INVALID_CONTENT'],
+    [() => lite.encodeVerifiableUriData('LSP3Profile', '{}', 7), 'INVALID_ARGUMENT'],
+    [() => lite.encodeVerifiableUriData(undefined, '{}', url), 'INVALID_ARGUMENT'],
+    [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url), 'DYNAMIC_KEY_PART_COUNT'],
+    [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url, '0x12'), 'INVALID_DYNAMIC_KEY_PART']]) {
+    assert.throws(call, (e) => e.code === code && lite.isProfileRelayerError(e), code);
   }
 });
 
@@ -113,11 +140,14 @@ test('functions that return their error to a patched wrapper still throw it, in 
   for (const [build, sdk] of [['lite', lite], ['full', full], ['lite/web', web], ['lite (CommonJS)', cjs]]) {
     for (const [call, code] of [[() => sdk.encodeVerifiableUri(42, 'ipfs://x'), 'INVALID_CONTENT'],
       [() => sdk.encodeVerifiableUri('{}', 42), 'INVALID_ARGUMENT'], [() => sdk.encodeKeyName(42), 'INVALID_ARGUMENT'],
-      [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'], [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART']]) {
+      [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'], [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
+      [() => sdk.encodeVerifiableUriData('A:B:C:D', '{}', 'ipfs://x'), 'INVALID_KEY_NAME'],
+      [() => sdk.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://x'), 'INVALID_CONTENT']]) {
       assert.throws(call, (e) => e instanceof Error && e.code === code && sdk.isProfileRelayerError(e), `${build}: ${code}`);
     }
     // a value that happens to be an Error-like string is still a value
     assert.match(sdk.encodeKeyName('Error'), /^0x[0-9a-f]{64}$/);
+    assert.match(sdk.encodeVerifiableUriData('Error', 'Error', 'Error').key, /^0x[0-9a-f]{64}$/);
   }
 });
 

@@ -124,12 +124,16 @@ async function clients(): Promise<[CreateProfileResult, IndexRecord | NotIndexed
 function liteEntry(): [Hex[], Address] {
   const keys: Hex[] = lite.encodeKeyNames(['LSP3Profile', { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller }]);
   const single: Hex = lite.encodeKeyName('AddressPermissions:Permissions:<address>', controller);
+  const { key, value }: { key: Hex; value: Hex } = lite.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://QmX');
+  lite.encodeVerifiableUriData('MyMap:<address>', new Uint8Array([1]), 'ipfs://QmY', [controller]);
+  // @ts-expect-error: content is a string or a Uint8Array (stringify the JSON you upload)
+  lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, 'ipfs://QmX');
   const [p]: PredictedAddresses[] = lite.predictProfileAddresses([{ salt, postDeploymentCallData: calldata }]);
   // @ts-expect-error: the lite entry has no clients
   new lite.RelayerClient({ baseUrl: 'x', apiKey: 'y' });
   // @ts-expect-error: an entry is a name or { keyName, dynamicKeyParts }
   lite.encodeKeyNames([{ name: 'LSP3Profile' }]);
-  return [[...keys, single], p.universalProfile];
+  return [[...keys, single, key, value], p.universalProfile];
 }
 
 async function web(): Promise<Hex> {
