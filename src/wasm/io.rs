@@ -461,25 +461,21 @@ pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
 }
 
 /// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
-pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
-    hex_of(field, &string_arg(field, value)?)
-}
-
-/// Parses `0x`-prefixed hex text (either case), with the errors of [`crate::hex::parse_hex`].
 #[inline(never)]
-fn hex_of(field: &str, text: &[u8]) -> Result<Vec<u8>> {
-    let digits = match text {
+pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
+    let text = string_arg(field, value)?;
+    let digits = match text.as_slice() {
         [b'0', b'x', rest @ ..] => rest,
-        _ => return slow_parse(field, text),
+        _ => return slow_parse(field, &text),
     };
     // const-hex strips one more prefix by itself: only hex digits may follow ours
     if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
-        return slow_parse(field, text);
+        return slow_parse(field, &text);
     }
     let mut out = vec![0u8; digits.len() / 2];
     match hex::decode_to_slice(digits, &mut out) {
         Ok(()) => Ok(out),
-        Err(_) => slow_parse(field, text),
+        Err(_) => slow_parse(field, &text),
     }
 }
 
@@ -490,10 +486,7 @@ fn slow_parse(field: &str, text: &[u8]) -> Result<Vec<u8>> {
 
 /// A `0x` hex string of exactly `N` bytes.
 pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<[u8; N]> {
-    fixed_of(field, hex_arg(field, value)?)
-}
-
-fn fixed_of<const N: usize>(field: &str, bytes: Vec<u8>) -> Result<[u8; N]> {
+    let bytes = hex_arg(field, value)?;
     let got = bytes.len();
     <[u8; N]>::try_from(bytes).map_err(|_| Error::InvalidLength {
         field: field.to_owned(),
