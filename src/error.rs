@@ -30,6 +30,45 @@ impl fmt::Display for Quoted<'_> {
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
+/// The text of an ABI decoding error, written here rather than by the error's `Display`: that one formats its
+/// type names and logs with `{:?}` (Unicode escaping tables) and its hex errors' characters likewise, ≈ 1 KB of
+/// the npm package's gzipped wasm for messages these decoders never produce.
+pub(crate) fn abi_reason(e: &alloy_sol_types::Error) -> String {
+    use alloy_sol_types::Error as E;
+    match e {
+        E::Overrun => "ABI decoding failed: buffer overrun while deserializing".to_owned(),
+        E::BufferNotEmpty => "ABI decoding failed: buffer not empty after deserialization".to_owned(),
+        E::ReserMismatch => "ABI decoding failed: reserialization did not match original".to_owned(),
+        E::RecursionLimitExceeded(limit) => {
+            format!("ABI decoding failed: recursion limit of {limit} exceeded during decoding")
+        }
+        E::MemoryLimitExceeded(limit) => {
+            format!("ABI decoding failed: memory limit of {limit} bytes exceeded during decoding")
+        }
+        E::TypeCheckFail { expected_type, data } if data.is_empty() => {
+            format!("type check failed for {}", Quoted(expected_type))
+        }
+        E::TypeCheckFail { expected_type, data } => format!(
+            "type check failed for {} with data: {data}",
+            Quoted(expected_type)
+        ),
+        E::Other(text) => text.to_string(),
+        _ => "ABI decoding failed".to_owned(),
+    }
+}
+
+/// The text of a hex decoding error (see [`abi_reason`]: the error's `Display` formats the character with `{:?}`).
+pub(crate) fn hex_reason(e: &alloy_primitives::hex::FromHexError) -> String {
+    use alloy_primitives::hex::FromHexError as E;
+    match e {
+        E::InvalidHexCharacter { c, index } => {
+            format!("invalid character '{}' at position {index}", c.escape_default())
+        }
+        E::OddLength => "odd number of digits".to_owned(),
+        E::InvalidStringLength => "invalid string length".to_owned(),
+    }
+}
+
 /// Everything that can go wrong while encoding, decoding or validating LUKSO data.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -403,6 +442,37 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::Error;
+
+    #[test]
+    fn abi_and_hex_reasons_read_as_the_errors_own_texts() {
+        use alloy_primitives::hex::FromHexError as H;
+        use alloy_sol_types::Error as A;
+        let abi = [
+            A::Overrun,
+            A::BufferNotEmpty,
+            A::ReserMismatch,
+            A::RecursionLimitExceeded(16),
+            A::MemoryLimitExceeded(1024),
+            A::type_check_fail(b"", "uint256"),
+            A::type_check_fail(&[0xab], "bytes32[]"),
+            A::custom("something else"),
+        ];
+        for e in &abi {
+            assert_eq!(super::abi_reason(e), e.to_string());
+        }
+        for e in [
+            H::InvalidHexCharacter { c: 'g', index: 3 },
+            H::OddLength,
+            H::InvalidStringLength,
+        ] {
+            assert_eq!(super::hex_reason(&e), e.to_string());
+        }
+        // where they differ: non-ASCII characters are written as is / escaped without Unicode tables
+        assert_eq!(
+            super::hex_reason(&H::InvalidHexCharacter { c: 'é', index: 0 }),
+            "invalid character '\\u{e9}' at position 0"
+        );
+    }
 
     fn quoted(text: &str) -> BTreeSet<&str> {
         text.split('"').skip(1).step_by(2).collect()

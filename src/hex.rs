@@ -20,7 +20,7 @@ pub fn parse_hex(field: &str, s: &str) -> Result<Vec<u8>> {
     }
     hex::decode(digits).map_err(|e| Error::InvalidHex {
         field: field.to_owned(),
-        reason: e.to_string(),
+        reason: crate::error::hex_reason(&e),
     })
 }
 

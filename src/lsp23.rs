@@ -226,7 +226,7 @@ fn post_deployment_tokens(data: &[u8]) -> Result<PostDeploymentTokens<'_>> {
     };
     // (the same decoder as above, lenient: one copy of it in the wasm)
     let tokens = abi::decode_params_with_config::<PostDeploymentTokens<'_>>(data, AbiDecoderConfig::new())
-        .map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| invalid(crate::error::abi_reason(&e)))?;
     let (keys, values) = (tokens.0.0.len(), tokens.1.0.len());
     if keys != values {
         return Err(Error::KeysValuesMismatch { keys, values });

@@ -153,7 +153,7 @@ pub fn execute_relay_call_batch_calldata(calls: &[(Signature, RelayCall)]) -> Ve
 pub fn decode_execute_relay_call(calldata: &[u8]) -> Result<(Signature, RelayCall)> {
     let call = executeRelayCallCall::abi_decode_validate(calldata).map_err(|e| Error::InvalidAbi {
         expected: "executeRelayCall(bytes,uint256,uint256,bytes)".into(),
-        reason: e.to_string(),
+        reason: crate::error::abi_reason(&e),
     })?;
     let signature = parse_signature("signature", &call.signature)?;
     Ok((

@@ -50,7 +50,7 @@ pub fn decode_get_nonce(return_data: &[u8]) -> Result<Nonce> {
         .map(Nonce)
         .map_err(|e| Error::InvalidAbi {
             expected: "uint256".into(),
-            reason: e.to_string(),
+            reason: crate::error::abi_reason(&e),
         })
 }
 
