@@ -78,7 +78,10 @@ impl CidPath {
             }
             let segment = decode_segment(raw)?;
             if segment.is_empty() || segment == "." || segment == ".." || segment.contains(['/', '\\']) {
-                return Err(Error::InvalidCid(format!("path segment {raw:?} is not allowed")));
+                return Err(Error::InvalidCid(format!(
+                    "path segment {} is not allowed",
+                    crate::Quoted(raw)
+                )));
             }
             if segment.chars().any(char::is_control) {
                 return Err(Error::InvalidCid("control characters in the path".into()));
@@ -150,7 +153,7 @@ fn decode_common_base(prefix: char, text: &str) -> Option<std::result::Result<Ve
 /// # Errors
 /// [`Error::InvalidCid`] for text that is no CID, or (in the npm package) a CID in an uncommon multibase.
 pub fn parse_cid(text: &str) -> Result<Cid> {
-    let invalid = |e: &dyn std::fmt::Display| Error::InvalidCid(format!("{text:?}: {e}"));
+    let invalid = |e: &dyn std::fmt::Display| Error::InvalidCid(format!("{}: {e}", crate::Quoted(text)));
     let mut chars = text.chars();
     let prefix = chars.next().unwrap_or_default();
     let decoded = if text.len() == 46 && text.starts_with("Qm") {

@@ -68,7 +68,8 @@ fn base(url: &str) -> Result<String, Error> {
     let trimmed = url.trim_end_matches('/');
     if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
         return Err(Error::InvalidArgument(format!(
-            "baseUrl must be an http(s) URL, got {url:?}"
+            "baseUrl must be an http(s) URL, got {}",
+            crate::Quoted(url)
         )));
     }
     Ok(trimmed.to_owned())
@@ -266,7 +267,10 @@ impl RelayerClient {
                 return Err(client_error(
                     None,
                     "PREDICTION_MISMATCH",
-                    &format!("the relayer answered {answered:?} but {expected} was predicted"),
+                    &format!(
+                        "the relayer answered {} but {expected} was predicted",
+                        crate::Quoted(&answered)
+                    ),
                     None,
                 ));
             }
@@ -316,7 +320,7 @@ async fn upload_bytes(
         return Err(client_error(
             None,
             "UPLOAD_MISMATCH",
-            &format!("the service answered CID {cid:?} for other bytes"),
+            &format!("the service answered CID {} for other bytes", crate::Quoted(&cid)),
             None,
         ));
     }
@@ -623,8 +627,12 @@ pub fn fetch_relay_call_params(
 ) -> Promise {
     future_to_promise(async move {
         let (rpc_url, profile, controller, channel) = relay::relay_call_params_args(&input)?;
-        let url = base(&rpc_url)
-            .map_err(|_| Error::InvalidArgument(format!("rpcUrl must be an http(s) URL, got {rpc_url:?}")))?;
+        let url = base(&rpc_url).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "rpcUrl must be an http(s) URL, got {}",
+                crate::Quoted(&rpc_url)
+            ))
+        })?;
         let owner = eth_call(&url, profile, &erc165::owner_calldata())
             .await
             .ok()
