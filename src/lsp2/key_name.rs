@@ -161,12 +161,20 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     if name.is_empty() {
         return Err(invalid("empty name"));
     }
-    // the checks walk the words without collecting them: a key name is encoded with no allocation
-    let words = || name.split(':');
-    if words().any(str::is_empty) {
+    // one walk over the words, keeping the first three (a key name is encoded with no allocation); the checks
+    // below come in the order of their errors
+    let (mut words, mut count, mut empty, mut expected) = ([""; 3], 0usize, false, 0usize);
+    for word in name.split(':') {
+        if let Some(w) = words.get_mut(count) {
+            *w = word;
+        }
+        count += 1;
+        empty |= word.is_empty();
+        expected += usize::from(is_dynamic(word));
+    }
+    if empty {
         return Err(invalid("empty word between ':' separators"));
     }
-    let expected = words().filter(|w| is_dynamic(w)).count();
     if expected != dynamic_parts.len() {
         return Err(Error::DynamicKeyPartCount {
             name: name.to_owned(),
@@ -174,11 +182,9 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             got: dynamic_parts.len(),
         });
     }
-    if words().next().is_some_and(is_dynamic) {
+    if is_dynamic(words[0]) {
         return Err(invalid("the first word cannot be a dynamic part"));
     }
-    let mut split = words();
-    let words = (split.next(), split.next(), split.next(), split.next());
     let mut parts = dynamic_parts.iter().map(AsRef::as_ref);
     // the `size` first bytes of the slot of `word` (a slot is at most 20 bytes)
     let mut slot = |word: &str, size: usize| -> Result<std::iter::Take<std::array::IntoIter<u8, 20>>> {
@@ -193,8 +199,8 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
         Ok(bytes.into_iter().take(size))
     };
     let mut key = [0u8; 32];
-    match words {
-        (Some(single), None, ..) => {
+    match (count, words) {
+        (1, [single, ..]) => {
             if single.contains(['<', '>']) {
                 return Err(invalid(
                     "'<' and '>' are only allowed around dynamic parts after ':'",
@@ -202,12 +208,12 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
             }
             key = word_hash(name).0;
         }
-        (Some(first), Some(second), None, _) => {
+        (2, [first, second, _]) => {
             let hash = word_hash(first);
             let parts = hash.iter().take(10).chain(&[0, 0]).copied();
             write_left(&mut key, parts.chain(slot(second, 20)?));
         }
-        (Some(first), Some(second), Some(third), None) => {
+        (3, [first, second, third]) => {
             let hash = word_hash(first);
             let parts = hash.iter().take(6).copied().chain(slot(second, 4)?);
             write_left(&mut key, parts.chain([0, 0]).chain(slot(third, 20)?));
