@@ -177,7 +177,7 @@ impl Answer {
 
 /// `value[key]` as a string, if it is one.
 pub(super) fn get_str(value: &JsValue, key: &str) -> Option<String> {
-    relay::get(value, key).as_string()
+    relay::get_dyn(value, key).as_string()
 }
 
 /// A JSON value as a JS value (what `JSON.parse` of its text gives).
@@ -286,6 +286,6 @@ impl JsonRead for JsValue {
         Self::is_object(self) && !Array::is_array(self)
     }
     fn member(&self, name: &str) -> Option<Self> {
-        Some(relay::get(self, name)).filter(|v| !v.is_undefined())
+        Some(relay::get_dyn(self, name)).filter(|v| !v.is_undefined())
     }
 }

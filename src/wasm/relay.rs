@@ -3,7 +3,7 @@
 //! `ProfileRelayerError` with its own code.
 
 use alloy_primitives::{Address, Bytes, U256};
-use js_sys::Reflect;
+use js_sys::{JsString, Reflect};
 use serde::Serialize;
 use tsify::Tsify;
 use wasm_bindgen::{JsCast, prelude::*};
@@ -106,7 +106,13 @@ extern "C" {
     pub type QuotaSchemeJs;
 }
 
-pub(super) fn get(obj: &JsValue, key: &str) -> JsValue {
+/// `obj[key]` with the key's JS string made once (not one string crossing per read).
+pub(super) fn get(obj: &JsValue, key: &'static str) -> JsValue {
+    Reflect::get(obj, &interned(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `obj[key]` for a key known only at run time.
+pub(super) fn get_dyn(obj: &JsValue, key: &str) -> JsValue {
     Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
@@ -114,12 +120,12 @@ pub(super) fn is_absent(v: &JsValue) -> bool {
     v.is_undefined() || v.is_null()
 }
 
-pub(super) fn string_field(obj: &JsValue, key: &str) -> JsResult<String> {
+pub(super) fn string_field(obj: &JsValue, key: &'static str) -> JsResult<String> {
     let v = get(obj, key);
     if is_absent(&v) {
         return Err(Error::MissingField(key.to_owned()));
     }
-    v.as_string().ok_or_else(|| super::io::not_a_string(key))
+    super::text_arg(key, &v)
 }
 
 /// A uint256 from a JS number (a safe non-negative integer), a bigint, or a decimal / `0x` string.
@@ -152,7 +158,7 @@ fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
     Err(invalid(String::new(), "expected a number, a bigint or a string"))
 }
 
-fn optional_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
+fn optional_uint256(obj: &JsValue, key: &'static str) -> JsResult<U256> {
     let v = get(obj, key);
     if is_absent(&v) {
         Ok(U256::ZERO)
@@ -161,7 +167,7 @@ fn optional_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
     }
 }
 
-fn required_uint256(obj: &JsValue, key: &str) -> JsResult<U256> {
+fn required_uint256(obj: &JsValue, key: &'static str) -> JsResult<U256> {
     let v = get(obj, key);
     if is_absent(&v) {
         return Err(Error::MissingField(key.to_owned()));
@@ -209,7 +215,11 @@ fn relay_call_args(input: &JsValue) -> JsResult<(Address, u64, RelayCall)> {
         ],
         "input",
     )?;
-    let key_manager = parse_address("keyManager", &string_field(input, "keyManager")?)?;
+    let key_manager = get(input, "keyManager");
+    if is_absent(&key_manager) {
+        return Err(Error::MissingField("keyManager".into()));
+    }
+    let key_manager = io::address_arg("keyManager", &key_manager)?;
     let chain = get(input, "chainId");
     if is_absent(&chain) {
         return Err(Error::MissingField("chainId".into()));
@@ -233,9 +243,9 @@ fn parse_sig(hex: &str, field: &str) -> JsResult<alloy_primitives::Signature> {
 #[wasm_bindgen(js_name = relayCallDigest, unchecked_return_type = "Hex")]
 pub fn relay_call_digest(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsResult<String> {
+) -> JsResult<JsString> {
     let (km, chain, call) = relay_call_args(&input)?;
-    Ok(call.digest(km, chain).to_string())
+    Ok(io::hex_js(call.digest(km, chain).as_slice()))
 }
 
 /// The LSP25 encoded message `abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload)` (what
@@ -243,9 +253,9 @@ pub fn relay_call_digest(
 #[wasm_bindgen(js_name = encodeRelayCallMessage, unchecked_return_type = "Hex")]
 pub fn encode_relay_call_message(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsResult<String> {
+) -> JsResult<JsString> {
     let (_, chain, call) = relay_call_args(&input)?;
-    Ok(to_hex(call.encoded_message(chain)))
+    Ok(io::hex_js(&call.encoded_message(chain)))
 }
 
 /// The controller that signed a relay call (EIP-55) (`profile-relayer/recover` only: secp256k1 recovery). A
@@ -266,7 +276,7 @@ pub fn recover_relay_call_signer(
 #[wasm_bindgen(js_name = encodeExecuteRelayCall, unchecked_return_type = "Hex")]
 pub fn encode_execute_relay_call(
     #[wasm_bindgen(unchecked_param_type = "ExecuteRelayCallInput")] input: JsValue,
-) -> JsResult<String> {
+) -> JsResult<JsString> {
     object(
         &input,
         &["signature", "nonce", "validityTimestamps", "payload"],
@@ -279,7 +289,7 @@ pub fn encode_execute_relay_call(
         value: U256::ZERO,
         payload: payload(&input)?,
     };
-    Ok(to_hex(call.execute_relay_call_calldata(&sig)))
+    Ok(io::hex_js(&call.execute_relay_call_calldata(&sig)))
 }
 
 fn quota_args(
