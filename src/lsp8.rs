@@ -193,13 +193,13 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
     match format.base() {
         TokenIdFormat::Number => {
             let n = if let Some(hex) = value.strip_prefix("0x") {
-                U256::from_str_radix(hex, 16)
+                U256::from_str_radix(hex, 16).map_err(|e| bad(e.to_string()))?
             } else if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-                U256::from_str_radix(value, 10)
+                crate::hex::decimal_u256(value).ok_or_else(|| bad("larger than 2^256 - 1".into()))?
             } else {
                 return Err(bad("expected a decimal or 0x-hex unsigned integer".into()));
             };
-            return n.map(B256::from).map_err(|e| bad(e.to_string()));
+            return Ok(B256::from(n));
         }
         TokenIdFormat::String => {
             if value.len() > 32 {
