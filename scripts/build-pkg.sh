@@ -29,7 +29,7 @@ export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
 # that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
 # Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`.
-RETHROWN=(encodeVerifiableUri encodeKeyName)
+RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId)
 RETHROWN_OBJECTS=(encodeVerifiableUriData)
 rethrow() {
   local file=$1
@@ -38,7 +38,7 @@ rethrow() {
     my %test = (map({ $_ => q{typeof ret !== "string"} } split / /, $ENV{RETHROWN}),
       map({ $_ => q{ret instanceof Error} } split / /, $ENV{RETHROWN_OBJECTS}));
     for my $f (keys %test) {
-      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if ($test{$f}) throw ret;\n    return ret;\n/;
+      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n(?:    [^\n]*\n)*?    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if ($test{$f}) throw ret;\n    return ret;\n/;
     }
     END { if ($n != scalar(keys %test)) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
   ' "$file"

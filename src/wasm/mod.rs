@@ -727,11 +727,15 @@ pub fn generate_salt() -> JsResult<JsString> {
 pub fn encode_permissions(
     #[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue,
 ) -> JsResult<JsString> {
-    let names = array_arg("names", names)?
-        .iter()
-        .map(|n| text_arg("names", &n))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(hex_js(Permissions::from_names(&names)?.to_bytes32().as_slice()))
+    // each name read into the scratch area and combined as it comes: no `String` per name
+    let names = array_arg("names", names)?;
+    let permissions = io::with_args(|args| {
+        names.iter().try_fold(Permissions::default(), |acc, name| {
+            let name = Permissions::from_name(&args.text("names", &name)?)?;
+            Ok::<_, Error>(Permissions::combine(&[acc, name]))
+        })
+    })?;
+    Ok(hex_js(permissions.to_bytes32().as_slice()))
 }
 
 /// The names of the LSP6 permissions set in a bytes32 value.
@@ -743,6 +747,14 @@ pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &
 
 /// An LSP8 token id as bytes32 in `format` (0 number, 1 string, 2 address, 3 unique id, 4 hash, 100–104 mixed).
 #[wasm_bindgen(js_name = encodeTokenId, unchecked_return_type = "Hex")]
+pub fn encode_token_id_js(format: u32, value: &str) -> JsValue {
+    rethrown(encode_token_id(format, value))
+}
+
+/// [`encode_token_id_js`] as a `Result`.
+///
+/// # Errors
+/// `UNKNOWN_ENUM_VALUE` for an unknown format, `INVALID_TOKEN_ID` for a value that is not of the format.
 pub fn encode_token_id(format: u32, value: &str) -> JsResult<JsString> {
     let format = TokenIdFormat::from_u64(u64::from(format))?;
     Ok(hex_js(lsp8::encode_token_id(format, value)?.as_slice()))

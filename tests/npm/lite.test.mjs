@@ -142,7 +142,8 @@ test('functions that return their error to a patched wrapper still throw it, in 
       [() => sdk.encodeVerifiableUri('{}', 42), 'INVALID_ARGUMENT'], [() => sdk.encodeKeyName(42), 'INVALID_ARGUMENT'],
       [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'], [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
       [() => sdk.encodeVerifiableUriData('A:B:C:D', '{}', 'ipfs://x'), 'INVALID_KEY_NAME'],
-      [() => sdk.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://x'), 'INVALID_CONTENT']]) {
+      [() => sdk.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://x'), 'INVALID_CONTENT'],
+      [() => sdk.encodeTokenId(0, '12a'), 'INVALID_TOKEN_ID'], [() => sdk.encodeTokenId(7, '1'), 'UNKNOWN_ENUM_VALUE']]) {
       assert.throws(call, (e) => e instanceof Error && e.code === code && sdk.isProfileRelayerError(e), `${build}: ${code}`);
     }
     // a value that happens to be an Error-like string is still a value
