@@ -13,9 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
-import { decodeDataSourceWithHash, encodeData, encodeDataSourceWithHash, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
+import {
+  decodeDataSourceWithHash, decodePermissions as erc725DecodePermissions, encodeArrayKey, encodeData, encodeDataSourceWithHash,
+  encodeKeyName as erc725EncodeKeyName, encodePermissions as erc725EncodePermissions, isDataAuthentic,
+} from '@erc725/erc725.js';
 import { build } from 'esbuild';
-import { encodeAbiParameters, getCreate2Address, keccak256, toHex } from 'viem';
+import {
+  concat, decodeAbiParameters, encodeAbiParameters, encodeFunctionData, encodePacked, getCreate2Address, hashMessage, keccak256,
+  pad, parseAbi, toHex,
+} from 'viem';
 import * as full from 'profile-relayer';
 import * as lite from 'profile-relayer/lite';
 
@@ -63,6 +69,21 @@ function viemPredict(s, calldata) {
   const keyManager = getCreate2Address({ from: C.factory, salt: keccak256(universalProfile), bytecodeHash: KM_HASH });
   return { universalProfile, keyManager };
 }
+
+// the other operations' inputs and the peers' ABIs
+const LSP23_ABI = parseAbi([
+  'function deployERC1167Proxies((bytes32 salt, uint256 fundingAmount, address implementationContract, bytes initializationCalldata) primary, (uint256 fundingAmount, address implementationContract, bytes initializationCalldata, bool addPrimaryContractAddress, bytes extraInitializationParams) secondary, address postDeploymentModule, bytes postDeploymentModuleCalldata)',
+  'function initialize(address initialOwner)',
+]);
+const KM_ABI = parseAbi(['function executeRelayCall(bytes signature, uint256 nonce, uint256 validityTimestamps, bytes payload)']);
+const keyManager = '0x3303Ce3b8644D566271DD2Eb54292d32F1458968';
+const relayCall = { keyManager, chainId: 42, nonce: 7n, validityTimestamps: 0n, value: 0n, payload: '0x44c028fe' + '00'.repeat(100) };
+const signature = '0x84e6579115f11ee4755c0f7ef112061807da0b7de582c818d052ff695107c15943cd05f2d9bfe3d2b0233b3061ca940bfb85ba039e858d32832228d3624216a21c';
+const quotaProfile = '0xBB645D97B0c7D101ca0d73131e521fe89B463BFD';
+const permissionsValue = '0x0000000000000000000000000000000000000000000000000000000000040800';
+const ARRAY_KEY = erc725EncodeKeyName('AddressPermissions[]');
+const relayMessage = (r) => encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
+  [25n, BigInt(r.chainId), r.nonce, r.validityTimestamps, r.value, r.payload]);
 
 // batch inputs: 100 controllers' permission keys, 100 candidate salts
 const controllers = Array.from({ length: 100 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
@@ -137,6 +158,80 @@ const cases = [
     peer: 'viem recipe, initCodeHash(impl) in the call',
     ours: (sdk) => { const p = sdk.predictProfileAddress({ salt, postDeploymentCallData }); return [p.universalProfile, p.keyManager]; },
     theirs: () => { const p = viemPredictAsDocumented(salt, postDeploymentCallData); return [p.universalProfile, p.keyManager]; },
+  },
+  {
+    name: 'LSP6 permissions encode',
+    peer: 'erc725.js encodePermissions',
+    ours: (sdk) => sdk.encodePermissions(['SETDATA', 'CALL']),
+    theirs: () => erc725EncodePermissions({ SETDATA: true, CALL: true }),
+  },
+  {
+    name: 'LSP6 permissions decode (the names set)',
+    peer: 'erc725.js decodePermissions, its true keys',
+    ours: (sdk) => sdk.decodePermissions(permissionsValue).sort(),
+    theirs: () => { const p = erc725DecodePermissions(permissionsValue); return Object.keys(p).filter((k) => p[k]).sort(); },
+  },
+  {
+    name: 'Array element key AddressPermissions[] #1 (ours from the name)',
+    peer: 'erc725.js encodeArrayKey (from the precomputed key)',
+    ours: (sdk) => sdk.encodeArrayElementKey('AddressPermissions[]', 1),
+    theirs: () => encodeArrayKey(ARRAY_KEY, 1),
+  },
+  {
+    name: 'VerifiableURI verify (70-byte JSON)',
+    peer: 'erc725.js isDataAuthentic',
+    ours: (sdk) => sdk.verifyVerifiableUri(vuri, json),
+    theirs: () => isDataAuthentic(json, { method: 'keccak256(utf8)', data: keccak256(toHex(json)) }),
+  },
+  {
+    name: 'abi.decode(bytes32[], bytes[]) (7 keys/values)',
+    peer: 'viem decodeAbiParameters',
+    ours: (sdk) => { const d = sdk.decodePostDeploymentCallData(postDeploymentCallData); return [d.keys, d.values]; },
+    theirs: () => decodeAbiParameters([{ type: 'bytes32[]' }, { type: 'bytes[]' }], postDeploymentCallData),
+  },
+  {
+    name: 'LSP23 deployERC1167Proxies calldata',
+    peer: 'viem encodeFunctionData (+ the initialize calldata)',
+    ours: (sdk) => sdk.encodeDeployCalldata({ salt, postDeploymentCallData }),
+    theirs: () => encodeFunctionData({ abi: LSP23_ABI, functionName: 'deployERC1167Proxies', args: [
+      { salt, fundingAmount: 0n, implementationContract: C.upImpl,
+        initializationCalldata: encodeFunctionData({ abi: LSP23_ABI, functionName: 'initialize', args: [C.module] }) },
+      { fundingAmount: 0n, implementationContract: C.kmImpl, initializationCalldata: '0xc4d66de8', addPrimaryContractAddress: true,
+        extraInitializationParams: '0x' },
+      C.module, postDeploymentCallData] }),
+  },
+  {
+    name: 'LSP25 relay-call digest',
+    peer: 'viem keccak256(0x19 ‖ 0x00 ‖ keyManager ‖ encodePacked(…))',
+    ours: (sdk) => sdk.relayCallDigest(relayCall),
+    theirs: () => keccak256(concat(['0x1900', keyManager, relayMessage(relayCall)])),
+  },
+  {
+    name: 'LSP25 encoded message',
+    peer: 'viem encodePacked',
+    ours: (sdk) => sdk.encodeRelayCallMessage(relayCall),
+    theirs: () => relayMessage(relayCall),
+  },
+  {
+    name: 'LSP25 executeRelayCall calldata',
+    peer: 'viem encodeFunctionData',
+    ours: (sdk) => sdk.encodeExecuteRelayCall({ signature, nonce: 7n, validityTimestamps: 0n, payload: relayCall.payload }),
+    theirs: () => encodeFunctionData({ abi: KM_ABI, functionName: 'executeRelayCall', args: [signature, 7n, 0n, relayCall.payload] }),
+  },
+  {
+    name: 'LSP15 quota message (packed) and its EIP-191 hash',
+    peer: 'viem keccak256(encodePacked(address, uint256)) + hashMessage',
+    ours: (sdk) => { const q = sdk.quotaMessage(quotaProfile, 1656408193); return [q.message, q.hash]; },
+    theirs: () => {
+      const message = keccak256(encodePacked(['address', 'uint256'], [quotaProfile, 1656408193n]));
+      return [message, hashMessage({ raw: message })];
+    },
+  },
+  {
+    name: 'LSP8 token id (Number format)',
+    peer: 'viem pad(toHex(BigInt(id)))',
+    ours: (sdk) => sdk.encodeTokenId(0, '123456789'),
+    theirs: () => pad(toHex(BigInt('123456789'))),
   },
   {
     name: 'batch: 100 permission keys (encodeKeyNames)',
