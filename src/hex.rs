@@ -216,6 +216,12 @@ mod properties {
     use super::*;
 
     proptest! {
+        // the u64 fast path and ruint agree on every digit string, leading zeros and overflow included
+        #[test]
+        fn decimals_as_ruint_reads_them(digits in "[0-9]{1,80}") {
+            prop_assert_eq!(decimal_u256(&digits), U256::from_str_radix(&digits, 10).ok());
+        }
+
         // arbitrary text, and text shaped like hex with stray prefixes, never panics and never yields a value of
         // the wrong size
         #[test]
