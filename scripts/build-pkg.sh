@@ -29,8 +29,9 @@ export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
 # that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
 # Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`.
-RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId)
-RETHROWN_OBJECTS=(encodeVerifiableUriData)
+RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId encodePermissions relayCallDigest encodeExecuteRelayCall
+  encodeRelayCallMessage)
+RETHROWN_OBJECTS=(encodeVerifiableUriData decodeVerifiableUri predictProfileAddress)
 rethrow() {
   local file=$1
   RETHROWN="${RETHROWN[*]}" RETHROWN_OBJECTS="${RETHROWN_OBJECTS[*]}" perl -0pi -e '

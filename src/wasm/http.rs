@@ -8,7 +8,6 @@ use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, prelude::*};
 use wasm_bindgen_futures::JsFuture;
 
-use super::relay;
 use crate::{
     Error,
     api::shape::{JsonRead, Shape, is_safe_uint},
@@ -177,7 +176,7 @@ impl Answer {
 
 /// `value[key]` as a string, if it is one.
 pub(super) fn get_str(value: &JsValue, key: &str) -> Option<String> {
-    relay::get_dyn(value, key).as_string()
+    get_dyn(value, key).as_string()
 }
 
 /// A JSON value as a JS value (what `JSON.parse` of its text gives).
@@ -286,6 +285,11 @@ impl JsonRead for JsValue {
         Self::is_object(self) && !Array::is_array(self)
     }
     fn member(&self, name: &str) -> Option<Self> {
-        Some(relay::get_dyn(self, name)).filter(|v| !v.is_undefined())
+        Some(get_dyn(self, name)).filter(|v| !v.is_undefined())
     }
+}
+
+/// `obj[key]` for a key known only at run time.
+fn get_dyn(obj: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }

@@ -83,9 +83,15 @@ fn rethrown(result: JsResult<JsString>) -> JsValue {
     result.map_or_else(error_value, JsValue::from)
 }
 
+/// [`rethrown`] for any result: the value, or the error object returned (for `RETHROWN_OBJECTS`, whose wrappers
+/// throw what is an `Error`, and for string results alike).
+pub(crate) fn returned<T: Into<JsValue>>(result: JsResult<T>) -> JsValue {
+    result.map_or_else(error_value, Into::into)
+}
+
 /// The JS error object of `e` (kept out of line: the callers are the hot rethrown functions).
 #[inline(never)]
-fn error_value(e: Error) -> JsValue {
+pub(crate) fn error_value(e: Error) -> JsValue {
     e.into()
 }
 
@@ -271,9 +277,15 @@ pub fn encode_verifiable_uri_data(
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
 #[wasm_bindgen(js_name = decodeVerifiableUri, unchecked_return_type = "DecodedVerifiableUri")]
-pub fn decode_verifiable_uri(
-    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
-) -> JsResult<JsValue> {
+pub fn decode_verifiable_uri_js(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue) -> JsValue {
+    returned(decode_verifiable_uri(value))
+}
+
+/// [`decode_verifiable_uri_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn decode_verifiable_uri(value: &JsValue) -> JsResult<JsValue> {
     let uri = lsp2::decode_verifiable_uri(&hex_arg("value", value)?)?;
     // one JS string for method, hash (and an ASCII URL), sliced: one native call instead of three
     let mut text = Vec::with_capacity(10 + 2 + 2 * uri.data.len() + uri.url.len());
@@ -679,9 +691,17 @@ fn prediction_object(p: &lsp23::Prediction) -> JsValue {
 
 /// Predicts the Universal Profile and KeyManager addresses (EIP-55) an LSP23 deployment creates.
 #[wasm_bindgen(js_name = predictProfileAddress, unchecked_return_type = "PredictedAddresses")]
-pub fn predict_profile_address(
+pub fn predict_profile_address_js(
     #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: &JsValue,
-) -> JsResult<JsValue> {
+) -> JsValue {
+    returned(predict_profile_address(input))
+}
+
+/// [`predict_profile_address_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn predict_profile_address(input: &JsValue) -> JsResult<JsValue> {
     let (salt, calldata, constants) = deployment_args(input)?;
     Ok(prediction_object(&lsp23::predict_addresses(
         salt, &calldata, &constants,
@@ -724,9 +744,15 @@ pub fn generate_salt() -> JsResult<JsString> {
 
 /// The bytes32 value of a set of LSP6 permissions (`"SETDATA"`, `"ALL_PERMISSIONS"`, …).
 #[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
-pub fn encode_permissions(
-    #[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue,
-) -> JsResult<JsString> {
+pub fn encode_permissions_js(#[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue) -> JsValue {
+    returned(encode_permissions(names))
+}
+
+/// [`encode_permissions_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn encode_permissions(names: &JsValue) -> JsResult<JsString> {
     // each name read into the scratch area and combined as it comes: no `String` per name
     let names = array_arg("names", names)?;
     let permissions = io::with_args(|args| {

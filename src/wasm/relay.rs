@@ -11,12 +11,12 @@ use wasm_bindgen::{JsCast, prelude::*};
 use super::{
     JsResult,
     io::{self, interned},
-    reject_unknown_keys,
+    reject_unknown_keys, returned,
 };
 use crate::{
     Error,
     api::shape::is_safe_uint,
-    hex::{parse_address, parse_hex, parse_uint256, to_hex},
+    hex::{parse_address, parse_hex, parse_uint256},
     lsp15::{self, QuotaScheme},
     lsp25::{self, RelayCall, ValidityTimestamps},
 };
@@ -109,11 +109,6 @@ extern "C" {
 /// `obj[key]` with the key's JS string made once (not one string crossing per read).
 pub(super) fn get(obj: &JsValue, key: &'static str) -> JsValue {
     Reflect::get(obj, &interned(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// `obj[key]` for a key known only at run time.
-pub(super) fn get_dyn(obj: &JsValue, key: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 pub(super) fn is_absent(v: &JsValue) -> bool {
@@ -241,9 +236,17 @@ fn parse_sig(hex: &str, field: &str) -> JsResult<alloy_primitives::Signature> {
 /// abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload))`. Sign it raw (viem
 /// `account.sign({ hash })`), not with `signMessage`.
 #[wasm_bindgen(js_name = relayCallDigest, unchecked_return_type = "Hex")]
-pub fn relay_call_digest(
+pub fn relay_call_digest_js(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsResult<JsString> {
+) -> JsValue {
+    returned(relay_call_digest(input))
+}
+
+/// [`relay_call_digest_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn relay_call_digest(input: JsValue) -> JsResult<JsString> {
     let (km, chain, call) = relay_call_args(&input)?;
     Ok(io::hex_js(call.digest(km, chain).as_slice()))
 }
@@ -251,9 +254,17 @@ pub fn relay_call_digest(
 /// The LSP25 encoded message `abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload)` (what
 /// `@lukso/eip191-signer.js` `signDataWithIntendedValidator(keyManager, message, key)` takes).
 #[wasm_bindgen(js_name = encodeRelayCallMessage, unchecked_return_type = "Hex")]
-pub fn encode_relay_call_message(
+pub fn encode_relay_call_message_js(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsResult<JsString> {
+) -> JsValue {
+    returned(encode_relay_call_message(input))
+}
+
+/// [`encode_relay_call_message_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn encode_relay_call_message(input: JsValue) -> JsResult<JsString> {
     let (_, chain, call) = relay_call_args(&input)?;
     Ok(io::hex_js(&call.encoded_message(chain)))
 }
@@ -274,9 +285,17 @@ pub fn recover_relay_call_signer(
 /// `executeRelayCall(signature, nonce, validityTimestamps, payload)` calldata for the KeyManager (`v` written
 /// as 27/28; a high-`s` signature is refused).
 #[wasm_bindgen(js_name = encodeExecuteRelayCall, unchecked_return_type = "Hex")]
-pub fn encode_execute_relay_call(
+pub fn encode_execute_relay_call_js(
     #[wasm_bindgen(unchecked_param_type = "ExecuteRelayCallInput")] input: JsValue,
-) -> JsResult<JsString> {
+) -> JsValue {
+    returned(encode_execute_relay_call(input))
+}
+
+/// [`encode_execute_relay_call_js`] as a `Result`.
+///
+/// # Errors
+/// The `ProfileRelayerError` the JS function throws.
+pub fn encode_execute_relay_call(input: JsValue) -> JsResult<JsString> {
     object(
         &input,
         &["signature", "nonce", "validityTimestamps", "payload"],
@@ -382,29 +401,32 @@ pub fn decode_relay_call_revert(
 #[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetData, unchecked_return_type = "Hex")]
 pub fn encode_set_data(
-    #[wasm_bindgen(unchecked_param_type = "Hex")] key: &str,
-    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &str,
-) -> JsResult<String> {
-    let key = crate::hex::parse_fixed::<32>("key", key)?;
-    Ok(to_hex(lsp25::set_data_payload(key, &parse_hex("value", value)?)))
+    #[wasm_bindgen(unchecked_param_type = "Hex")] key: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
+) -> JsResult<JsString> {
+    let key = io::fixed_arg::<32>("key", key)?.into();
+    Ok(io::hex_js(&lsp25::set_data_payload(
+        key,
+        &io::hex_arg("value", value)?,
+    )))
 }
 
 /// `setDataBatch(keys, values)` calldata for the profile (as many values as keys).
 #[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = encodeSetDataBatch, unchecked_return_type = "Hex")]
 pub fn encode_set_data_batch(
-    #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: Vec<String>,
-    #[wasm_bindgen(unchecked_param_type = "Hex[]")] values: Vec<String>,
-) -> JsResult<String> {
-    let keys = keys
+    #[wasm_bindgen(unchecked_param_type = "Hex[]")] keys: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Hex[]")] values: &JsValue,
+) -> JsResult<JsString> {
+    let keys = io::array_arg("keys", keys)?
         .iter()
-        .map(|k| crate::hex::parse_fixed::<32>("keys", k))
+        .map(|k| io::fixed_arg::<32>("keys", &k).map(alloy_primitives::B256::from))
         .collect::<Result<Vec<_>, _>>()?;
-    let values = values
+    let values = io::array_arg("values", values)?
         .iter()
-        .map(|v| parse_hex("values", v).map(Bytes::from))
+        .map(|v| io::hex_arg("values", &v).map(Bytes::from))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(to_hex(lsp25::set_data_batch_payload(&keys, &values)?))
+    Ok(io::hex_js(&lsp25::set_data_batch_payload(&keys, &values)?))
 }
 
 #[cfg(feature = "wasm")]

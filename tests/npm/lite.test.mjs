@@ -143,7 +143,11 @@ test('functions that return their error to a patched wrapper still throw it, in 
       [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'], [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
       [() => sdk.encodeVerifiableUriData('A:B:C:D', '{}', 'ipfs://x'), 'INVALID_KEY_NAME'],
       [() => sdk.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://x'), 'INVALID_CONTENT'],
-      [() => sdk.encodeTokenId(0, '12a'), 'INVALID_TOKEN_ID'], [() => sdk.encodeTokenId(7, '1'), 'UNKNOWN_ENUM_VALUE']]) {
+      [() => sdk.encodeTokenId(0, '12a'), 'INVALID_TOKEN_ID'], [() => sdk.encodeTokenId(7, '1'), 'UNKNOWN_ENUM_VALUE'],
+      [() => sdk.decodeVerifiableUri('0x0000'), 'TRUNCATED_VERIFIABLE_URI'], [() => sdk.predictProfileAddress({ salt: '0x00' }), 'INVALID_LENGTH'],
+      [() => sdk.encodePermissions(['NOPE']), 'UNKNOWN_PERMISSION'], [() => sdk.relayCallDigest({ chainId: 1 }), 'MISSING_FIELD'],
+      [() => sdk.encodeRelayCallMessage({ keyManager: '0x12', chainId: 1, nonce: 1, payload: '0x' }), 'INVALID_ADDRESS'],
+      [() => sdk.encodeExecuteRelayCall({ signature: '0x00', nonce: 1, payload: '0x' }), 'INVALID_LENGTH']]) {
       assert.throws(call, (e) => e instanceof Error && e.code === code && sdk.isProfileRelayerError(e), `${build}: ${code}`);
     }
     // a value that happens to be an Error-like string is still a value
