@@ -30,7 +30,7 @@ export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
 # Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`.
 RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId encodePermissions relayCallDigest encodeExecuteRelayCall
-  encodeRelayCallMessage)
+  encodeRelayCallMessage encodeArrayElementKey)
 RETHROWN_OBJECTS=(encodeVerifiableUriData decodeVerifiableUri predictProfileAddress)
 rethrow() {
   local file=$1

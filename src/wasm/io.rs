@@ -83,6 +83,11 @@ export function presentFields(o, allowed) {
   for (let i = 0; i < allowed.length; i++) { const v = o[allowed[i]]; if (v !== undefined && v !== null) present |= 1 << i; }
   return present;
 }
+export function smallUint(v) {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : -1;
+  if (typeof v === 'bigint') return v >= 0n && v <= 9007199254740991n ? Number(v) : -1;
+  return -1;
+}
 export function utf8In(buf, s, ptr, cap) {
   if (typeof s !== 'string') return -1;
   return s.length * 3 <= cap ? buf.utf8Write(s, ptr, cap) : -2;
@@ -116,6 +121,11 @@ extern "C" {
     /// functions cannot call each other (the Node build turns them into `exports.f`).
     #[wasm_bindgen(js_name = presentFields)]
     pub(crate) fn present_fields(o: &JsValue, allowed: &JsValue) -> i32;
+
+    /// The value of a number or bigint that is a safe non-negative integer (≤ 2^53 - 1), else -1: one crossing
+    /// for the common case of an integer argument (the other cases, and the errors, are the caller's).
+    #[wasm_bindgen(js_name = smallUint)]
+    pub(crate) fn small_uint(v: &JsValue) -> f64;
 
     /// Node: writes a string of at most `cap / 3` UTF-16 units at `ptr` in one call and answers the bytes written;
     /// -1 when `s` is not a string, -2 when it may not fit.

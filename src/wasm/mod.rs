@@ -443,17 +443,31 @@ fn hex_array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Array {
 
 /// The key of element `index` of an Array: `bytes16(keccak256(name)) ‖ uint128(index)`.
 #[wasm_bindgen(js_name = encodeArrayElementKey, unchecked_return_type = "Hex")]
-pub fn encode_array_element_key(
+pub fn encode_array_element_key_js(
     #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
-) -> JsResult<JsString> {
-    let name = text_arg("name", name)?;
-    Ok(hex_js(
-        lsp2::encode_array_element_key(&name, array_index(index)?)?.as_slice(),
-    ))
+) -> JsValue {
+    rethrown(encode_array_element_key(name, index))
+}
+
+/// [`encode_array_element_key_js`] as a `Result`.
+///
+/// # Errors
+/// `NOT_AN_ARRAY_KEY`, `INVALID_ARRAY_INDEX`, or `INVALID_ARGUMENT` for a name that is not a string.
+pub fn encode_array_element_key(name: &JsValue, index: &JsValue) -> JsResult<JsString> {
+    let key = io::with_args(|args| {
+        let name = args.text("name", name)?;
+        lsp2::encode_array_element_key(&name, array_index(index)?)
+    })?;
+    Ok(hex_js(key.as_slice()))
 }
 
 fn array_index(index: &JsValue) -> JsResult<u128> {
+    let small = io::small_uint(index);
+    if small >= 0.0 {
+        // exact: an integer within 2^53
+        return Ok(small as u128);
+    }
     let bad = |reason: &str| Error::InvalidArrayIndex {
         value: index
             .as_string()

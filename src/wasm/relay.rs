@@ -130,6 +130,11 @@ fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
         value,
         reason: reason.to_owned(),
     };
+    let small = io::small_uint(v);
+    if small >= 0.0 {
+        // exact: an integer within 2^53
+        return Ok(U256::from(small as u64));
+    }
     if let Some(f) = v.as_f64() {
         if is_safe_uint(f) {
             // exact: an integer within 2^53
