@@ -473,20 +473,23 @@ pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
 /// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
 #[inline(never)]
 pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
-    let text = string_arg(field, value)?;
-    let digits = match text.as_slice() {
-        [b'0', b'x', rest @ ..] => rest,
-        _ => return slow_parse(field, &text),
-    };
-    // const-hex strips one more prefix by itself: only hex digits may follow ours
-    if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
-        return slow_parse(field, &text);
-    }
-    let mut out = vec![0u8; digits.len() / 2];
-    match hex::decode_to_slice(digits, &mut out) {
-        Ok(()) => Ok(out),
-        Err(_) => slow_parse(field, &text),
-    }
+    // the text is decoded where it was written (the scratch area): no copy of it
+    with_args(|args| {
+        let text = args.utf8(value).ok_or_else(|| not_a_string(field))?;
+        let digits = match &*text {
+            [b'0', b'x', rest @ ..] => rest,
+            _ => return slow_parse(field, &text),
+        };
+        // const-hex strips one more prefix by itself: only hex digits may follow ours
+        if digits.len() % 2 != 0 || digits.starts_with(b"0x") || digits.starts_with(b"0X") {
+            return slow_parse(field, &text);
+        }
+        let mut out = vec![0u8; digits.len() / 2];
+        match hex::decode_to_slice(digits, &mut out) {
+            Ok(()) => Ok(out),
+            Err(_) => slow_parse(field, &text),
+        }
+    })
 }
 
 /// The exact error of the core's parser.
