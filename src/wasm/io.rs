@@ -7,9 +7,9 @@
 //! `latin1Slice` for hex, `utf8Slice`), else `TextEncoder.encodeInto` / `TextDecoder` (browsers). Results that
 //! are objects are built field by field with cached keys, never through serde.
 //!
-//! The hottest calls read their string arguments into a scratch area reused across calls ([`with_args`]): no
-//! allocation per argument. The two hottest of all (`encodeVerifiableUri`, `encodeKeyName`) also return their
-//! error instead of a `Result` (see `rethrown` in `mod.rs` and `RETHROWN` in `scripts/build-pkg.sh`).
+//! String arguments are read into a scratch area reused across calls ([`with_args`]): no allocation per argument.
+//! The hot calls also return their error instead of a `Result` (see `returned` in `mod.rs` and `RETHROWN` /
+//! `RETHROWN_OBJECTS` in `scripts/build-pkg.sh`).
 
 use std::{
     borrow::Cow,
@@ -125,7 +125,7 @@ extern "C" {
     /// The value of a number or bigint that is a safe non-negative integer (≤ 2^53 - 1), else -1: one crossing
     /// for the common case of an integer argument (the other cases, and the errors, are the caller's).
     #[wasm_bindgen(js_name = smallUint)]
-    pub(crate) fn small_uint(v: &JsValue) -> f64;
+    fn small_uint(v: &JsValue) -> f64;
 
     /// Node: writes a string of at most `cap / 3` UTF-16 units at `ptr` in one call and answers the bytes written;
     /// -1 when `s` is not a string, -2 when it may not fit.
@@ -279,6 +279,14 @@ fn write_utf8(value: &JsValue, ptr: *mut u8, cap: usize) -> Written {
     })
 }
 
+/// `value` as an integer when it is a number or a bigint in `0..=2^53 - 1` (one crossing); `None` for anything
+/// else, which the caller reads (or refuses) its own way.
+pub(crate) fn safe_uint(value: &JsValue) -> Option<u64> {
+    let n = small_uint(value);
+    // exact: the snippet answers a safe integer or -1
+    (n >= 0.0).then_some(n as u64)
+}
+
 /// The UTF-8 bytes of a JS string (`None` when `value` is not a string), in a fresh allocation.
 pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
     with_args(|args| args.utf8(value).map(Cow::into_owned))
@@ -295,10 +303,8 @@ thread_local! {
 
 /// The string arguments of one call, written into the scratch area (see [`with_args`]).
 pub(crate) struct Args<'a> {
-    /// The scratch area (null: none, every argument goes to the heap).
+    /// The scratch area of `SCRATCH_BYTES` (null: none, every argument goes to the heap).
     base: *mut u8,
-    /// Its size in bytes.
-    room: usize,
     /// Bytes of it taken by earlier arguments.
     used: Cell<usize>,
     _scratch: PhantomData<&'a mut [u8]>,
@@ -327,7 +333,6 @@ impl Args<'_> {
         });
         Self {
             base,
-            room: if base.is_null() { 0 } else { SCRATCH_BYTES },
             used: Cell::new(0),
             _scratch: PhantomData,
         }
@@ -349,7 +354,7 @@ impl Args<'_> {
     pub(crate) fn utf8(&self, value: &JsValue) -> Option<Cow<'_, [u8]>> {
         let used = self.used.get();
         if !self.base.is_null() {
-            let free = self.room.saturating_sub(used);
+            let free = SCRATCH_BYTES.saturating_sub(used);
             // SAFETY: `used <= room`, inside the scratch area
             let at = unsafe { self.base.add(used) };
             match write_utf8(value, at, free) {
@@ -379,7 +384,7 @@ impl Args<'_> {
     }
 
     /// A string argument's UTF-8 bytes, or `INVALID_ARGUMENT` naming `field`.
-    fn string(&self, field: &str, value: &JsValue) -> Result<Cow<'_, [u8]>> {
+    pub(crate) fn string(&self, field: &str, value: &JsValue) -> Result<Cow<'_, [u8]>> {
         self.utf8(value).ok_or_else(|| not_a_string(field))
     }
 
@@ -475,7 +480,7 @@ pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
 pub(crate) fn hex_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
     // the text is decoded where it was written (the scratch area): no copy of it
     with_args(|args| {
-        let text = args.utf8(value).ok_or_else(|| not_a_string(field))?;
+        let text = args.string(field, value)?;
         let digits = match &*text {
             [b'0', b'x', rest @ ..] => rest,
             _ => return slow_parse(field, &text),

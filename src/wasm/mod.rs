@@ -75,16 +75,11 @@ impl From<Error> for JsValue {
     }
 }
 
-/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` in `scripts/build-pkg.sh`, which patches
-/// the generated wrapper to throw any result that is not a string): the string, or the error object *returned*.
-/// A `Result` crosses the boundary as two values and a slot of wasm-bindgen's externref table that JS reads back
-/// and frees (≈ 8 % of a VerifiableURI encode); this crosses as one value. Only for the hottest single calls.
-fn rethrown(result: JsResult<JsString>) -> JsValue {
-    result.map_or_else(error_value, JsValue::from)
-}
-
-/// [`rethrown`] for any result: the value, or the error object returned (for `RETHROWN_OBJECTS`, whose wrappers
-/// throw what is an `Error`, and for string results alike).
+/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` / `RETHROWN_OBJECTS` in
+/// `scripts/build-pkg.sh`, which patch the generated wrapper to throw a result that is not a string / that is an
+/// `Error`): the value, or the error object *returned*. A `Result` crosses the boundary as two values and a slot of
+/// wasm-bindgen's externref table that JS reads back and frees (≈ 8 % of a VerifiableURI encode); this crosses as
+/// one value. For the hot calls.
 pub(crate) fn returned<T: Into<JsValue>>(result: JsResult<T>) -> JsValue {
     result.map_or_else(error_value, Into::into)
 }
@@ -206,7 +201,7 @@ pub fn encode_verifiable_uri_js(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
 ) -> JsValue {
-    rethrown(encode_verifiable_uri(content, url))
+    returned(encode_verifiable_uri(content, url))
 }
 
 /// [`encode_verifiable_uri_js`] as a `Result`.
@@ -375,7 +370,7 @@ pub fn encode_key_name_js(
     #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
     #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
 ) -> JsValue {
-    rethrown(encode_key_name(name, dynamic_key_parts))
+    returned(encode_key_name(name, dynamic_key_parts))
 }
 
 /// [`encode_key_name_js`] as a `Result`.
@@ -447,7 +442,7 @@ pub fn encode_array_element_key_js(
     #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
 ) -> JsValue {
-    rethrown(encode_array_element_key(name, index))
+    returned(encode_array_element_key(name, index))
 }
 
 /// [`encode_array_element_key_js`] as a `Result`.
@@ -463,10 +458,8 @@ pub fn encode_array_element_key(name: &JsValue, index: &JsValue) -> JsResult<JsS
 }
 
 fn array_index(index: &JsValue) -> JsResult<u128> {
-    let small = io::small_uint(index);
-    if small >= 0.0 {
-        // exact: an integer within 2^53
-        return Ok(small as u128);
+    if let Some(n) = io::safe_uint(index) {
+        return Ok(u128::from(n));
     }
     let bad = |reason: &str| Error::InvalidArrayIndex {
         value: index
@@ -475,14 +468,11 @@ fn array_index(index: &JsValue) -> JsResult<u128> {
             .unwrap_or_default(),
         reason: reason.to_owned(),
     };
-    if let Some(f) = index.as_f64() {
-        if !crate::api::shape::is_safe_uint(f) {
-            return Err(bad(
-                "expected an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint beyond)",
-            ));
-        }
-        // exact: f is an integer within 2^53
-        return Ok(f as u128);
+    // a number that is not a safe non-negative integer (those were read above)
+    if index.as_f64().is_some() {
+        return Err(bad(
+            "expected an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint beyond)",
+        ));
     }
     if index.is_bigint() {
         let text: String = js_sys::BigInt::unchecked_from_js_ref(index)
@@ -788,7 +778,7 @@ pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &
 /// An LSP8 token id as bytes32 in `format` (0 number, 1 string, 2 address, 3 unique id, 4 hash, 100–104 mixed).
 #[wasm_bindgen(js_name = encodeTokenId, unchecked_return_type = "Hex")]
 pub fn encode_token_id_js(format: u32, value: &str) -> JsValue {
-    rethrown(encode_token_id(format, value))
+    returned(encode_token_id(format, value))
 }
 
 /// [`encode_token_id_js`] as a `Result`.

@@ -15,7 +15,6 @@ use super::{
 };
 use crate::{
     Error,
-    api::shape::is_safe_uint,
     hex::{parse_address, parse_hex, parse_uint256},
     lsp15::{self, QuotaScheme},
     lsp25::{self, RelayCall, ValidityTimestamps},
@@ -115,12 +114,17 @@ pub(super) fn is_absent(v: &JsValue) -> bool {
     v.is_undefined() || v.is_null()
 }
 
-pub(super) fn string_field(obj: &JsValue, key: &'static str) -> JsResult<String> {
+/// `obj[key]`, or `MISSING_FIELD` when it is undefined or null.
+fn required(obj: &JsValue, key: &'static str) -> JsResult<JsValue> {
     let v = get(obj, key);
     if is_absent(&v) {
         return Err(Error::MissingField(key.to_owned()));
     }
-    super::text_arg(key, &v)
+    Ok(v)
+}
+
+pub(super) fn string_field(obj: &JsValue, key: &'static str) -> JsResult<String> {
+    super::text_arg(key, &required(obj, key)?)
 }
 
 /// A uint256 from a JS number (a safe non-negative integer), a bigint, or a decimal / `0x` string.
@@ -130,16 +134,11 @@ fn uint256(v: &JsValue, field: &str) -> JsResult<U256> {
         value,
         reason: reason.to_owned(),
     };
-    let small = io::small_uint(v);
-    if small >= 0.0 {
-        // exact: an integer within 2^53
-        return Ok(U256::from(small as u64));
+    if let Some(n) = io::safe_uint(v) {
+        return Ok(U256::from(n));
     }
-    if let Some(f) = v.as_f64() {
-        if is_safe_uint(f) {
-            // exact: an integer within 2^53
-            return Ok(U256::from(f as u64));
-        }
+    // a number that is not a safe non-negative integer (those were read above)
+    if v.as_f64().is_some() {
         return Err(invalid(
             io::number_text(v),
             "a number must be an integer between 0 and Number.MAX_SAFE_INTEGER (use a bigint or a string beyond)",
@@ -168,11 +167,7 @@ fn optional_uint256(obj: &JsValue, key: &'static str) -> JsResult<U256> {
 }
 
 fn required_uint256(obj: &JsValue, key: &'static str) -> JsResult<U256> {
-    let v = get(obj, key);
-    if is_absent(&v) {
-        return Err(Error::MissingField(key.to_owned()));
-    }
-    uint256(&v, key)
+    uint256(&required(obj, key)?, key)
 }
 
 pub(super) fn object(input: &JsValue, allowed: &'static [&'static str], what: &str) -> JsResult<()> {
@@ -195,11 +190,7 @@ fn chain_id(v: &JsValue) -> JsResult<u64> {
 }
 
 fn payload(obj: &JsValue) -> JsResult<Bytes> {
-    let v = get(obj, "payload");
-    if is_absent(&v) {
-        return Err(Error::MissingField("payload".to_owned()));
-    }
-    Ok(io::hex_arg("payload", &v)?.into())
+    Ok(io::hex_arg("payload", &required(obj, "payload")?)?.into())
 }
 
 fn relay_call_args(input: &JsValue) -> JsResult<(Address, u64, RelayCall)> {
@@ -215,15 +206,8 @@ fn relay_call_args(input: &JsValue) -> JsResult<(Address, u64, RelayCall)> {
         ],
         "input",
     )?;
-    let key_manager = get(input, "keyManager");
-    if is_absent(&key_manager) {
-        return Err(Error::MissingField("keyManager".into()));
-    }
-    let key_manager = io::address_arg("keyManager", &key_manager)?;
-    let chain = get(input, "chainId");
-    if is_absent(&chain) {
-        return Err(Error::MissingField("chainId".into()));
-    }
+    let key_manager = io::address_arg("keyManager", &required(input, "keyManager")?)?;
+    let chain = required(input, "chainId")?;
     let call = RelayCall {
         nonce: required_uint256(input, "nonce")?,
         validity_timestamps: ValidityTimestamps(optional_uint256(input, "validityTimestamps")?),
