@@ -25,23 +25,28 @@ WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enab
 # other wasm builds sharing the target directory (rustflags are part of their fingerprint)
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 
-# Functions that return their error instead of throwing it (`rethrown` in src/wasm/mod.rs: one value crosses the
+# Functions that return their error instead of throwing it (`returned` in src/wasm/mod.rs: one value crosses the
 # boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
 # that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
-# Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`.
+# Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`. Those in KEY_VALUE return
+# `0x key ‖ value` (a data key's 64 digits, then the value's), which their wrapper makes the `{ key, value }` object.
 RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId encodePermissions relayCallDigest encodeExecuteRelayCall
   encodeRelayCallMessage encodeArrayElementKey)
-RETHROWN_OBJECTS=(encodeVerifiableUriData decodeVerifiableUri predictProfileAddress)
+RETHROWN_OBJECTS=(decodeVerifiableUri predictProfileAddress)
+KEY_VALUE=(encodeVerifiableUriData)
 rethrow() {
   local file=$1
-  RETHROWN="${RETHROWN[*]}" RETHROWN_OBJECTS="${RETHROWN_OBJECTS[*]}" perl -0pi -e '
+  RETHROWN="${RETHROWN[*]}" RETHROWN_OBJECTS="${RETHROWN_OBJECTS[*]}" KEY_VALUE="${KEY_VALUE[*]}" perl -0pi -e '
     BEGIN { $n = 0 }
-    my %test = (map({ $_ => q{typeof ret !== "string"} } split / /, $ENV{RETHROWN}),
-      map({ $_ => q{ret instanceof Error} } split / /, $ENV{RETHROWN_OBJECTS}));
-    for my $f (keys %test) {
-      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n(?:    [^\n]*\n)*?    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1    if ($test{$f}) throw ret;\n    return ret;\n/;
+    my $string = q{    if (typeof ret !== "string") throw ret;};
+    my %tail = (map({ $_ => "$string\n    return ret;\n" } split / /, $ENV{RETHROWN}),
+      map({ $_ => "    if (ret instanceof Error) throw ret;\n    return ret;\n" } split / /, $ENV{RETHROWN_OBJECTS}),
+      map({ $_ => "$string\n    return { key: ret.slice(0, 66), value: \x270x\x27 + ret.slice(66) };\n" }
+        split / /, $ENV{KEY_VALUE}));
+    for my $f (keys %tail) {
+      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n(?:    [^\n]*\n)*?    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1$tail{$f}/;
     }
-    END { if ($n != scalar(keys %test)) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
+    END { if ($n != scalar(keys %tail)) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
   ' "$file"
 }
 

@@ -223,10 +223,8 @@ fn verifiable_uri_hex(
     content: &JsValue,
     url: &JsValue,
 ) -> JsResult<JsString> {
-    let head = match args.utf8(content) {
-        Some(text) => lsp2::verifiable_uri_head(Content::Text(
-            std::str::from_utf8(&text).map_err(|_| Error::InvalidContent)?,
-        )),
+    let head = match args.utf8_text(content) {
+        Some(text) => lsp2::verifiable_uri_head(Content::Text(&text)),
         None => lsp2::verifiable_uri_head(Content::Bytes(
             &content
                 .dyn_ref::<Uint8Array>()
@@ -253,8 +251,9 @@ export function encodeVerifiableUriData(keyName: string, content: string | Uint8
 /// erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key (pass `JSON.stringify(json)`
 /// as `content`, and upload exactly that text). `dynamicKeyParts` as for `encodeKeyName`. Its TypeScript
 /// declaration is written by hand (above) to keep `dynamicKeyParts` optional while it crosses as a borrowed
-/// value (an `Option` of an owned value costs a slot of the externref table per call); its JS wrapper throws the
-/// returned error (`RETHROWN_OBJECTS` in `scripts/build-pkg.sh`).
+/// value (an `Option` of an owned value costs a slot of the externref table per call). It returns
+/// `0x key ‖ value` (the key's 64 digits, then the value's) or the error: its JS wrapper throws the error and makes
+/// the `DataKeyValue` (`KEY_VALUE` in `scripts/build-pkg.sh`).
 #[wasm_bindgen(js_name = encodeVerifiableUriData, skip_typescript)]
 pub fn encode_verifiable_uri_data(
     #[wasm_bindgen(js_name = keyName)] key_name: &JsValue,
@@ -262,12 +261,12 @@ pub fn encode_verifiable_uri_data(
     url: &JsValue,
     #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: &JsValue,
 ) -> JsValue {
-    // every string into the scratch area in one scope; one result string `0x key ‖ head ‖ url`, split in JS
-    let all: JsResult<JsString> = io::with_args(|args| {
+    // every string into the scratch area in one scope; one result string `0x key ‖ head ‖ url`, which the patched
+    // wrapper splits into `{ key, value }` (`KEY_VALUE` in scripts/build-pkg.sh: no second crossing to build it)
+    returned(io::with_args(|args| {
         let key = key_in(args, "keyName", key_name, dynamic_key_parts)?;
         verifiable_uri_hex(args, key.as_slice(), content, url)
-    });
-    all.map_or_else(error_value, |all| io::key_value(&all))
+    }))
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.

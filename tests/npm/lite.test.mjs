@@ -131,6 +131,14 @@ test('arguments are checked strictly, with the same codes as before', () => {
   assert.equal(lite.decodeVerifiableUri(lite.encodeVerifiableUri(text, `ipfs://${text}`)).url, `ipfs://${text}`);
   assert.ok(lite.verifyVerifiableUri(lite.encodeVerifiableUri(text, 'x'), new TextEncoder().encode(text)));
   assert.equal(lite.encodeVerifiableUri('\uD800', 'x'), lite.encodeVerifiableUri('\uFFFD', 'x'));
+  // the same in the one-call encoding, within the scratch area and past it (the heap path: over 16 KiB)
+  for (const doc of [text, text.repeat(2000)]) {
+    const { key, value } = lite.encodeVerifiableUriData('LSP3Profile', `\uD800${doc}`, `ipfs://${text}\uDC00`);
+    assert.equal(key, lite.encodeKeyName('LSP3Profile'));
+    assert.equal(value, lite.encodeVerifiableUri(`\uFFFD${doc}`, `ipfs://${text}\uFFFD`));
+    assert.equal(lite.decodeVerifiableUri(value).url, `ipfs://${text}\uFFFD`);
+    assert.ok(lite.verifyVerifiableUri(value, new TextEncoder().encode(`\uD800${doc}`)));
+  }
 });
 
 test('functions that return their error to a patched wrapper still throw it, in every build', async () => {
