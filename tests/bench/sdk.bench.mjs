@@ -26,6 +26,8 @@ import * as full from 'profile-relayer';
 import * as lite from 'profile-relayer/lite';
 
 const quick = process.argv.includes('--quick');
+// `--only <text>`: time only the cases whose name contains the text (sizes are still measured)
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] ?? '' : '';
 const rounds = quick ? 1 : 9;
 const budgetMs = quick ? 20 : 200;
 
@@ -265,7 +267,7 @@ function opsPerSecond(fn) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = [];
-for (const c of cases) {
+for (const c of cases.filter((c) => c.name.includes(only))) {
   const expected = c.theirs();
   assert.deepEqual(c.ours(lite), expected, `${c.name}: lite output differs from the peer`);
   assert.deepEqual(c.ours(full), expected, `${c.name}: full output differs from the peer`);
