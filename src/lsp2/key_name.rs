@@ -165,7 +165,9 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     // below come in the order of their errors
     let (mut words, mut count, mut empty, mut expected) = ([""; 3], 0usize, false, 0usize);
     // a char predicate, not `split(':')`: names are short, and its memchr set-up was ≈ 1 % of a one-call encoding
-    for word in name.split(|c| c == ':') {
+    // (and 0.5 KB of gzip wasm)
+    let colon = |c: char| c == ':';
+    for word in name.split(colon) {
         if let Some(w) = words.get_mut(count) {
             *w = word;
         }
