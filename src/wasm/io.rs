@@ -462,11 +462,13 @@ pub(crate) fn hex_concat_js(parts: &[&[u8]]) -> JsString {
 }
 
 /// Writes `0x` and the hex of `parts` into `out`, which must be exactly that long.
+#[inline(always)]
 fn write_hex(parts: &[&[u8]], out: &mut [u8]) -> bool {
-    let Some((prefix, mut digits)) = out.split_at_mut_checked(2) else {
+    let Some(([zero, x], mut digits)) = out.split_first_chunk_mut::<2>() else {
         return false;
     };
-    prefix.copy_from_slice(b"0x");
+    // two stores: the full build (opt-level "s") called `copy_from_slice` for them
+    (*zero, *x) = (b'0', b'x');
     for part in parts {
         let Some((here, rest)) = digits.split_at_mut_checked(2 * part.len()) else {
             return false;
