@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { keccak256, stringToHex } from 'viem';
 
 const root = fileURLToPath(new URL('../../pkg/', import.meta.url));
 const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
@@ -22,6 +23,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   const cd = sdk.encodePostDeploymentCallData([], []);
   out.predicted = sdk.predictProfileAddress({ salt: '0x' + '00'.repeat(32), postDeploymentCallData: cd, network: 'mainnet' });
   out.salts = [sdk.generateSalt(), sdk.generateSalt()];
+  // strings through TextEncoder.encodeInto (the browser path): non-ASCII, lone surrogates, and past the scratch area
+  out.data = sdk.encodeVerifiableUriData('LSP3Profile', '\uD800h\u00e9llo \u2713 \u{1F600}', 'ipfs://h\u00e9\uDC00');
+  out.long = sdk.encodeVerifiableUriData('LSP3Profile', '\u00e9'.repeat(9000), 'ipfs://x');
   try { sdk.decodeVerifiableUri('0x00'); } catch (e) { out.error = { isError: e instanceof Error, name: e.name, code: e.code }; }
   window.__result = out;
 </script>`;
@@ -76,5 +80,10 @@ test('pkg/web runs in Chromium: encode, decode, keys, prediction, salts, typed e
     generatedSalt: '0x2f730af35b5a6e5bc11737a273fadf3ab6e667b1899ebfe4b04070d7fdb699b6',
   });
   assert.notEqual(r.salts[0], r.salts[1]);
+  // expected values from viem (keccak256 of the UTF-8 bytes, lone surrogates as U+FFFD, as TextEncoder writes them)
+  const LSP3 = '0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5';
+  const uri = (doc, url) => `0x00006f357c6a0020${keccak256(stringToHex(doc)).slice(2)}${stringToHex(url).slice(2)}`;
+  assert.deepEqual(r.data, { key: LSP3, value: uri('\uFFFDh\u00e9llo \u2713 \u{1F600}', 'ipfs://h\u00e9\uFFFD') });
+  assert.deepEqual(r.long, { key: LSP3, value: uri('\u00e9'.repeat(9001), 'ipfs://x') });
   assert.deepEqual(r.error, { isError: true, name: 'ProfileRelayerError', code: 'TRUNCATED_VERIFIABLE_URI' });
 });
