@@ -8,8 +8,8 @@
 //! are objects are built field by field with cached keys, never through serde.
 //!
 //! String arguments are read into a scratch area reused across calls ([`with_args`]): no allocation per argument.
-//! The hot calls also return their error instead of a `Result` (see `returned` in `mod.rs` and `RETHROWN` /
-//! `RETHROWN_OBJECTS` in `scripts/build-pkg.sh`).
+//! The hot calls also return their error instead of a `Result` (see `returned` in `mod.rs` and `RETHROWN`,
+//! `RETHROWN_OBJECTS`, `KEY_VALUE` in `scripts/build-pkg.sh`).
 
 use std::{
     borrow::Cow,
@@ -280,9 +280,9 @@ pub(crate) fn safe_uint(value: &JsValue) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
 
-/// The UTF-8 bytes of a JS string (`None` when `value` is not a string), in a fresh allocation.
-pub(crate) fn utf8_of(value: &JsValue) -> Option<Vec<u8>> {
-    with_args(|args| args.utf8(value).map(Cow::into_owned))
+/// The text of a JS string (`None` when `value` is not a string), in a fresh allocation.
+pub(crate) fn text_of(value: &JsValue) -> Option<String> {
+    with_args(|args| args.utf8_text(value).map(Cow::into_owned))
 }
 
 /// Bytes of scratch space for the string arguments of one call: a 16 KiB area allocated once and reused, so a
@@ -481,9 +481,9 @@ fn write_hex(parts: &[&[u8]], out: &mut [u8]) -> bool {
     digits.is_empty()
 }
 
-/// A string argument, or `INVALID_ARGUMENT` naming `field`.
-pub(crate) fn string_arg(field: &str, value: &JsValue) -> Result<Vec<u8>> {
-    utf8_of(value).ok_or_else(|| not_a_string(field))
+/// A string argument as Rust text, or `INVALID_ARGUMENT` naming `field`.
+pub(crate) fn text_arg(field: &str, value: &JsValue) -> Result<String> {
+    text_of(value).ok_or_else(|| not_a_string(field))
 }
 
 /// Parses a `0x`-prefixed hex string argument (either case), with the errors of [`crate::hex::parse_hex`].
@@ -526,8 +526,7 @@ pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<
 
 /// An address argument (see [`crate::hex::parse_address`]).
 pub(crate) fn address_arg(field: &str, value: &JsValue) -> Result<alloy_primitives::Address> {
-    let text = string_arg(field, value)?;
-    crate::hex::parse_address(field, std::str::from_utf8(&text).unwrap_or_default())
+    with_args(|args| crate::hex::parse_address(field, &args.text(field, value)?))
 }
 
 /// The elements of a JS array argument.

@@ -51,8 +51,7 @@ use js_sys::{Array, JsString, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, prelude::*};
 
 use self::io::{
-    Obj, address_arg, array_arg, ascii, fixed_arg, hex_arg, hex_concat_js, hex_js, interned, object,
-    string_arg, utf8, utf8_of,
+    Obj, address_arg, array_arg, ascii, fixed_arg, hex_arg, hex_concat_js, hex_js, interned, object, utf8,
 };
 use crate::{
     Error,
@@ -75,7 +74,7 @@ impl From<Error> for JsValue {
     }
 }
 
-/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` / `RETHROWN_OBJECTS` in
+/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` / `KEY_VALUE` / `RETHROWN_OBJECTS` in
 /// `scripts/build-pkg.sh`, which patch the generated wrapper to throw a result that is not a string / that is an
 /// `Error`): the value, or the error object *returned*. A `Result` crosses the boundary as two values and a slot of
 /// wasm-bindgen's externref table that JS reads back and frees (≈ 8 % of a VerifiableURI encode); this crosses as
@@ -169,11 +168,9 @@ enum ContentBuf {
 
 impl ContentBuf {
     fn of(content: &JsValue) -> JsResult<Self> {
-        if let Some(text) = utf8_of(content) {
-            // written by the JS engine from a JS string: valid UTF-8 (lone surrogates become U+FFFD)
-            Ok(Self::Text(
-                String::from_utf8(text).map_err(|_| Error::InvalidContent)?,
-            ))
+        if let Some(text) = io::text_of(content) {
+            // written by the JS engine from a JS string (lone surrogates become U+FFFD)
+            Ok(Self::Text(text))
         } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
             Ok(Self::Bytes(bytes.to_vec()))
         } else {
@@ -187,11 +184,6 @@ impl ContentBuf {
             Self::Bytes(b) => b,
         }
     }
-}
-
-/// A string argument as Rust text.
-fn text_arg(field: &str, value: &JsValue) -> JsResult<String> {
-    String::from_utf8(string_arg(field, value)?).map_err(|_| io::not_a_string(field))
 }
 
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,

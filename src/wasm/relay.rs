@@ -124,7 +124,7 @@ fn required(obj: &JsValue, key: &'static str) -> JsResult<JsValue> {
 }
 
 pub(super) fn string_field(obj: &JsValue, key: &'static str) -> JsResult<String> {
-    super::text_arg(key, &required(obj, key)?)
+    io::text_arg(key, &required(obj, key)?)
 }
 
 /// A uint256 from a JS number (a safe non-negative integer), a bigint, or a decimal / `0x` string.
