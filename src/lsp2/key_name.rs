@@ -129,6 +129,19 @@ const KNOWN_WORDS: [(&str, B256); 26] = [
     ),
 ];
 
+/// The standard names whose keys are precomputed, in the order [`known_key`] reads: each is a one-word name, so its
+/// data key is its keccak256 (the browser bindings look a name up in a JS `Map` of these before reading it).
+#[cfg(any(test, feature = "wasm-lite"))]
+pub(crate) fn known_names() -> impl Iterator<Item = &'static str> {
+    KNOWN_WORDS.iter().map(|(word, _)| *word)
+}
+
+/// The data key of the `index`-th of [`known_names`], as [`encode_key_name`] gives it with no dynamic parts.
+#[cfg(any(test, feature = "wasm-lite"))]
+pub(crate) fn known_key(index: usize) -> Option<B256> {
+    KNOWN_WORDS.get(index).map(|(_, hash)| *hash)
+}
+
 /// keccak256 of a key-name word.
 fn word_hash(word: &str) -> B256 {
     KNOWN_WORDS
@@ -360,6 +373,20 @@ mod tests {
             assert_eq!(word_hash(word), hash);
         }
         assert_eq!(word_hash("MyCustomKey"), keccak256(b"MyCustomKey"));
+    }
+
+    #[test]
+    fn known_names_are_whole_names_keyed_by_their_hash() {
+        // what the browser bindings' look-up relies on: the name's key without reading it
+        let mut count = 0;
+        for (i, name) in known_names().enumerate() {
+            let key = known_key(i).expect("a key per name");
+            assert_eq!(key, keccak256(name.as_bytes()), "{name}");
+            assert_eq!(encode_key_name::<&str>(name, &[]).expect(name), key, "{name}");
+            count += 1;
+        }
+        assert_eq!(count, KNOWN_WORDS.len());
+        assert_eq!(known_key(count), None);
     }
 
     #[test]

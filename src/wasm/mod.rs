@@ -330,10 +330,8 @@ pub fn verify_verifiable_uri(
 }
 
 /// The dynamic parts of a key name: absent, one string, or an array of strings.
+/// The `dynamicKeyParts` argument `parts`, given (neither undefined nor null): one string or an array of strings.
 fn dynamic_parts<'a>(args: &'a io::Args<'_>, parts: &JsValue) -> JsResult<Vec<Cow<'a, str>>> {
-    if parts.is_undefined() || parts.is_null() {
-        return Ok(Vec::new());
-    }
     if parts.is_string() {
         return Ok(vec![args.text("dynamicKeyParts", parts)?]);
     }
@@ -350,8 +348,16 @@ fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
 /// The data key of the key name `name` (argument `field`) with its dynamic `parts`, read into `args`.
 #[inline(never)]
 fn key_in(args: &io::Args<'_>, field: &str, name: &JsValue, parts: &JsValue) -> JsResult<B256> {
+    let known = io::known_name(name, parts);
+    if let io::KnownName::Key(key) = known {
+        return Ok(key);
+    }
     let name = args.text(field, name)?;
-    lsp2::encode_key_name(&name, &dynamic_parts(args, parts)?)
+    let parts = match known {
+        io::KnownName::Parts => dynamic_parts(args, parts)?,
+        _ => Vec::new(),
+    };
+    lsp2::encode_key_name(&name, &parts)
 }
 
 /// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order (one

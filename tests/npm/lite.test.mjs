@@ -2,7 +2,7 @@
 // signer recovery, batch calls, strict argument checks, and its size budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { encodeData, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
@@ -51,6 +51,39 @@ test('dynamic key parts: one string or an array, like erc725.js', () => {
   for (const n of ['LSP3Profile', 'LSP5ReceivedAssets[]', 'MyCustomKey', 'MyApp:Settings:<address>', 'A:B:<bytes4>']) {
     const parts = n.includes('<address>') ? [controller] : n.includes('<bytes4>') ? ['0xcafecafe'] : undefined;
     assert.equal(lite.encodeKeyName(n, parts), erc725EncodeKeyName(n, parts), n);
+  }
+});
+
+test('standard key names (looked up before they are read): the keys of the LSP schemas, parts still checked', () => {
+  const require = createRequire(import.meta.url);
+  const dir = new URL('../node_modules/@erc725/erc725.js/schemas/', import.meta.url);
+  const schemas = readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => require(new URL(f, dir).pathname));
+  // one-word names (Singleton and Array keys)
+  const plain = schemas.filter((s) => !s.name.includes(':'));
+  assert.ok(plain.length >= 15, `${plain.length} one-word names`);
+  for (const sdk of [lite, full]) {
+    // every singleton and Array name of erc725.js's schemas: its key (an Array's is its length key), in one call,
+    // in a batch, and as encodeVerifiableUriData's key
+    for (const { name, key } of plain) {
+      assert.equal(sdk.encodeKeyName(name), key, name);
+      assert.equal(sdk.encodeKeyName(name, null), key, name);
+      assert.equal(sdk.encodeKeyName(name, []), key, name);
+      assert.equal(sdk.encodeKeyNames([name, { keyName: name }])[1], key, name);
+      assert.equal(sdk.encodeVerifiableUriData(name, '{}', 'ipfs://x').key, key, name);
+      // a copy made at run time (not the same string object) is looked up the same way
+      assert.equal(sdk.encodeKeyName([...name].join('')), key, name);
+    }
+    // words of the standard names that are also names: keccak256 of the name
+    for (const name of ['Permissions', 'AllowedCalls', 'AllowedERC725YDataKeys', 'AddressPermissions', 'LSP4CreatorsMap']) {
+      assert.equal(sdk.encodeKeyName(name), keccak256(toHex(name)), name);
+    }
+    // a standard name given dynamic parts is refused as before; neither strings nor look-alikes pass for one
+    assert.throws(() => sdk.encodeKeyName('LSP3Profile', [controller]), { code: 'DYNAMIC_KEY_PART_COUNT' });
+    assert.throws(() => sdk.encodeKeyName('LSP3Profile', controller), { code: 'DYNAMIC_KEY_PART_COUNT' });
+    assert.throws(() => sdk.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://x', [controller]), { code: 'DYNAMIC_KEY_PART_COUNT' });
+    assert.throws(() => sdk.encodeKeyName(new String('LSP3Profile')), { code: 'INVALID_ARGUMENT' });
+    assert.throws(() => sdk.encodeKeyName('LSP3Profile', 42), { code: 'INVALID_ARGUMENT' });
+    assert.equal(sdk.encodeKeyName('LSP3Profile '), keccak256(toHex('LSP3Profile ')));
   }
 });
 
