@@ -184,11 +184,7 @@ impl TokenIdFormat {
 /// # Errors
 /// [`Error::InvalidTokenId`].
 pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
-    let bad = |reason: String| Error::InvalidTokenId {
-        format: format!("{:?}", format.base()),
-        value: value.to_owned(),
-        reason,
-    };
+    let bad = |reason: String| invalid_token_id(format, value, reason);
     let mut out = [0u8; 32];
     match format.base() {
         TokenIdFormat::Number => {
@@ -227,6 +223,18 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
         _ => return Err(bad("not a plain token id format".into())),
     }
     Ok(B256::from(out))
+}
+
+/// [`Error::InvalidTokenId`] for `value` in `format` (out of line: the SDK's `encodeTokenId` is a hot call, and its
+/// size-built entry inlined the error's formatting into it).
+#[cold]
+#[inline(never)]
+fn invalid_token_id(format: TokenIdFormat, value: &str, reason: String) -> Error {
+    Error::InvalidTokenId {
+        format: format!("{:?}", format.base()),
+        value: value.to_owned(),
+        reason,
+    }
 }
 
 /// A token id as text in `format`: decimal number, string (trailing zero bytes removed), lower-case address or
