@@ -447,7 +447,21 @@ fn string_from(bytes: &[u8], ascii: bool) -> JsString {
 
 /// `0x`-prefixed lower-case hex of `bytes` as a JS string.
 pub(crate) fn hex_js(bytes: &[u8]) -> JsString {
-    hex_concat_js(&[bytes])
+    match <&[u8; 32]>::try_from(bytes) {
+        Ok(word) => word_hex_js(word),
+        Err(_) => hex_concat_js(&[bytes]),
+    }
+}
+
+/// [`hex_js`] of a 32-byte word (keys, hashes, token ids): a buffer of exactly its size.
+#[inline(never)]
+fn word_hex_js(word: &[u8; 32]) -> JsString {
+    let mut out = [0u8; 66];
+    if write_hex(&[word], &mut out) {
+        ascii(&out)
+    } else {
+        hex_concat_js(&[word])
+    }
 }
 
 /// `0x`-prefixed lower-case hex of the concatenation of `parts` as a JS string (no concatenated copy made).
