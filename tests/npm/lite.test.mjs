@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { encodeData, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
-import { keccak256, toHex } from 'viem';
+import { keccak256, pad, toHex } from 'viem';
 import * as full from 'profile-relayer';
 import * as lite from 'profile-relayer/lite';
 
@@ -241,4 +241,15 @@ test('the lite wasm stays within its budget', () => {
   // (75,119 B on 2026-11-24: ABI / hex error texts without Debug formatting; 77,627 B the session before)
   const wasm = gzipSync(readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)), { level: 9 }).length;
   assert.ok(wasm <= 76_000, `${wasm} bytes of gzipped wasm`);
+});
+
+test('encodeTokenId (Number): the uint256 of a decimal or 0x number, as viem pads it', () => {
+  const values = ['0', '1', '123456789', '000000000000000000000000000042', '18446744073709551615', '18446744073709551616',
+    (2n ** 128n + 7n).toString(), (2n ** 256n - 1n).toString(), '0xff', '0x' + 'ab'.repeat(32)];
+  for (const sdk of [lite, full]) {
+    for (const v of values) assert.equal(sdk.encodeTokenId(0, v), pad(toHex(BigInt(v))), v);
+    assert.throws(() => sdk.encodeTokenId(0, (2n ** 256n).toString()), { code: 'INVALID_TOKEN_ID' });
+    assert.throws(() => sdk.encodeTokenId(0, ''), { code: 'INVALID_TOKEN_ID' });
+    assert.throws(() => sdk.encodeTokenId(0, ' 1'), { code: 'INVALID_TOKEN_ID' });
+  }
 });
