@@ -40,6 +40,8 @@ const budgetMs = quick ? 20 : 200;
 
 const require = createRequire(import.meta.url);
 const LSP3_SCHEMA = require('@erc725/erc725.js/schemas/LSP3ProfileMetadata.json');
+const PROFILE_SCHEMAS = [...LSP3_SCHEMA, ...require('@erc725/erc725.js/schemas/LSP6KeyManager.json'),
+  ...require('@erc725/erc725.js/schemas/LSP1UniversalReceiverDelegate.json')];
 // the LUKSO contracts' own ABIs (npm artifacts): what a dApp hands viem for the profile's calls and reverts
 const UP_ABI = require('@lukso/universalprofile-contracts/artifacts/UniversalProfileInit.json').abi;
 const LSP6_ABI = require('@lukso/lsp6-contracts/artifacts/LSP6KeyManagerInit.json').abi;
@@ -52,6 +54,11 @@ const url = 'ipfs://QmYr1VJLwerg6pEoscdhVGugo39pa6rycEZLjtRPDfW84UAx';
 const controller = '0xcafecafecafecafecafecafecafecafecafecafe';
 const profile = sdk.profileDataFromControllers([controller], sdk.encodeVerifiableUri(json, url));
 const { keys, values, postDeploymentCallData } = profile;
+// the profile data's constants (LUKSO's relayer defaults), out of the peer's call as a tuned dApp keeps them: the
+// mainnet universal receiver delegate, its permissions (SETDATA + SUPER_SETDATA + REENTRANCY) and a controller's
+const URD = '0x7870C5B8BC9572A8001C3f96f7ff59961B23500D';
+const URD_PERMISSIONS = pad('0x060080');
+const CONTROLLER_PERMISSIONS = pad('0x7f3f06');
 const salt = '0x' + '11'.repeat(32);
 const C = {
   factory: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30',
@@ -174,6 +181,22 @@ const cases = [
     peer: 'viem recipe, initCodeHash(impl) in the call',
     ours: (sdk) => { const p = sdk.predictProfileAddress({ salt, postDeploymentCallData }); return [p.universalProfile, p.keyManager]; },
     theirs: () => { const p = viemPredictAsDocumented(salt, postDeploymentCallData); return [p.universalProfile, p.keyManager]; },
+  },
+  {
+    name: 'profile data from a controller (7 keys/values + postDeploymentCallData)',
+    peer: 'erc725.js encodeData (LSP3, LSP6, LSP1 schemas) + viem encodeAbiParameters',
+    ours: (sdk) => sdk.profileDataFromControllers([controller], vuri),
+    theirs: () => {
+      const data = encodeData([
+        { keyName: 'LSP3Profile', value: vuri },
+        { keyName: 'LSP1UniversalReceiverDelegate', value: URD },
+        { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: URD, value: URD_PERMISSIONS },
+        { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller, value: CONTROLLER_PERMISSIONS },
+        { keyName: 'AddressPermissions[]', value: [URD, controller] },
+      ], PROFILE_SCHEMAS);
+      return { keys: data.keys, values: data.values,
+        postDeploymentCallData: encodeAbiParameters([{ type: 'bytes32[]' }, { type: 'bytes[]' }], [data.keys, data.values]) };
+    },
   },
   {
     name: 'LSP6 permissions encode',
