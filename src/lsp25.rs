@@ -74,6 +74,13 @@ impl RelayCall {
     /// uint256 msgValue, bytes payload)`: 160 bytes of words, then the payload.
     #[must_use]
     pub fn encoded_message(&self, chain_id: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(160 + self.payload.len());
+        self.encode_message_to(chain_id, &mut out);
+        out
+    }
+
+    /// Appends [`RelayCall::encoded_message`] to `out` (sized by the caller: no growth on the way).
+    fn encode_message_to(&self, chain_id: u64, out: &mut Vec<u8>) {
         (
             U256::from(LSP25_VERSION),
             U256::from(chain_id),
@@ -82,17 +89,16 @@ impl RelayCall {
             self.value,
             &self.payload,
         )
-            .abi_encode_packed()
+            .abi_encode_packed_to(out);
     }
 
     /// The EIP-191 version 0x00 data: `0x19 ‖ 0x00 ‖ keyManager ‖ encodedMessage`.
     #[must_use]
     pub fn signing_data(&self, key_manager: Address, chain_id: u64) -> Vec<u8> {
-        let message = self.encoded_message(chain_id);
-        let mut data = Vec::with_capacity(22 + message.len());
+        let mut data = Vec::with_capacity(22 + 160 + self.payload.len());
         data.extend_from_slice(&[0x19, 0x00]);
         data.extend_from_slice(key_manager.as_slice());
-        data.extend_from_slice(&message);
+        self.encode_message_to(chain_id, &mut data);
         data
     }
 
