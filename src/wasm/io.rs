@@ -550,7 +550,40 @@ pub(crate) fn fixed_arg<const N: usize>(field: &str, value: &JsValue) -> Result<
 
 /// An address argument (see [`crate::hex::parse_address`]).
 pub(crate) fn address_arg(field: &str, value: &JsValue) -> Result<alloy_primitives::Address> {
-    with_args(|args| crate::hex::parse_address(field, &args.text(field, value)?))
+    with_args(|args| parse_address(field, &args.text(field, value)?))
+}
+
+/// How many checksummed addresses [`parse_address`] remembers.
+const CHECKSUMMED_SLOTS: usize = 8;
+
+thread_local! {
+    /// The hex digits of the last mixed-case addresses whose EIP-55 checksum passed, and the next slot to write.
+    static CHECKSUMMED: RefCell<([[u8; 40]; CHECKSUMMED_SLOTS], usize)> =
+        const { RefCell::new(([[0; 40]; CHECKSUMMED_SLOTS], 0)) };
+}
+
+/// [`crate::hex::parse_address`], remembering the last few mixed-case addresses whose EIP-55 checksum passed:
+/// dApps pass the same addresses (key manager, profile) call after call, and checking a checksum is a keccak256
+/// of its own (≈ 15 % of an `encodeRelayCallMessage` call). viem's `isAddress` keeps such a cache too. Only the
+/// exact text that passed is remembered: any other casing is checked again.
+pub(crate) fn parse_address(field: &str, text: &str) -> Result<alloy_primitives::Address> {
+    let digits = text
+        .strip_prefix("0x")
+        .and_then(|d| <&[u8; 40]>::try_from(d.as_bytes()).ok());
+    let mixed =
+        digits.filter(|d| d.iter().any(u8::is_ascii_uppercase) && d.iter().any(u8::is_ascii_lowercase));
+    let known = mixed.is_some_and(|d| CHECKSUMMED.with(|c| c.borrow().0.contains(d)));
+    let address = crate::hex::parse_address_checking(field, text, !known)?;
+    if let Some(d) = mixed.filter(|_| !known) {
+        CHECKSUMMED.with(|c| {
+            let (slots, next) = &mut *c.borrow_mut();
+            if let Some(slot) = slots.get_mut(*next) {
+                *slot = *d;
+            }
+            *next = (*next + 1) % CHECKSUMMED_SLOTS;
+        });
+    }
+    Ok(address)
 }
 
 /// The elements of a JS array argument.

@@ -223,6 +223,39 @@ test('bad arguments throw ProfileRelayerErrors with specific codes', () => {
   }
 });
 
+test('checksummed addresses: remembered once checked, any other casing checked again (past the last 8 too)', () => {
+  const base = input(vectors.relayCalls[0]);
+  const code = (fn) => { try { fn(); } catch (e) { return e.code; } return 'no error'; };
+  // twelve checksummed key managers, each used twice: more than the remembered eight, each digest as viem's
+  const managers = Array.from({ length: 12 }, () => privateKeyToAccount(generatePrivateKey()).address);
+  for (const entry of [sdk, recover]) {
+    for (let round = 0; round < 2; round++) {
+      for (const keyManager of managers) {
+        const c = { ...base, keyManager };
+        assert.equal(entry.relayCallDigest(c), viemDigest(c), keyManager);
+        assert.equal(entry.encodeRelayCallMessage(c), entry.encodeRelayCallMessage({ ...c, keyManager: keyManager.toLowerCase() }));
+        // the same address with any one letter's case flipped: a wrong checksum, also right after the right one
+        for (let i = 2; i < 42; i++) {
+          if (!/[a-fA-F]/.test(keyManager[i])) continue;
+          const ch = keyManager[i];
+          const flipped = keyManager.slice(0, i) + (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) + keyManager.slice(i + 1);
+          if (flipped.slice(2) === flipped.slice(2).toLowerCase() || flipped.slice(2) === flipped.slice(2).toUpperCase()) continue;
+          assert.equal(code(() => entry.relayCallDigest({ ...c, keyManager: flipped })), 'INVALID_ADDRESS', flipped);
+          assert.equal(code(() => entry.quotaMessage(flipped, 1)), 'INVALID_ADDRESS', flipped);
+        }
+        assert.equal(entry.quotaMessage(keyManager, 1).message, entry.quotaMessage(keyManager.toLowerCase(), 1).message);
+      }
+    }
+    // the input's fields, read in one call: absent, null and unknown fields as before
+    assert.equal(entry.relayCallDigest({ ...base, value: null, validityTimestamps: undefined }),
+      entry.relayCallDigest({ ...base, value: 0, validityTimestamps: 0 }));
+    assert.equal(code(() => entry.relayCallDigest({ ...base, payload: null })), 'MISSING_FIELD');
+    assert.equal(code(() => entry.encodeRelayCallMessage({ ...base, keyManager: undefined })), 'MISSING_FIELD');
+    assert.throws(() => entry.encodeRelayCallMessage({ ...base, payLoad: '0x' }), (e) => e.code === 'INVALID_ARGUMENT' && /payLoad/.test(e.message));
+    assert.equal(code(() => entry.encodeRelayCallMessage(null)), 'INVALID_ARGUMENT');
+  }
+});
+
 test('signer recovery is in profile-relayer/recover, not in the full entry, and within its budget', () => {
   for (const name of ['recoverRelayCallSigner', 'recoverQuotaSigner']) {
     assert.equal(typeof recover[name], 'function', name);
