@@ -142,6 +142,14 @@ pub(crate) fn known_key(index: usize) -> Option<B256> {
     KNOWN_WORDS.get(index).map(|(_, hash)| *hash)
 }
 
+/// Whether the `index`-th of [`known_names`] is an Array name (`Name[]`: its key is the length key).
+#[cfg(any(test, feature = "wasm-lite"))]
+pub(crate) fn known_is_array(index: usize) -> bool {
+    KNOWN_WORDS
+        .get(index)
+        .is_some_and(|(word, _)| is_array_name(word))
+}
+
 /// keccak256 of a key-name word.
 fn word_hash(word: &str) -> B256 {
     KNOWN_WORDS
@@ -387,6 +395,17 @@ mod tests {
         }
         assert_eq!(count, KNOWN_WORDS.len());
         assert_eq!(known_key(count), None);
+        for (i, name) in known_names().enumerate() {
+            assert_eq!(
+                known_is_array(i),
+                encode_array_element_key(name, 0).is_ok(),
+                "{name}"
+            );
+        }
+        assert!(known_is_array(
+            known_names().position(|n| n == "AddressPermissions[]").unwrap()
+        ));
+        assert!(!known_is_array(count));
     }
 
     #[test]

@@ -650,8 +650,8 @@ thread_local! {
 /// What a key-name argument is, asked of JS before its text is read (a `Map` look-up costs less than writing the
 /// name into wasm memory and parsing it: ≈ 12 % of an `encodeVerifiableUriData` call).
 pub(crate) enum KnownName {
-    /// One of the standard names, without dynamic parts: its key from the core's table.
-    Key(alloy_primitives::B256),
+    /// One of the standard names (its index in the core's table), without dynamic parts: its key from the table.
+    Key(usize, alloy_primitives::B256),
     /// Any other name; `parts` is undefined or null.
     NoParts,
     /// Dynamic parts are given.
@@ -670,8 +670,11 @@ pub(crate) fn known_name(name: &JsValue, parts: &JsValue) -> KnownName {
         });
         known_index(map, name, parts)
     });
-    match usize::try_from(index).ok().and_then(crate::lsp2::known_key) {
-        Some(key) => KnownName::Key(key),
+    let known = usize::try_from(index)
+        .ok()
+        .and_then(|i| Some((i, crate::lsp2::known_key(i)?)));
+    match known {
+        Some((i, key)) => KnownName::Key(i, key),
         None if index == -1 => KnownName::Parts,
         None => KnownName::NoParts,
     }

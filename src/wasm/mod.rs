@@ -349,7 +349,7 @@ fn key_name(name: &JsValue, parts: &JsValue) -> JsResult<B256> {
 #[inline(never)]
 fn key_in(args: &io::Args<'_>, field: &str, name: &JsValue, parts: &JsValue) -> JsResult<B256> {
     let known = io::known_name(name, parts);
-    if let io::KnownName::Key(key) = known {
+    if let io::KnownName::Key(_, key) = known {
         return Ok(key);
     }
     let name = args.text(field, name)?;
@@ -447,6 +447,14 @@ pub fn encode_array_element_key_js(
 /// # Errors
 /// `NOT_AN_ARRAY_KEY`, `INVALID_ARRAY_INDEX`, or `INVALID_ARGUMENT` for a name that is not a string.
 pub fn encode_array_element_key(name: &JsValue, index: &JsValue) -> JsResult<JsString> {
+    // a standard Array name (`AddressPermissions[]`, `LSP5ReceivedAssets[]`, …) is looked up, not read
+    if let io::KnownName::Key(i, length_key) = io::known_name(name, &JsValue::UNDEFINED)
+        && lsp2::known_is_array(i)
+    {
+        return Ok(hex_js(
+            lsp2::array_element_key(length_key, array_index(index)?).as_slice(),
+        ));
+    }
     let key = io::with_args(|args| {
         let name = args.text("name", name)?;
         lsp2::encode_array_element_key(&name, array_index(index)?)

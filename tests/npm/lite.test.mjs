@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
-import { encodeData, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
+import { encodeArrayKey, encodeData, encodeKeyName as erc725EncodeKeyName } from '@erc725/erc725.js';
 import { keccak256, pad, toHex } from 'viem';
 import * as full from 'profile-relayer';
 import * as lite from 'profile-relayer/lite';
@@ -72,6 +72,14 @@ test('standard key names (looked up before they are read): the keys of the LSP s
       assert.equal(sdk.encodeVerifiableUriData(name, '{}', 'ipfs://x').key, key, name);
       // a copy made at run time (not the same string object) is looked up the same way
       assert.equal(sdk.encodeKeyName([...name].join('')), key, name);
+      // an Array name's element keys, as erc725.js makes them from the schema's key; any other name is refused
+      if (name.endsWith('[]')) {
+        for (const i of [0, 1, 255, 2 ** 53 - 1]) assert.equal(sdk.encodeArrayElementKey(name, i), encodeArrayKey(key, i), `${name} ${i}`);
+        assert.equal(sdk.encodeArrayElementKey(name, 2n ** 127n), key.slice(0, 34) + (2n ** 127n).toString(16), name);
+        assert.throws(() => sdk.encodeArrayElementKey(name, -1), { code: 'INVALID_ARRAY_INDEX' });
+      } else {
+        assert.throws(() => sdk.encodeArrayElementKey(name, 0), { code: 'NOT_AN_ARRAY_KEY' });
+      }
     }
     // words of the standard names that are also names: keccak256 of the name
     for (const name of ['Permissions', 'AllowedCalls', 'AllowedERC725YDataKeys', 'AddressPermissions', 'LSP4CreatorsMap']) {
