@@ -24,6 +24,12 @@ WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enab
 # const-hex's simd128 path (≈ 5× the scalar one on a 1 KB calldata). cargo keeps these artifacts apart from the
 # other wasm builds sharing the target directory (rustflags are part of their fingerprint)
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
+# The dependencies' source paths in panic locations without the machine's cargo home and registry directory
+# (`/root/.cargo/registry/src/index.crates.io-…/ruint-1.21.1/src/fmt.rs` becomes `ruint-1.21.1/src/fmt.rs`): the
+# same bytes wherever the package is built, where the full entry's budget is counted in bytes.
+for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+  [ -d "$registry" ] && RUSTFLAGS+=" --remap-path-prefix=$registry="
+done
 
 # Functions that return their error instead of throwing it (`returned` in src/wasm/mod.rs: one value crosses the
 # boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
