@@ -329,7 +329,6 @@ pub fn verify_verifiable_uri(
     lsp2::verify(&uri, ContentBuf::of(content)?.bytes())
 }
 
-/// The dynamic parts of a key name: absent, one string, or an array of strings.
 /// The `dynamicKeyParts` argument `parts`, given (neither undefined nor null): one string or an array of strings.
 fn dynamic_parts<'a>(args: &'a io::Args<'_>, parts: &JsValue) -> JsResult<Vec<Cow<'a, str>>> {
     if parts.is_string() {
