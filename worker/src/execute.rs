@@ -5,7 +5,7 @@
 //! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
 
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use futures_util::future::{join, join3};
+use futures_util::future::join;
 use profile_relayer::{
     api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
     erc165::{self, LSP6},
@@ -19,17 +19,17 @@ use worker::{Env, Request, Response};
 use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
-    meter::{MeterClient, MeterOp, Period},
+    meter::{Limit, MeterClient, Subject, reserve_all},
     rpc::{Rpc, RpcError},
     store,
 };
 
-/// A relay call handed to the Relayer object, checked and reserved.
+/// A relay call handed to the Relayer object, checked, with the profile's monthly quota reserved.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecuteJob {
-    /// `keccak256(keyManager ‖ signer ‖ nonce)`: one job per signed nonce, so a replayed or concurrent call with
-    /// the same nonce can never be sent twice.
+    /// The reservation id of this transaction ([`execute_id`]): one job per profile and signed nonce, so a
+    /// replayed or concurrent call can never be sent (or charged) twice, and no two profiles share one.
     pub id: B256,
     /// The profile (charged).
     pub profile: Address,
@@ -39,8 +39,28 @@ pub struct ExecuteJob {
     pub calldata: Bytes,
     /// Gas limit (reserved).
     pub gas_limit: u64,
-    /// Meter subjects the reservation was made on, settled on the receipt.
-    pub meters: Vec<String>,
+    /// Whether this request created the profile's reservation (only then may it be released when nothing is
+    /// sent); the relayer's daily ceiling is reserved by the Relayer object itself, for the transaction it sends.
+    pub profile_reserved: bool,
+}
+
+/// The reservation id of a relay call: `keccak256("execute" ‖ chain id ‖ profile ‖ key manager ‖ signer ‖
+/// nonce)` (the LSP25 nonce carries the channel in its upper 128 bits).
+pub fn execute_id(
+    chain_id: u64,
+    profile: Address,
+    key_manager: Address,
+    signer: Address,
+    nonce: U256,
+) -> B256 {
+    let mut input = Vec::with_capacity(7 + 8 + 3 * 20 + 32);
+    input.extend_from_slice(b"execute");
+    input.extend_from_slice(&chain_id.to_be_bytes());
+    input.extend_from_slice(profile.as_slice());
+    input.extend_from_slice(key_manager.as_slice());
+    input.extend_from_slice(signer.as_slice());
+    input.extend_from_slice(&nonce.to_be_bytes::<32>());
+    keccak256(&input)
 }
 
 /// What the Relayer object answers for an execute job.
@@ -63,16 +83,6 @@ pub struct MinedFacts {
     pub gas_used: u64,
     /// The block.
     pub block_number: u64,
-}
-
-/// The meter subject of a profile.
-pub fn profile_subject(profile: Address) -> String {
-    format!("profile:{profile:#x}")
-}
-
-/// The meter subject of the relayer's daily ceiling.
-pub fn relayer_subject(chain_id: u64) -> String {
-    format!("relayer:{chain_id}")
 }
 
 async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes>> {
@@ -150,11 +160,10 @@ async fn check(
     let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
     let calldata = request.calldata();
     let nonce_call = get_nonce_calldata(signer, channel);
-    // simulated from the relayer's address, as it will be sent
-    let (granted, expected, gas) = join3(
+    // the cheap reads first, together; the simulation only once they pass
+    let (granted, expected) = join(
         permissions(&rpc, profile, signer),
         eth_call(&rpc, key_manager, &nonce_call),
-        rpc.estimate_gas(relayer, key_manager, &calldata),
     )
     .await;
     let granted = granted?;
@@ -185,7 +194,8 @@ async fn check(
         ));
     }
     request.call.validity_timestamps.check(config.now())?;
-    let gas = match gas {
+    // simulated from the relayer's address, as it will be sent
+    let gas = match rpc.estimate_gas(relayer, key_manager, &calldata).await {
         Ok(gas) => gas,
         Err(RpcError::Node { message, data, .. }) => {
             let revert = data.as_ref().map(|d| Revert::decode(d));
@@ -213,101 +223,22 @@ async fn check(
             ),
         ));
     }
-    let mut id_input = Vec::with_capacity(72);
-    id_input.extend_from_slice(key_manager.as_slice());
-    id_input.extend_from_slice(signer.as_slice());
-    id_input.extend_from_slice(&nonce.to_be_bytes::<32>());
     Ok(ExecuteJob {
-        id: keccak256(&id_input),
+        id: execute_id(config.chain_id, profile, key_manager, signer, nonce),
         profile,
         key_manager,
         calldata: calldata.into(),
         gas_limit,
-        meters: vec![profile_subject(profile), relayer_subject(config.chain_id)],
+        profile_reserved: false,
     })
-}
-
-/// Reserves `amount` for job `id` on every subject at once (`subjects` gives each one's period, limit and refusal
-/// code); when any refuses, the reservations that were made are released and the first refusal is answered.
-pub async fn reserve_all(
-    env: &Env,
-    id: &str,
-    amount: u64,
-    now: u64,
-    subjects: &[(String, Period, u64, Code)],
-) -> ApiResult<()> {
-    let meters = subjects
-        .iter()
-        .map(|(subject, ..)| MeterClient::new(env, subject))
-        .collect::<ApiResult<Vec<_>>>()?;
-    let ops: Vec<MeterOp> = subjects
-        .iter()
-        .map(|(_, period, limit, _)| MeterOp::Reserve {
-            id: id.to_owned(),
-            amount,
-            period: *period,
-            limit: *limit,
-            now,
-        })
-        .collect();
-    let answers =
-        futures_util::future::join_all(meters.iter().zip(&ops).map(|(meter, op)| meter.send(op))).await;
-    let mut refusal = None;
-    for ((_, _, limit, code), answer) in subjects.iter().zip(&answers) {
-        let err = match answer {
-            Ok(a) if a.ok => continue,
-            Ok(a) => refused(
-                *code,
-                a.usage.map_or(60, |u| u.reset_at.saturating_sub(now)),
-                amount,
-                *limit,
-            ),
-            Err(e) => e.clone(),
-        };
-        refusal.get_or_insert(err);
-    }
-    let Some(err) = refusal else {
-        return Ok(());
-    };
-    let release = MeterOp::Release { id: id.to_owned() };
-    let made = meters
-        .iter()
-        .zip(&answers)
-        .filter(|(_, answer)| answer.as_ref().is_ok_and(|a| a.ok))
-        .map(|(meter, _)| meter.send(&release));
-    futures_util::future::join_all(made).await;
-    Err(err)
-}
-
-fn refused(code: Code, retry_after: u64, amount: u64, limit: u64) -> ApiError {
-    let message = match code {
-        Code::QuotaExceeded => {
-            format!(
-                "this transaction needs up to {amount} gas, more than is left of the profile's monthly {limit}"
-            )
-        }
-        Code::GasBudgetExceeded => {
-            format!(
-                "this deploy needs up to {amount} gas, more than is left of the API key's monthly {limit}"
-            )
-        }
-        _ => "the relayer reached its daily gas ceiling (MAX_GAS_PER_DAY); sends resume tomorrow".to_owned(),
-    };
-    ApiError::new(code, message).retry_after(retry_after.max(1))
 }
 
 /// The quota of `profile` now, from its meter.
 pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Quota> {
     let now = config.now();
-    let usage = MeterClient::new(env, &profile_subject(profile))?
-        .send(&MeterOp::Usage {
-            period: Period::Month,
-            limit: config.monthly_gas_quota,
-            now,
-        })
-        .await?
-        .usage
-        .ok_or_else(|| ApiError::internal("meter answered no usage"))?;
+    let usage = MeterClient::new(env, &Subject::Profile(profile))?
+        .usage(config.monthly_gas_quota, now)
+        .await?;
     let mut quota = Quota::with_total(config.monthly_gas_quota, usage.used, now);
     // the meter's remaining also counts gas reserved by transactions not mined yet
     quota.remaining = usage.remaining;
@@ -320,30 +251,21 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
     let body = crate::routes::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
     let relayer_address = Config::signer(env)?.address();
-    let job = check(&config, env, &request, relayer_address).await?;
-    let now = config.now();
-    let id = job.id.to_string();
-    reserve_all(
+    let mut job = check(&config, env, &request, relayer_address).await?;
+    // the profile's month here; the relayer's day by the Relayer object, for the transaction it actually sends
+    let created = reserve_all(
         env,
-        &id,
+        &job.id.to_string(),
         job.gas_limit,
-        now,
-        &[
-            (
-                profile_subject(job.profile),
-                Period::Month,
-                config.monthly_gas_quota,
-                Code::QuotaExceeded,
-            ),
-            (
-                relayer_subject(config.chain_id),
-                Period::Day,
-                config.max_gas_per_day,
-                Code::DailyGasCeiling,
-            ),
-        ],
+        config.now(),
+        config.reservation_ttl,
+        &[Limit {
+            subject: Subject::Profile(job.profile),
+            limit: config.monthly_gas_quota,
+        }],
     )
     .await?;
+    job.profile_reserved = !created.is_empty();
     let outcome: ExecuteOutcome =
         crate::routes::call_do(&crate::routes::relayer(env, &config)?, "/execute", &job).await?;
     let quota = quota(env, &config, job.profile).await.ok();

@@ -127,6 +127,7 @@ async fn dispatch(
             auth::authenticate_admin(&req, env).await?;
             admin::run_indexer(&req, env).await
         }
+        Handler::RelayerStatus => admin::relayer_status(&req, env).await,
         Handler::Panic => {
             auth::authenticate_admin(&req, env).await?;
             admin::deliberate_panic()

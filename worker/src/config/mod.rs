@@ -53,6 +53,8 @@ pub struct Config {
     pub quota_signature_window: u64,
     /// Seconds added to the clock for metering and signature windows (`CLOCK_OFFSET_SECONDS`, tests only).
     pub clock_offset: i64,
+    /// How long a gas reservation holds when never settled nor released (`RESERVATION_TTL_SECONDS`).
+    pub reservation_ttl: u64,
 }
 
 /// A var's value, `None` when unset or blank.
@@ -128,6 +130,11 @@ impl Config {
             max_execute_payload_bytes: number(env, "MAX_EXECUTE_PAYLOAD_BYTES", 16 * 1024usize)?,
             quota_signature_window: number(env, "QUOTA_SIGNATURE_WINDOW_SECONDS", 300u64)?,
             clock_offset: number(env, "CLOCK_OFFSET_SECONDS", 0i64)?,
+            reservation_ttl: number(
+                env,
+                "RESERVATION_TTL_SECONDS",
+                crate::meter::DEFAULT_RESERVATION_TTL_SECONDS,
+            )?,
         })
     }
 

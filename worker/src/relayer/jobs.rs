@@ -10,8 +10,8 @@ use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus}
 use crate::{
     config::{self, Config},
     error::{ApiError, ApiResult, Code},
-    execute::{ExecuteJob, ExecuteOutcome, MinedFacts, relayer_subject},
-    meter::{MeterClient, MeterOp, Period},
+    execute::{ExecuteJob, ExecuteOutcome, MinedFacts},
+    meter::{Charge, Limit, Subject, release_all, settle_all},
     signer::{self},
     store::{self, ProfileRecord},
     txlog,
@@ -94,54 +94,19 @@ impl Job {
     }
 }
 
-/// Who pays for a lane transaction: the reservation `id` made on each meter subject, settled to the receipt's
-/// `gasUsed` when mined (reverted or not) and released when the transaction is given up unsent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Charge {
-    pub(super) id: String,
-    pub(super) meters: Vec<String>,
-}
-
 impl Relayer {
     /// Settles `charge` on each of its meters to `gas_used`; the first meter's charge is returned.
     pub(super) async fn settle(&self, charge: Option<&Charge>, gas_used: u64) -> ApiResult<Option<u64>> {
-        let Some(charge) = charge else {
-            return Ok(None);
-        };
-        let op = MeterOp::Settle {
-            id: charge.id.clone(),
-            gas_used,
-        };
-        let meters = charge
-            .meters
-            .iter()
-            .map(|subject| MeterClient::new(&self.env, subject))
-            .collect::<ApiResult<Vec<_>>>()?;
-        let answers = futures_util::future::join_all(meters.iter().map(|m| m.send(&op))).await;
-        let mut charged = None;
-        for answer in answers {
-            charged = charged.or(answer?.charged);
+        match charge {
+            Some(charge) => settle_all(&self.env, charge, gas_used, Config::from_env(&self.env)?.now()).await,
+            None => Ok(None),
         }
-        Ok(charged)
     }
 
     /// Releases `charge` on each of its meters (nothing was sent, or the job was given up).
     pub(super) async fn release(&self, charge: Option<&Charge>) {
-        let Some(charge) = charge else { return };
-        for subject in &charge.meters {
-            let released = match MeterClient::new(&self.env, subject) {
-                Ok(meter) => meter
-                    .send(&MeterOp::Release {
-                        id: charge.id.clone(),
-                    })
-                    .await
-                    .map(|_| ()),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = released {
-                worker::console_error!("releasing {} on {subject}: {} {}", charge.id, e.code, e.message);
-            }
+        if let Some(charge) = charge {
+            release_all(&self.env, charge).await;
         }
     }
 
@@ -188,19 +153,24 @@ impl Relayer {
     /// Sends a checked, reserved relay call through the lane (once per signed nonce) and waits for its receipt up
     /// to `DEPLOY_WAIT_SECONDS`.
     pub(super) async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
-        let charge = Charge {
+        // what the request reserved itself, and so what is given back when nothing is sent
+        let owned = Charge {
             id: job.id.to_string(),
-            meters: job.meters.clone(),
+            meters: if job.profile_reserved {
+                vec![Subject::Profile(job.profile)]
+            } else {
+                Vec::new()
+            },
         };
         let ctx = match self.ctx() {
             Ok(ctx) => ctx,
             Err(e) => {
-                self.release(Some(&charge)).await;
+                self.release(Some(&owned)).await;
                 return Err(e);
             }
         };
         if let Err(e) = self.check_chain(&ctx).await {
-            self.release(Some(&charge)).await;
+            self.release(Some(&owned)).await;
             return Err(e);
         }
         let wanted = Job::Execute {
@@ -210,7 +180,7 @@ impl Relayer {
         let tx = {
             let _guard = self.send_lock.lock().await;
             if let Err(e) = self.sync_lane(&ctx).await {
-                self.release(Some(&charge)).await;
+                self.release(Some(&owned)).await;
                 return Err(e);
             }
             match self.find_job(&wanted)? {
@@ -226,9 +196,19 @@ impl Relayer {
                     existing
                 }
                 None => {
+                    let relayer = Subject::Relayer(ctx.config.chain_id);
                     let plan = SendPlan {
                         gas_limit: Some(job.gas_limit),
-                        charge: Some(charge),
+                        charge: Some(Charge {
+                            id: owned.id.clone(),
+                            meters: vec![Subject::Profile(job.profile), relayer.clone()],
+                        }),
+                        // the relayer-wide ceiling, for this very transaction, under the send lock
+                        reserve: vec![Limit {
+                            subject: relayer,
+                            limit: ctx.config.max_gas_per_day,
+                        }],
+                        owned: owned.meters.clone(),
                         ..SendPlan::default()
                     };
                     let tx = self
@@ -301,28 +281,25 @@ impl Relayer {
                             deployed: true,
                         });
                     }
-                    let charge_id = format!("deploy:{profile:#x}");
-                    let mut reserve = vec![(
-                        relayer_subject(ctx.config.chain_id),
-                        Period::Day,
-                        ctx.config.max_gas_per_day,
-                        Code::DailyGasCeiling,
-                    )];
+                    // one reservation per deploy attempt (a retried deploy after a revert is a new transaction)
+                    let charge_id = format!("deploy:{}:{profile:#x}:{}", ctx.config.chain_id, now_ms());
+                    let mut reserve = vec![Limit {
+                        subject: Subject::Relayer(ctx.config.chain_id),
+                        limit: ctx.config.max_gas_per_day,
+                    }];
                     if let Some(key) = &job.key_id {
                         reserve.insert(
                             0,
-                            (
-                                format!("key:{key}"),
-                                Period::Month,
-                                job.key_budget,
-                                Code::GasBudgetExceeded,
-                            ),
+                            Limit {
+                                subject: Subject::Key(key.clone()),
+                                limit: job.key_budget,
+                            },
                         );
                     }
                     let plan = SendPlan {
                         charge: Some(Charge {
                             id: charge_id,
-                            meters: reserve.iter().map(|(m, ..)| m.clone()).collect(),
+                            meters: reserve.iter().map(|l| l.subject.clone()).collect(),
                         }),
                         reserve,
                         ..SendPlan::default()

@@ -13,10 +13,11 @@ use crate::{
     signer::{TxRequest, initial_fees_capped},
 };
 
-use super::jobs::{Charge, Job};
+use super::jobs::Job;
 use super::rounds::{any_known, log_rebroadcast};
 use super::send::{TRANSFER_GAS, fee_too_high};
 use super::{Ctx, Relayer};
+use crate::meter::Charge;
 
 /// A stored, not yet mined transaction of the lane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +38,10 @@ pub(super) struct PendingTx {
     /// Who pays, when metered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) charge: Option<Charge>,
+    /// When the job was first sent (ms since the epoch; kept across fee bumps and re-sends; 0 for rows stored
+    /// before it was recorded).
+    #[serde(default)]
+    pub(super) sent_ms: u64,
 }
 
 impl PendingTx {
@@ -384,6 +389,7 @@ mod tests {
             hashes: vec![H1],
             fees_checked_ms: 1,
             dropped: vec![],
+            sent_ms: 1,
         };
         let json = serde_json::to_value(&tx).unwrap();
         assert_eq!(json["job"]["kind"], "deploy");

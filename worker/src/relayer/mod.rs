@@ -27,6 +27,7 @@ use std::cell::Cell;
 
 use alloy_primitives::B256;
 use futures_util::lock::Mutex;
+use serde::{Deserialize, Serialize};
 use worker::{Date, DurableObject, Env, Request, Response, Result, State, durable_object};
 
 use self::jobs::Job;
@@ -64,6 +65,18 @@ pub struct Relayer {
     chain_checked: Cell<bool>,
     schema_ready: Cell<bool>,
     started: Cell<bool>,
+}
+
+/// What `/status` answers: the lane of the relayer key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LaneStatus {
+    /// Transactions sent and not mined yet (fillers included).
+    pub pending: u64,
+    /// Seconds since the oldest of them was first sent.
+    pub oldest_pending_age_seconds: Option<u64>,
+    /// The next nonce, when the lane has been reconciled with the chain since the object started.
+    pub next_nonce: Option<u64>,
 }
 
 /// Everything a round needs.
@@ -128,6 +141,7 @@ impl Relayer {
                 }
                 Ok(Response::from_json(&result?)?)
             }
+            "/status" => Ok(Response::from_json(&self.status()?)?),
             "/transaction" => {
                 let hash: B256 = req.json().await.map_err(ApiError::internal)?;
                 Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?)
@@ -143,6 +157,17 @@ impl Relayer {
             }
             _ => Err(ApiError::not_found("no such relayer operation")),
         }
+    }
+
+    /// The lane as the operator sees it: how many transactions are pending and since when.
+    fn status(&self) -> ApiResult<LaneStatus> {
+        let lane = self.lane()?;
+        let oldest = lane.iter().map(|tx| tx.sent_ms).filter(|ms| *ms > 0).min();
+        Ok(LaneStatus {
+            pending: u64::try_from(lane.len()).unwrap_or(u64::MAX),
+            oldest_pending_age_seconds: oldest.map(|ms| now_ms().saturating_sub(ms) / 1000),
+            next_nonce: self.next_nonce.get(),
+        })
     }
 
     /// The first request after construction: when transactions are stored, make sure an alarm comes soon; it

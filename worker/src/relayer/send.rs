@@ -7,14 +7,13 @@ use profile_relayer::api::TransactionState;
 
 use crate::{
     error::{ApiError, ApiResult, Code},
-    execute::reserve_all,
-    meter::Period,
+    meter::{Charge, Limit, Subject, reserve_all},
     rpc::{RpcError, SendOutcome},
     signer::{TxRequest, initial_fees_capped},
     txlog,
 };
 
-use super::jobs::{Charge, Job};
+use super::jobs::Job;
 use super::lane::PendingTx;
 use super::{Ctx, FEE_RETRY_AFTER_SECONDS, Relayer, now_ms};
 
@@ -23,8 +22,11 @@ use super::{Ctx, FEE_RETRY_AFTER_SECONDS, Relayer, now_ms};
 pub(super) struct SendPlan {
     pub(super) gas_limit: Option<u64>,
     pub(super) charge: Option<Charge>,
-    /// Subjects to reserve the gas limit on before signing: (subject, period, limit, refusal code).
-    pub(super) reserve: Vec<(String, Period, u64, Code)>,
+    /// Subjects to reserve the gas limit on (under `charge`'s id) before signing.
+    pub(super) reserve: Vec<Limit>,
+    /// Subjects on which the caller's request already reserved under `charge`'s id: released with the ones made
+    /// here when nothing is sent.
+    pub(super) owned: Vec<Subject>,
     /// Earlier hashes of the job that were dropped.
     pub(super) dropped: Vec<B256>,
     /// The lane row this send replaces (a dropped job sent again), removed in the same write.
@@ -60,22 +62,29 @@ impl Relayer {
         charge: Option<Charge>,
     ) -> ApiResult<(PendingTx, core::result::Result<B256, RpcError>)> {
         let (raw, hash) = ctx.signer.sign(request).map_err(ApiError::internal)?;
+        let previous = match replaces {
+            Some(n) => self.lane_get(n)?,
+            None => None,
+        };
+        let now = now_ms();
         let tx = PendingTx {
             job,
             nonce: request.nonce,
             raw: raw.into(),
             hashes: vec![hash],
-            fees_checked_ms: now_ms(),
+            fees_checked_ms: now,
             dropped,
             charge,
+            // a job sent again keeps the age of its first send
+            sent_ms: previous
+                .as_ref()
+                .map(|p| p.sent_ms)
+                .filter(|ms| *ms > 0)
+                .unwrap_or(now),
         };
         if let Some((kind, profile)) = tx.job.described() {
             self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
         }
-        let previous = match replaces {
-            Some(n) => self.lane_get(n)?,
-            None => None,
-        };
         let overwritten = self.lane_get(tx.nonce)?;
         // stored before it is broadcast: a crash in between is recovered from the stored bytes
         self.lane_write(replaces, Some(&tx))?;
@@ -103,12 +112,22 @@ impl Relayer {
         input: Bytes,
         plan: SendPlan,
     ) -> ApiResult<PendingTx> {
-        let charge = plan.charge.clone();
         let fresh = plan.replaces.is_none();
-        let result = self.send_new_inner(ctx, job, to, input, plan).await;
-        if result.is_err() && fresh {
-            // nothing was sent for this new job: what was reserved for it is released
-            self.release(charge.as_ref()).await;
+        let mut created = Vec::new();
+        let result = self
+            .send_new_inner(ctx, job, to, input, &plan, &mut created)
+            .await;
+        if result.is_err()
+            && fresh
+            && let Some(charge) = &plan.charge
+        {
+            // nothing was sent for this new job: what was reserved for it, here or by its request, is released
+            created.extend(plan.owned.iter().cloned());
+            self.release(Some(&Charge {
+                id: charge.id.clone(),
+                meters: created,
+            }))
+            .await;
         }
         result
     }
@@ -119,7 +138,8 @@ impl Relayer {
         job: Job,
         to: Address,
         input: Bytes,
-        plan: SendPlan,
+        plan: &SendPlan,
+        created: &mut Vec<Subject>,
     ) -> ApiResult<PendingTx> {
         let (dropped, replaces) = (plan.dropped.clone(), plan.replaces);
         let from = ctx.signer.address();
@@ -152,7 +172,15 @@ impl Relayer {
         if let Some(charge) = &plan.charge
             && !plan.reserve.is_empty()
         {
-            reserve_all(&self.env, &charge.id, gas_limit, ctx.config.now(), &plan.reserve).await?;
+            *created = reserve_all(
+                &self.env,
+                &charge.id,
+                gas_limit,
+                ctx.config.now(),
+                ctx.config.reservation_ttl,
+                &plan.reserve,
+            )
+            .await?;
         }
         let (fees, balance) = futures_util::future::join(ctx.rpc.fees(), ctx.rpc.balance(from)).await;
         let (base, tip) = fees?;

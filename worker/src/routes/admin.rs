@@ -1,19 +1,122 @@
 //! The admin routes: API keys (create, list, revoke), an indexer run, and the panic of the panic guard's test.
 
+use alloy_primitives::Address;
+use futures_util::future::join4;
+use profile_relayer::api::month_start;
 use profile_relayer::api::{
     ErrorDetail,
     admin::{ApiKeyList, ChainRun, CreatedApiKey},
 };
+use serde::Serialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use super::{integer, json_response, now, read_body};
+use super::{call_do, integer, json_response, now, read_body, relayer};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
-    meter::{MeterClient, MeterOp, Period},
+    meter::{MeterClient, MeterOp, Subject},
+    relayer::LaneStatus,
 };
+
+/// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
+/// against the daily ceiling (`MAX_GAS_PER_DAY`), this month's total, and the transactions still pending.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayerView {
+    /// The chain this relayer signs for.
+    pub chain_id: u64,
+    /// The relayer key's address.
+    pub signer: Address,
+    /// Its balance in wei (decimal string: wei exceed JSON's safe integers); `null` when the node did not answer.
+    pub balance: Option<String>,
+    /// Today's (UTC) gas against the daily ceiling.
+    pub today: PeriodView,
+    /// This calendar month's (UTC) gas, settled.
+    pub month: MonthView,
+    /// The nonce lane.
+    pub pending: PendingView,
+}
+
+/// One period of the relayer's daily meter.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeriodView {
+    /// Gas settled (receipts' `gasUsed`).
+    pub gas_used: u64,
+    /// Gas reserved by transactions not mined yet.
+    pub gas_reserved: u64,
+    /// `MAX_GAS_PER_DAY`.
+    pub ceiling: u64,
+    /// What is left for new sends.
+    pub remaining: u64,
+    /// When the period resets (unix seconds).
+    pub reset_at: u64,
+}
+
+/// The month's total.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MonthView {
+    /// Gas settled this month, every day summed.
+    pub gas_used: u64,
+    /// First second of the month (unix seconds).
+    pub since: u64,
+}
+
+/// The lane's pending transactions.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingView {
+    /// How many are sent and not mined yet.
+    pub count: u64,
+    /// Seconds since the oldest was first sent (`null` when none is pending).
+    pub oldest_age_seconds: Option<u64>,
+}
+
+pub(super) async fn relayer_status(req: &Request, env: &Env) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env).await?;
+    let config = Config::from_env(env)?;
+    let signer = Config::signer(env)?.address();
+    let now = config.now();
+    let since = month_start(now);
+    let meter = MeterClient::new(env, &Subject::Relayer(config.chain_id))?;
+    let rpc = config.rpc();
+    let stub = relayer(env, &config)?;
+    let (balance, today, month, lane) = join4(
+        rpc.balance(signer),
+        meter.usage(config.max_gas_per_day, now),
+        meter.send(&MeterOp::Periods { from: since }),
+        call_do::<_, LaneStatus>(&stub, "/status", &()),
+    )
+    .await;
+    let (today, lane) = (today?, lane?);
+    let view = RelayerView {
+        chain_id: config.chain_id,
+        signer,
+        balance: balance.ok().map(|b| b.to_string()),
+        today: PeriodView {
+            gas_used: today.used,
+            gas_reserved: today.reserved,
+            ceiling: today.limit,
+            remaining: today.remaining,
+            reset_at: today.reset_at,
+        },
+        month: MonthView {
+            gas_used: month?
+                .periods
+                .values()
+                .fold(0u64, |sum, used| sum.saturating_add(*used)),
+            since,
+        },
+        pending: PendingView {
+            count: lane.pending,
+            oldest_age_seconds: lane.oldest_pending_age_seconds,
+        },
+    };
+    json_response(200, &view)
+}
 
 /// The end-to-end test of the panic guard (`worker/src/panic_guard.rs`) needs a panic: only with the var
 /// `PANIC_TEST_ROUTE=true` (never set in the deployments) and the admin token.
@@ -174,20 +277,13 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
     let mut listed = Vec::with_capacity(keys.len());
     for mut key in keys {
         let budget = key.gas_budget_per_month.unwrap_or(config.default_key_gas_budget);
-        let usage = MeterClient::new(env, &format!("key:{}", key.id))?
-            .send(&MeterOp::Usage {
-                period: Period::Month,
-                limit: budget,
-                now,
-            })
-            .await?
-            .usage;
-        if let Some(u) = usage {
-            key.gas_budget_per_month = Some(budget);
-            key.gas_used_this_month = Some(u.used);
-            key.gas_reserved_this_month = Some(u.reserved);
-            key.gas_remaining_this_month = Some(u.remaining);
-        }
+        let u = MeterClient::new(env, &Subject::Key(key.id.clone()))?
+            .usage(budget, now)
+            .await?;
+        key.gas_budget_per_month = Some(budget);
+        key.gas_used_this_month = Some(u.used);
+        key.gas_reserved_this_month = Some(u.reserved);
+        key.gas_remaining_this_month = Some(u.remaining);
         listed.push(key);
     }
     json_response(200, &ApiKeyList { api_keys: listed })

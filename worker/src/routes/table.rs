@@ -31,6 +31,7 @@ pub enum Handler {
     AlgoliaBrowse,
     AlgoliaQueries,
     RunIndexer,
+    RelayerStatus,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -85,6 +86,7 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/1/indexes/{indexName}/browse", Handler::AlgoliaBrowse),
     route("POST", "/1/indexes/*/queries", Handler::AlgoliaQueries),
     route("POST", "/admin/indexer/run", Handler::RunIndexer),
+    route("GET", "/admin/relayer", Handler::RelayerStatus),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

@@ -90,11 +90,12 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::AlgoliaGet
         | Handler::AlgoliaBrowse
         | Handler::AlgoliaQueries
-        | Handler::RunIndexer => (1, 0),
+        | Handler::RunIndexer
+        | Handler::RelayerStatus => (1, 0),
     }
 }
 
-const HANDLERS: [Handler; 25] = [
+const HANDLERS: [Handler; 26] = [
     Handler::Health,
     Handler::OpenApi,
     Handler::Deploy,
@@ -119,6 +120,7 @@ const HANDLERS: [Handler; 25] = [
     Handler::AlgoliaBrowse,
     Handler::AlgoliaQueries,
     Handler::RunIndexer,
+    Handler::RelayerStatus,
     Handler::Panic,
 ];
 
