@@ -17,7 +17,7 @@ use super::jobs::Job;
 use super::rounds::{any_known, log_rebroadcast};
 use super::send::{TRANSFER_GAS, fee_too_high};
 use super::{Ctx, Relayer};
-use crate::meter::Charge;
+use crate::meter::{Charge, Limit, Subject, reserve_all};
 
 /// A stored, not yet mined transaction of the lane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,9 +257,33 @@ impl Relayer {
             to: ctx.signer.address(),
             input: Bytes::new(),
         };
+        // the relayer's own gas is counted too: on its daily meter, never refused (a hole must be filled for any
+        // later transaction to be mined)
+        let charge = Charge {
+            id: format!("filler:{}:{nonce}:{}", ctx.config.chain_id, super::now_ms()),
+            meters: vec![Subject::Relayer(ctx.config.chain_id)],
+        };
+        reserve_all(
+            &self.env,
+            &charge.id,
+            TRANSFER_GAS,
+            ctx.config.now(),
+            ctx.config.reservation_ttl,
+            &[Limit {
+                subject: Subject::Relayer(ctx.config.chain_id),
+                limit: u64::MAX,
+            }],
+        )
+        .await?;
         let (tx, result) = self
-            .store_and_send(ctx, Job::Filler, &request, Vec::new(), None, None)
+            .store_and_send(ctx, Job::Filler, &request, Vec::new(), None, Some(charge.clone()))
             .await?;
+        if matches!(
+            SendOutcome::of(&result),
+            SendOutcome::NonceTaken | SendOutcome::Rejected
+        ) {
+            self.release(Some(&charge)).await;
+        }
         match SendOutcome::of(&result) {
             SendOutcome::Accepted | SendOutcome::AlreadyKnown | SendOutcome::Unknown => {
                 worker::console_warn!(
