@@ -44,6 +44,10 @@ pub const SETTLED_KEEP_SECONDS: u64 = 2 * 86_400;
 /// How long an expired reservation can still be settled by a late receipt.
 pub const EXPIRED_KEEP_SECONDS: u64 = 7 * 86_400;
 
+/// A limit that never refuses: the largest integer a Durable Object message carries exactly (their JSON bodies are
+/// parsed by JavaScript), far above any gas a period can see.
+pub const UNLIMITED: u64 = (1 << 53) - 1;
+
 /// How long a metering period lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

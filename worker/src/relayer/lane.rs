@@ -17,7 +17,7 @@ use super::jobs::Job;
 use super::rounds::{any_known, log_rebroadcast};
 use super::send::{TRANSFER_GAS, fee_too_high};
 use super::{Ctx, Relayer};
-use crate::meter::{Charge, Limit, Subject, reserve_all};
+use crate::meter::{Charge, Limit, Subject, UNLIMITED, reserve_all};
 
 /// A stored, not yet mined transaction of the lane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,7 +271,7 @@ impl Relayer {
             ctx.config.reservation_ttl,
             &[Limit {
                 subject: Subject::Relayer(ctx.config.chain_id),
-                limit: u64::MAX,
+                limit: UNLIMITED,
             }],
         )
         .await?;
