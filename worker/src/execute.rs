@@ -313,3 +313,25 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
     let quota = quota(env, &config, request.address).await?;
     Ok(Response::from_json(&QuotaResponse::from(&quota))?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reservation_id_names_one_transaction() {
+        let (p, q) = (Address::repeat_byte(1), Address::repeat_byte(2));
+        let (km, signer) = (Address::repeat_byte(3), Address::repeat_byte(4));
+        let nonce = U256::from(7u8);
+        let base = execute_id(42, p, km, signer, nonce);
+        assert_eq!(base, execute_id(42, p, km, signer, nonce));
+        // a fake Key Manager shared by two profiles must not make their calls one reservation
+        assert_ne!(base, execute_id(42, q, km, signer, nonce));
+        assert_ne!(base, execute_id(4201, p, km, signer, nonce));
+        assert_ne!(base, execute_id(42, p, Address::repeat_byte(5), signer, nonce));
+        assert_ne!(base, execute_id(42, p, km, Address::repeat_byte(5), nonce));
+        assert_ne!(base, execute_id(42, p, km, signer, nonce + U256::from(1u8)));
+        // the same nonce on another channel (upper 128 bits)
+        assert_ne!(base, execute_id(42, p, km, signer, nonce | (U256::from(1u8) << 128)));
+    }
+}
