@@ -328,113 +328,85 @@ pub enum Error {
     Random(String),
 }
 
-impl Error {
-    /// The stable error code, `SCREAMING_SNAKE_CASE`. Codes never change meaning once released.
-    #[must_use]
-    pub const fn code(&self) -> &'static str {
-        match self {
-            Self::InvalidHex { .. } => "INVALID_HEX",
-            Self::InvalidLength { .. } => "INVALID_LENGTH",
-            Self::InvalidAddress { .. } => "INVALID_ADDRESS",
-            Self::EmptyVerifiableUri => "EMPTY_VERIFIABLE_URI",
-            Self::TruncatedVerifiableUri { .. } => "TRUNCATED_VERIFIABLE_URI",
-            Self::VerificationDataLength { .. } => "VERIFICATION_DATA_LENGTH",
-            Self::InvalidUrlUtf8 { .. } => "INVALID_URL_UTF8",
-            Self::UnverifiableMethod { .. } => "UNVERIFIABLE_METHOD",
-            Self::InvalidContent => "INVALID_CONTENT",
-            Self::InvalidKeyName { .. } => "INVALID_KEY_NAME",
-            Self::DynamicKeyPartCount { .. } => "DYNAMIC_KEY_PART_COUNT",
-            Self::InvalidDynamicKeyPart { .. } => "INVALID_DYNAMIC_KEY_PART",
-            Self::NotAnArrayKey { .. } => "NOT_AN_ARRAY_KEY",
-            Self::InvalidArrayIndex { .. } => "INVALID_ARRAY_INDEX",
-            Self::KeysValuesMismatch { .. } => "KEYS_VALUES_MISMATCH",
-            Self::InvalidAbi { .. } => "INVALID_ABI",
-            Self::UnknownNetwork(_) => "UNKNOWN_NETWORK",
-            Self::UnknownPermission(_) => "UNKNOWN_PERMISSION",
-            Self::InvalidControllers(_) => "INVALID_CONTROLLERS",
-            Self::InvalidJson(_) => "INVALID_JSON",
-            Self::UnknownField(_) => "UNKNOWN_FIELD",
-            Self::MissingField(_) => "MISSING_FIELD",
-            Self::InvalidFieldType { .. } => "INVALID_FIELD_TYPE",
-            Self::InvalidDeployForm(_) => "INVALID_DEPLOY_FORM",
-            Self::InvalidMetadata(_) => "INVALID_METADATA",
-            Self::InvalidTokenId { .. } => "INVALID_TOKEN_ID",
-            Self::UnknownEnumValue { .. } => "UNKNOWN_ENUM_VALUE",
-            Self::InvalidCid(_) => "INVALID_CID",
-            Self::InvalidArgument(_) => "INVALID_ARGUMENT",
-            Self::InvalidSignature { .. } => "INVALID_SIGNATURE",
-            Self::InvalidNumber { .. } => "INVALID_NUMBER",
-            Self::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
-            Self::TimestampOutOfWindow { .. } => "TIMESTAMP_OUT_OF_WINDOW",
-            Self::RelayCallNotYetValid { .. } => "RELAY_CALL_NOT_YET_VALID",
-            Self::RelayCallExpired { .. } => "RELAY_CALL_EXPIRED",
-            Self::InvalidRelayNonce { .. } => "INVALID_RELAY_NONCE",
-            Self::NotAuthorised(_) => "NOT_AUTHORISED",
-            Self::RelayCallReverted(_) => "RELAY_CALL_REVERTED",
-            Self::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
-            Self::Random(_) => "RANDOM_FAILURE",
-        }
-    }
+/// Declares, from one table of `Variant = (HTTP status, "CODE")`, everything that lists the codes:
+/// [`Error::code`], [`Error::http_status`], [`Error::ALL_CODES`] and the npm package's `ProfileRelayerErrorCode`
+/// TypeScript union ([`ERROR_CODE_TS`]), so no list can drift from another.
+macro_rules! error_codes {
+    ($($variant:ident = ($status:literal, $code:literal),)*) => {
+        impl Error {
+            /// The stable error code, `SCREAMING_SNAKE_CASE`. Codes never change meaning once released.
+            #[must_use]
+            pub const fn code(&self) -> &'static str {
+                match self {
+                    $(Self::$variant { .. } => $code,)*
+                }
+            }
 
-    /// Every code [`Error::code`] can return, for documentation and the TypeScript declaration.
-    pub const ALL_CODES: &'static [&'static str] = &[
-        "INVALID_HEX",
-        "INVALID_LENGTH",
-        "INVALID_ADDRESS",
-        "EMPTY_VERIFIABLE_URI",
-        "TRUNCATED_VERIFIABLE_URI",
-        "VERIFICATION_DATA_LENGTH",
-        "INVALID_URL_UTF8",
-        "UNVERIFIABLE_METHOD",
-        "INVALID_CONTENT",
-        "INVALID_KEY_NAME",
-        "DYNAMIC_KEY_PART_COUNT",
-        "INVALID_DYNAMIC_KEY_PART",
-        "NOT_AN_ARRAY_KEY",
-        "INVALID_ARRAY_INDEX",
-        "KEYS_VALUES_MISMATCH",
-        "INVALID_ABI",
-        "UNKNOWN_NETWORK",
-        "UNKNOWN_PERMISSION",
-        "INVALID_CONTROLLERS",
-        "INVALID_JSON",
-        "UNKNOWN_FIELD",
-        "MISSING_FIELD",
-        "INVALID_FIELD_TYPE",
-        "INVALID_DEPLOY_FORM",
-        "INVALID_METADATA",
-        "INVALID_TOKEN_ID",
-        "UNKNOWN_ENUM_VALUE",
-        "INVALID_CID",
-        "INVALID_ARGUMENT",
-        "INVALID_SIGNATURE",
-        "INVALID_NUMBER",
-        "PAYLOAD_TOO_LARGE",
-        "TIMESTAMP_OUT_OF_WINDOW",
-        "RELAY_CALL_NOT_YET_VALID",
-        "RELAY_CALL_EXPIRED",
-        "INVALID_RELAY_NONCE",
-        "NOT_AUTHORISED",
-        "RELAY_CALL_REVERTED",
-        "QUOTA_EXCEEDED",
-        "RANDOM_FAILURE",
-    ];
+            /// Every code [`Error::code`] can return, in declaration order.
+            pub const ALL_CODES: &'static [&'static str] = &[$($code,)*];
 
-    /// The HTTP status a service should answer with for this error: 400 for bad input, 401 for a stale signed
-    /// timestamp or a signature from which no signer can be recovered (it authenticates no one), 403 for missing
-    /// permissions, 413 for an oversized payload, 429 for an exhausted quota, 500 for a
-    /// failing random source.
-    #[must_use]
-    pub const fn http_status(&self) -> u16 {
-        match self {
-            Self::TimestampOutOfWindow { .. } | Self::InvalidSignature { .. } => 401,
-            Self::NotAuthorised(_) => 403,
-            Self::PayloadTooLarge { .. } => 413,
-            Self::QuotaExceeded { .. } => 429,
-            Self::Random(_) => 500,
-            _ => 400,
+            /// The HTTP status a service should answer with for this error: 400 for bad input, 401 for a stale
+            /// signed timestamp or a signature from which no signer can be recovered (it authenticates no one), 403
+            /// for missing permissions, 413 for an oversized payload, 429 for an exhausted quota, 500 for a failing
+            /// random source.
+            #[must_use]
+            pub const fn http_status(&self) -> u16 {
+                match self {
+                    $(Self::$variant { .. } => $status,)*
+                }
+            }
         }
-    }
+
+        /// The TypeScript declaration of every code, as the npm package declares it.
+        pub const ERROR_CODE_TS: &str = concat!(
+            "/** Every `code` a ProfileRelayerError can carry. */\nexport type ProfileRelayerErrorCode =",
+            $("\n  | \"", $code, "\"",)*
+            ";\n"
+        );
+    };
+}
+
+error_codes! {
+    InvalidHex = (400, "INVALID_HEX"),
+    InvalidLength = (400, "INVALID_LENGTH"),
+    InvalidAddress = (400, "INVALID_ADDRESS"),
+    EmptyVerifiableUri = (400, "EMPTY_VERIFIABLE_URI"),
+    TruncatedVerifiableUri = (400, "TRUNCATED_VERIFIABLE_URI"),
+    VerificationDataLength = (400, "VERIFICATION_DATA_LENGTH"),
+    InvalidUrlUtf8 = (400, "INVALID_URL_UTF8"),
+    UnverifiableMethod = (400, "UNVERIFIABLE_METHOD"),
+    InvalidContent = (400, "INVALID_CONTENT"),
+    InvalidKeyName = (400, "INVALID_KEY_NAME"),
+    DynamicKeyPartCount = (400, "DYNAMIC_KEY_PART_COUNT"),
+    InvalidDynamicKeyPart = (400, "INVALID_DYNAMIC_KEY_PART"),
+    NotAnArrayKey = (400, "NOT_AN_ARRAY_KEY"),
+    InvalidArrayIndex = (400, "INVALID_ARRAY_INDEX"),
+    KeysValuesMismatch = (400, "KEYS_VALUES_MISMATCH"),
+    InvalidAbi = (400, "INVALID_ABI"),
+    UnknownNetwork = (400, "UNKNOWN_NETWORK"),
+    UnknownPermission = (400, "UNKNOWN_PERMISSION"),
+    InvalidControllers = (400, "INVALID_CONTROLLERS"),
+    InvalidJson = (400, "INVALID_JSON"),
+    UnknownField = (400, "UNKNOWN_FIELD"),
+    MissingField = (400, "MISSING_FIELD"),
+    InvalidFieldType = (400, "INVALID_FIELD_TYPE"),
+    InvalidDeployForm = (400, "INVALID_DEPLOY_FORM"),
+    InvalidMetadata = (400, "INVALID_METADATA"),
+    InvalidTokenId = (400, "INVALID_TOKEN_ID"),
+    UnknownEnumValue = (400, "UNKNOWN_ENUM_VALUE"),
+    InvalidCid = (400, "INVALID_CID"),
+    InvalidArgument = (400, "INVALID_ARGUMENT"),
+    InvalidSignature = (401, "INVALID_SIGNATURE"),
+    InvalidNumber = (400, "INVALID_NUMBER"),
+    PayloadTooLarge = (413, "PAYLOAD_TOO_LARGE"),
+    TimestampOutOfWindow = (401, "TIMESTAMP_OUT_OF_WINDOW"),
+    RelayCallNotYetValid = (400, "RELAY_CALL_NOT_YET_VALID"),
+    RelayCallExpired = (400, "RELAY_CALL_EXPIRED"),
+    InvalidRelayNonce = (400, "INVALID_RELAY_NONCE"),
+    NotAuthorised = (403, "NOT_AUTHORISED"),
+    RelayCallReverted = (400, "RELAY_CALL_REVERTED"),
+    QuotaExceeded = (429, "QUOTA_EXCEEDED"),
+    Random = (500, "RANDOM_FAILURE"),
 }
 
 #[cfg(test)]
@@ -478,24 +450,22 @@ mod tests {
         text.split('"').skip(1).step_by(2).collect()
     }
 
-    /// `ALL_CODES` is exactly what `code()` can return (read from its match arms), without duplicates, and the
-    /// npm package's `ProfileRelayerErrorCode` union is the same list.
+    /// The table's codes are unique `SCREAMING_SNAKE_CASE`, the TypeScript union lists exactly them, and every
+    /// status is an error status.
     #[test]
-    fn all_codes_is_what_code_returns_and_what_typescript_declares() {
-        let source = include_str!("error.rs");
-        let start = source.find("pub const fn code(&self)").unwrap();
-        let end = source.find("pub const ALL_CODES").unwrap();
-        let returned = quoted(&source[start..end]);
+    fn the_code_table_is_consistent() {
         let listed: BTreeSet<&str> = Error::ALL_CODES.iter().copied().collect();
         assert_eq!(listed.len(), Error::ALL_CODES.len(), "ALL_CODES has duplicates");
-        assert_eq!(returned, listed, "ALL_CODES and Error::code disagree");
-        let ts = include_str!("wasm/mod.rs");
-        let start = ts.find("export type ProfileRelayerErrorCode =").unwrap();
-        let union = &ts[start..start + ts[start..].find(';').unwrap()];
-        assert_eq!(
-            quoted(union),
-            listed,
-            "ProfileRelayerErrorCode in src/wasm/mod.rs"
-        );
+        assert!(listed.iter().all(|c| {
+            c.bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        }));
+        assert_eq!(quoted(super::ERROR_CODE_TS), listed);
+        assert!(super::ERROR_CODE_TS.starts_with("/** Every `code`"));
+        // a sample of variants answers its own code and status
+        assert_eq!(Error::InvalidContent.code(), "INVALID_CONTENT");
+        assert_eq!(Error::InvalidContent.http_status(), 400);
+        assert_eq!(Error::NotAuthorised("x".into()).http_status(), 403);
+        assert_eq!(Error::Random("x".into()).code(), "RANDOM_FAILURE");
     }
 }

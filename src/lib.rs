@@ -22,7 +22,7 @@ pub mod networks;
 pub mod wasm;
 
 pub(crate) use error::Quoted;
-pub use error::{Error, Result};
+pub use error::{ERROR_CODE_TS, Error, Result};
 
 // only here to select getrandom 0.2's JS backend for k256's rand_core on wasm32-unknown-unknown (see Cargo.toml)
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

@@ -95,18 +95,6 @@ const TS_TYPES: &'static str = r#"
 export type Hex = `0x${string}`;
 /** `0x`-prefixed 20-byte address; mixed case must be a valid EIP-55 checksum. */
 export type Address = `0x${string}`;
-/** Every `code` a ProfileRelayerError can carry. */
-export type ProfileRelayerErrorCode =
-  | "INVALID_HEX" | "INVALID_LENGTH" | "INVALID_ADDRESS" | "EMPTY_VERIFIABLE_URI" | "TRUNCATED_VERIFIABLE_URI"
-  | "VERIFICATION_DATA_LENGTH" | "INVALID_URL_UTF8" | "UNVERIFIABLE_METHOD" | "INVALID_CONTENT"
-  | "INVALID_KEY_NAME" | "DYNAMIC_KEY_PART_COUNT" | "INVALID_DYNAMIC_KEY_PART" | "NOT_AN_ARRAY_KEY"
-  | "INVALID_ARRAY_INDEX" | "KEYS_VALUES_MISMATCH" | "INVALID_ABI" | "UNKNOWN_NETWORK" | "UNKNOWN_PERMISSION"
-  | "INVALID_CONTROLLERS" | "INVALID_JSON" | "UNKNOWN_FIELD" | "MISSING_FIELD" | "INVALID_FIELD_TYPE"
-  | "INVALID_DEPLOY_FORM" | "INVALID_METADATA" | "INVALID_TOKEN_ID" | "UNKNOWN_ENUM_VALUE" | "INVALID_CID"
-  | "INVALID_ARGUMENT" | "INVALID_SIGNATURE" | "INVALID_NUMBER" | "PAYLOAD_TOO_LARGE" | "TIMESTAMP_OUT_OF_WINDOW"
-  | "RELAY_CALL_NOT_YET_VALID" | "RELAY_CALL_EXPIRED" | "INVALID_RELAY_NONCE" | "NOT_AUTHORISED"
-  | "RELAY_CALL_REVERTED" | "QUOTA_EXCEEDED"
-  | "RANDOM_FAILURE";
 /** The error every function of this package throws. */
 export interface ProfileRelayerError extends Error {
   name: "ProfileRelayerError";
@@ -122,6 +110,10 @@ export type NetworkInput = "mainnet" | "testnet" | 42 | 4201 | CustomNetwork;
 /** An entry of `encodeKeyNames`: a key name, or a name with its dynamic parts (as in erc725.js `getData`). */
 export type KeyNameInput = string | { keyName: string; dynamicKeyParts?: string | string[] };
 "#;
+
+/// `ProfileRelayerErrorCode`: generated from the core's code table.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ERROR_CODES: &'static str = crate::error::ERROR_CODE_TS;
 
 #[cfg(not(feature = "wasm"))]
 #[wasm_bindgen(typescript_custom_section)]

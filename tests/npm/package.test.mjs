@@ -112,3 +112,15 @@ test('the full wasm stays within its budget', () => {
   const wasm = gzipSync(readFileSync(new URL('web/profile_relayer_bg.wasm', `file://${pkgDir}`)), { level: 9 }).length;
   assert.ok(wasm <= 144_600, `${wasm} bytes of gzipped wasm`);
 });
+
+test('every entry declares exactly the codes its errorCodes() returns (the union is generated from the core table)', async () => {
+  for (const entry of ['node', 'web', 'bundler', 'lite/node', 'recover/node']) {
+    const dts = readFileSync(`${pkgDir}${entry}/profile_relayer.d.ts`, 'utf8');
+    const union = dts.match(/export type ProfileRelayerErrorCode =([^;]*);/);
+    assert.ok(union, `${entry}: no ProfileRelayerErrorCode`);
+    const declared = [...union[1].matchAll(/"([A-Z0-9_]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(declared, sdk.errorCodes(), entry);
+  }
+  // a code thrown at run time is one of them
+  assert.throws(() => sdk.encodeKeyName('a:b:c:d:e'), (e) => sdk.errorCodes().includes(e.code));
+});

@@ -159,7 +159,11 @@ fn invalid_inputs_throw_coded_errors() {
             other => panic!("{other}"),
         };
         let err = result.expect_err(id);
-        assert!(!code(err).is_empty(), "{id}");
+        let thrown = code(err);
+        assert!(
+            error_codes().contains(&thrown),
+            "{id}: {thrown} is not in errorCodes()"
+        );
     }
 }
 
@@ -174,7 +178,6 @@ fn errors_and_salts() {
         .into();
     assert_eq!(code(err), "INVALID_ARGUMENT");
     assert!(!is_profile_relayer_error(&js_sys::Error::new("other").into()));
-    assert_eq!(error_codes().len(), profile_relayer::Error::ALL_CODES.len());
     let (a, b) = (
         String::from(generate_salt().unwrap()),
         String::from(generate_salt().unwrap()),

@@ -332,6 +332,9 @@ mod tests {
         assert_ne!(base, execute_id(42, p, km, Address::repeat_byte(5), nonce));
         assert_ne!(base, execute_id(42, p, km, signer, nonce + U256::from(1u8)));
         // the same nonce on another channel (upper 128 bits)
-        assert_ne!(base, execute_id(42, p, km, signer, nonce | (U256::from(1u8) << 128)));
+        assert_ne!(
+            base,
+            execute_id(42, p, km, signer, nonce | (U256::from(1u8) << 128))
+        );
     }
 }
