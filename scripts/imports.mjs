@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// The import structure of the two crates, counted from their `use crate::…` / `use super::…` lines and inline
+// `crate::…` paths: which module uses which, the import cycles (strongly connected components), the imports from
+// outside `routes` into it (upward: the dispatcher is above every feature module), and the spec modules of the core
+// that use the wire layer (`api`). Prints the figures ARCHITECTURE.md quotes.
+//
+//   node scripts/imports.mjs            figures
+//   node scripts/imports.mjs --edges    also every edge (module -> module)
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return files(path);
+    return name.endsWith('.rs') ? [path] : [];
+  });
+}
+
+/** `worker/src/indexer/writer.rs` → `indexer::writer`; `mod.rs`, `lib.rs` name their folder / the crate. */
+function moduleOf(srcDir, file) {
+  const parts = relative(srcDir, file).split(sep);
+  const last = parts.pop().replace(/\.rs$/, '');
+  if (last !== 'mod' && last !== 'lib') parts.push(last);
+  return parts.join('::') || 'crate';
+}
+
+/** The source without comments and string literals (their text is not code). */
+function code(text) {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, ' ')
+    .replace(/\/\/[^\n]*/g, ' ')
+    .replace(/r#*"[\s\S]*?"#*/g, '""')
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""');
+}
+
+/** Expands a use tree (`a::{b, c::{d}}`) into paths. */
+function expand(tree) {
+  tree = tree.trim();
+  const brace = tree.indexOf('{');
+  if (brace < 0) return [tree.replace(/\s+as\s+\w+$/, '')];
+  const prefix = tree.slice(0, brace);
+  const inner = tree.slice(brace + 1, tree.lastIndexOf('}'));
+  const items = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < inner.length; i++) {
+    if (inner[i] === '{') depth++;
+    else if (inner[i] === '}') depth--;
+    else if (inner[i] === ',' && depth === 0) {
+      items.push(inner.slice(start, i));
+      start = i + 1;
+    }
+  }
+  items.push(inner.slice(start));
+  return items.filter((s) => s.trim()).flatMap((item) => expand(prefix + item.trim()));
+}
+
+function crateGraph(srcDir) {
+  const modules = new Map(files(srcDir).map((f) => [moduleOf(srcDir, f), f]));
+  const known = new Set(modules.keys());
+  /** The longest known module that `path` (`a::b::c`, from the crate root) lies in. */
+  const resolve = (path) => {
+    const parts = path.split('::').filter((p) => p && p !== 'self');
+    for (let n = parts.length; n > 0; n--) {
+      const candidate = parts.slice(0, n).join('::');
+      if (known.has(candidate)) return candidate;
+    }
+    return null;
+  };
+  const edges = new Map();
+  for (const [module, file] of modules) {
+    const text = code(readFileSync(file, 'utf8'));
+    const targets = new Set();
+    const here = module === 'crate' ? [] : module.split('::');
+    const parentOf = (parts) => parts.slice(0, -1);
+    // a file module's `super` is its parent; `mod.rs` is the folder's module, whose `super` is the folder's parent
+    const absolute = (path) => {
+      let base = [];
+      let rest = path.split('::');
+      if (rest[0] === 'crate') rest = rest.slice(1);
+      else if (rest[0] === 'super') {
+        base = here;
+        while (rest[0] === 'super') {
+          base = parentOf(base);
+          rest = rest.slice(1);
+        }
+      } else if (rest[0] === 'self') {
+        base = here;
+        rest = rest.slice(1);
+      } else return null;
+      return [...base, ...rest].join('::');
+    };
+    for (const m of text.matchAll(/\buse\s+((?:crate|super|self)\b[^;]*);/g)) {
+      for (const path of expand(m[1].replace(/\s+/g, ' '))) {
+        const target = resolve(absolute(path.replace(/\s/g, '')) ?? '');
+        if (target && target !== module) targets.add(target);
+      }
+    }
+    for (const m of text.matchAll(/(?<![\w:])((?:crate|super)(?:::\w+)+)/g)) {
+      const target = resolve(absolute(m[1]) ?? '');
+      if (target && target !== module) targets.add(target);
+    }
+    edges.set(module, targets);
+  }
+  return edges;
+}
+
+/** Tarjan's strongly connected components with more than one module. */
+function cycles(edges) {
+  let index = 0;
+  const stack = [];
+  const on = new Set();
+  const idx = new Map();
+  const low = new Map();
+  const out = [];
+  const visit = (v) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const component = [];
+      let w;
+      do {
+        w = stack.pop();
+        on.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) out.push(component.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!idx.has(v)) visit(v);
+  return out.sort((a, b) => b.length - a.length);
+}
+
+const inside = (module, top) => module === top || module.startsWith(`${top}::`);
+const report = [];
+for (const [name, dir] of [['worker', 'worker/src'], ['core', 'src']]) {
+  const edges = crateGraph(join(root, dir));
+  const count = [...edges.values()].reduce((n, t) => n + t.size, 0);
+  const sccs = cycles(edges);
+  report.push(`${name} (${dir}): ${edges.size} modules, ${count} imports between them`);
+  report.push(`  cycles: ${sccs.length}${sccs.length ? `; largest ${sccs[0].length} modules` : ''}`);
+  for (const c of sccs) report.push(`    [${c.length}] ${c.join(', ')}`);
+  if (name === 'worker') {
+    const upward = [...edges].flatMap(([from, to]) =>
+      inside(from, 'routes') ? [] : [...to].filter((t) => inside(t, 'routes')).map((t) => `${from} -> ${t}`));
+    report.push(`  imports into routes from outside it: ${upward.length}`);
+    for (const e of upward) report.push(`    ${e}`);
+    const throughDispatcher = sccs.some((c) => c.includes('routes'));
+    report.push(`  a cycle through the dispatcher (routes): ${throughDispatcher ? 'yes' : 'no'}`);
+  } else {
+    const spec = [...edges].flatMap(([from, to]) =>
+      /^(lsp\d+|erc\d+|metadata|hex|ipfs|networks)(::|$)/.test(from)
+        ? [...to].filter((t) => inside(t, 'api') || inside(t, 'wasm')).map((t) => `${from} -> ${t}`)
+        : []);
+    report.push(`  spec modules importing api/wasm: ${spec.length}`);
+    for (const e of spec) report.push(`    ${e}`);
+  }
+  if (process.argv.includes('--edges')) {
+    for (const [from, to] of edges) for (const t of to) report.push(`    ${from} -> ${t}`);
+  }
+}
+console.log(report.join('\n'));
