@@ -1,0 +1,145 @@
+// Bounded work for unauthenticated requests: what one anonymous request can make the Worker (and the operator's
+// node) do. The attacker contracts are Solidity (tests/fixtures/attackers/*.sol), compiled here with solc from
+// npm. The Worker talks to anvil through a counting proxy that streams every answer without Content-Length
+// (chunked), so the tests see how much of an answer the Worker actually read.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest } from 'node:http';
+import { encodeDeployData, getAddress } from 'viem';
+import { startStack } from '../../scripts/stack.mjs';
+import { waitForReceipt } from '../../scripts/chain.mjs';
+import { compileAttacker } from './helpers/solc.mjs';
+
+/** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (README): the stack runs with them. */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const CALL_GAS_CAP = 10_000_000;
+
+let stack;
+let proxy;
+let setUpstream;
+const upstream = new Promise((resolve) => (setUpstream = resolve));
+/** Every RPC request the Worker made: its body, the answer's bytes handed to the Worker, how it ended. */
+const rpcLog = [];
+let ipCounter = 0;
+const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
+
+before(async () => {
+  proxy = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = Buffer.concat(chunks);
+    const entry = { body: body.toString(), sent: 0, finished: false, closedEarly: false };
+    rpcLog.push(entry);
+    const up = httpRequest(await upstream, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (upRes) => {
+      // no Content-Length: the Worker cannot refuse on the header, only while reading
+      res.writeHead(upRes.statusCode, { 'content-type': 'application/json' });
+      upRes.on('data', (c) => {
+        entry.sent += c.length;
+        if (!res.write(c)) {
+          upRes.pause();
+          res.once('drain', () => upRes.resume());
+        }
+      });
+      upRes.on('end', () => {
+        entry.finished = true;
+        res.end();
+      });
+    });
+    up.on('error', () => res.destroy());
+    res.on('close', () => {
+      if (!entry.finished) {
+        entry.closedEarly = true;
+        up.destroy();
+      }
+    });
+    up.end(body);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  stack = await startStack({
+    vars: { RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0' },
+  });
+  setUpstream(stack.chain.rpcUrl);
+});
+after(async () => {
+  await stack?.stop();
+  proxy?.closeAllConnections?.();
+  proxy?.close();
+});
+
+/** anvil's first unlocked dev account deploys the attackers. */
+const DEPLOYER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+const deploy = async ({ abi, bytecode }, args) => {
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: DEPLOYER, gas: '0x989680', data: encodeDeployData({ abi, bytecode, args }) }]);
+  const receipt = await waitForReceipt(stack.chain.rpc, hash);
+  assert.equal(receipt.status, '0x1');
+  return getAddress(receipt.contractAddress);
+};
+const lookup = async (address) => {
+  const started = performance.now();
+  const res = await fetch(`${stack.workerUrl}/v1/31337/address/${address}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const body = await res.json();
+  return { status: res.status, body, ms: performance.now() - started };
+};
+/** The RPC requests made since `from` that call `address`. */
+const callsTo = (from, address) => rpcLog.slice(from).filter((e) => e.body.toLowerCase().includes(address.slice(2).toLowerCase()));
+
+test('a contract answering megabytes: the lookup refuses it quickly, having read at most RPC_MAX_RESPONSE_BYTES', async () => {
+  // 2 MB per call costs ≈ 7.8M gas of memory, under the gas cap: every call of the lookup's batch succeeds
+  const size = 2_000_000;
+  const huge = await deploy(compileAttacker('HugeAnswer'), [BigInt(size)]);
+  // the attack is real: the batch the lookup sends makes the node answer tens of MB
+  const from = rpcLog.length;
+  const { status, body, ms } = await lookup(huge);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.LSPStandard, 'UnknownContract');
+  assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
+  assert.ok(ms < 15_000, `answered in ${ms} ms`);
+  const batch = callsTo(from, huge).find((e) => e.body.startsWith('['));
+  assert.ok(batch, 'the lookup read the contract in a batch');
+  const direct = await fetch(stack.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch.body });
+  const full = (await direct.arrayBuffer()).byteLength;
+  assert.ok(full > 4 * MAX_RESPONSE_BYTES, `the node's whole answer is ${full} bytes`);
+  // the Worker stopped reading: the proxy handed it a part (what it read + the sockets' buffers), never the whole
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(batch.finished, false, 'the Worker read the whole answer');
+  assert.equal(batch.closedEarly, true);
+  assert.ok(batch.sent < full, `handed ${batch.sent} of ${full} bytes before the Worker hung up`);
+  console.log(`huge answer: node's answer ${full} B, handed to the Worker before it hung up ${batch.sent} B, lookup ${Math.round(ms)} ms`);
+  // remembered as an unknown contract: a second lookup costs no RPC
+  const again = rpcLog.length;
+  assert.equal((await lookup(huge)).body.LSPStandard, 'UnknownContract');
+  assert.equal(callsTo(again, huge).length, 0);
+});
+
+test('every eth_call of a lookup carries RPC_CALL_GAS_CAP: a probe loops away any gas above it', async () => {
+  // with more than the cap the probe burns all its gas (the call fails: CALL_REVERTED); with at most the cap
+  // it answers false: an unknown contract without a refusal
+  const probe = await deploy(compileAttacker('GasProbe'), [BigInt(CALL_GAS_CAP)]);
+  const uncapped = await stack.chain.rpc('eth_call', [{ to: probe, data: '0x01ffc9a724871b3d' }, 'latest']).then(() => 'answered', (e) => e.message);
+  assert.notEqual(uncapped, 'answered', 'anvil runs an uncapped eth_call with more than the cap: the probe can tell');
+  const from = rpcLog.length;
+  const { status, body } = await lookup(probe);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.LSPStandard, 'UnknownContract');
+  assert.equal(body.unindexable, undefined, JSON.stringify(body));
+  const calls = callsTo(from, probe).flatMap((e) => [JSON.parse(e.body)].flat()).filter((c) => c.method === 'eth_call');
+  assert.ok(calls.length > 0);
+  for (const c of calls) assert.equal(BigInt(c.params[0].gas), BigInt(CALL_GAS_CAP));
+});
+
+test('a gas-burning contract: the lookup answers quickly, the node runs at most the cap per call', async () => {
+  const burner = await deploy(compileAttacker('GasBurner'), []);
+  const { status, body, ms } = await lookup(burner);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.unindexable?.code, 'CALL_REVERTED', JSON.stringify(body));
+  assert.ok(ms < 10_000, `answered in ${ms} ms`);
+  // what one capped call costs the node, against an uncapped one (anvil's own default)
+  const time = async (call) => {
+    const started = performance.now();
+    await stack.chain.rpc('eth_call', [call, 'latest']).catch(() => {});
+    return performance.now() - started;
+  };
+  const capped = await time({ to: burner, data: '0x01ffc9a7', gas: `0x${CALL_GAS_CAP.toString(16)}` });
+  const uncapped = await time({ to: burner, data: '0x01ffc9a7' });
+  console.log(`gas burner: lookup ${Math.round(ms)} ms; one call at the cap ${Math.round(capped)} ms, uncapped ${Math.round(uncapped)} ms`);
+});
