@@ -5,6 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { base32nopad } from '@scure/base';
+import { sha256 } from '@noble/hashes/sha2';
 import { encodeDeployData, getAddress } from 'viem';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
@@ -13,9 +16,17 @@ import { compileAttacker } from './helpers/solc.mjs';
 /** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (README): the stack runs with them. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const CALL_GAS_CAP = 10_000_000;
+/** IPFS_MISS_RATE_LIMIT_PER_MINUTE of this stack. */
+const MISS_LIMIT = 3;
+
+/** The CIDv1 (raw, sha2-256, base32) of `bytes`. */
+const rawCid = (bytes) => `b${base32nopad.encode(new Uint8Array([1, 0x55, 0x12, 0x20, ...sha256(bytes)])).toLowerCase()}`;
 
 let stack;
 let proxy;
+let gateway;
+/** Paths the IPFS gateway was asked for. */
+const gatewayAsked = [];
 let setUpstream;
 const upstream = new Promise((resolve) => (setUpstream = resolve));
 /** Every RPC request the Worker made: its body, the answer's bytes handed to the Worker, how it ended. */
@@ -55,15 +66,23 @@ before(async () => {
     up.end(body);
   });
   await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  // a gateway that has nothing: every miss reaches it
+  gateway = createServer((req, res) => {
+    gatewayAsked.push(req.url);
+    res.writeHead(404).end();
+  });
+  await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0' },
+    vars: {
+      RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0',
+      IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
+    },
   });
   setUpstream(stack.chain.rpcUrl);
 });
 after(async () => {
   await stack?.stop();
-  proxy?.closeAllConnections?.();
-  proxy?.close();
+  for (const server of [proxy, gateway]) server?.closeAllConnections?.(), server?.close();
 });
 
 /** anvil's first unlocked dev account deploys the attackers. */
@@ -142,4 +161,39 @@ test('a gas-burning contract: the lookup answers quickly, the node runs at most 
   const capped = await time({ to: burner, data: '0x01ffc9a7', gas: `0x${CALL_GAS_CAP.toString(16)}` });
   const uncapped = await time({ to: burner, data: '0x01ffc9a7' });
   console.log(`gas burner: lookup ${Math.round(ms)} ms; one call at the cap ${Math.round(capped)} ms, uncapped ${Math.round(uncapped)} ms`);
+});
+
+/** Uploads `bytes` with a declared type through /api/v0/add; the CID. */
+const upload = async (bytes, type, name = 'file') => {
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type }), name);
+  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+  const body = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body.Hash;
+};
+
+test('/ipfs and /image misses are limited per client address; what R2 holds is not', async () => {
+  const ip = freshIp();
+  const get = (path) => fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } });
+  const stored = await upload(randomBytes(64), 'application/octet-stream');
+  const asked = gatewayAsked.length;
+  const missing = () => rawCid(randomBytes(32));
+  for (let i = 0; i < MISS_LIMIT; i++) {
+    const res = await get(i % 2 ? `/image/${missing()}` : `/ipfs/${missing()}`);
+    assert.equal(res.status, 404, await res.text());
+  }
+  assert.equal(gatewayAsked.length - asked, MISS_LIMIT, 'each miss asked the gateway');
+  for (const path of [`/ipfs/${missing()}`, `/image/${missing()}`, `/image/${stored}?width=10`]) {
+    const res = await get(path);
+    const body = await res.json();
+    assert.equal(res.status, 429, `${path}: ${JSON.stringify(body)}`);
+    assert.equal(body.error.code, 'RATE_LIMITED');
+    assert.ok(Number(res.headers.get('retry-after')) >= 1);
+  }
+  assert.equal(gatewayAsked.length - asked, MISS_LIMIT, 'a limited request never reaches a gateway');
+  // stored content is served whatever the bucket holds; another address has its own bucket
+  for (const path of [`/ipfs/${stored}`, `/image/${stored}`]) assert.equal((await get(path)).status, 200, path);
+  const other = await fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  assert.equal(other.status, 404);
 });

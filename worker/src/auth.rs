@@ -145,11 +145,27 @@ pub fn client_ip(req: &Request) -> String {
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, what: &str) -> ApiResult<()> {
+    limit_client_in(req, env, "ip", var, default, what).await
+}
+
+/// [`limit_client`] in a bucket of its own: `<bucket>:<address>`, for routes whose limit must not be shared with
+/// the others'.
+///
+/// # Errors
+/// 429 `RATE_LIMITED` with `Retry-After`.
+pub async fn limit_client_in(
+    req: &Request,
+    env: &Env,
+    bucket: &str,
+    var: &str,
+    default: u32,
+    what: &str,
+) -> ApiResult<()> {
     let limit = crate::config::number(env, var, default)?;
     if limit == 0 {
         return Ok(());
     }
-    let verdict = hit(env, &format!("ip:{}", client_ip(req)), limit, 1).await?;
+    let verdict = hit(env, &format!("{bucket}:{}", client_ip(req)), limit, 1).await?;
     if verdict.allowed {
         return Ok(());
     }

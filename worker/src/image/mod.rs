@@ -71,7 +71,14 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
     let answer = match cached {
         Some(answer) => answer,
         None => {
-            let content = crate::ipfs::fetch_content(env, &config, &target).await?;
+            // a resize is a miss whatever R2 holds (decoding is the work); without width only a gateway fetch is
+            let client = if key.is_some() {
+                crate::ipfs::limit_miss(req, env).await?;
+                None
+            } else {
+                Some(req)
+            };
+            let content = crate::ipfs::fetch_content(env, &config, &target, client).await?;
             let source = content.to_vec();
             let source_hash = content_hash(&source);
             let resized = match width {
