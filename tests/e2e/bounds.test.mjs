@@ -197,3 +197,14 @@ test('/ipfs and /image misses are limited per client address; what R2 holds is n
   const other = await fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': freshIp() } });
   assert.equal(other.status, 404);
 });
+
+test('an IPv6 client is one client for its whole /64', async () => {
+  const missing = () => rawCid(randomBytes(32));
+  const from = (ip) => fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': ip } });
+  // each miss from another address of 2001:db8:64:1::/64
+  for (let i = 1; i <= MISS_LIMIT; i++) assert.equal((await from(`2001:db8:64:1:${i.toString(16)}::${i}`)).status, 404);
+  const res = await from('2001:db8:64:1:ffff:ffff:ffff:fffe');
+  assert.equal(res.status, 429, await res.text());
+  // the next /64 is another client
+  assert.equal((await from('2001:db8:64:2::1')).status, 404);
+});
