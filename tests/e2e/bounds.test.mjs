@@ -208,3 +208,21 @@ test('an IPv6 client is one client for its whole /64', async () => {
   // the next /64 is another client
   assert.equal((await from('2001:db8:64:2::1')).status, 404);
 });
+
+test('40 simultaneous wrong admin tokens: at most ADMIN_FAILURES_PER_MINUTE compared, the rest 429', async () => {
+  const LIMIT = 10; // ADMIN_FAILURES_PER_MINUTE's default
+  const admin = (ip, token) => fetch(`${stack.workerUrl}/admin/api-keys`, { headers: { authorization: `Bearer ${token}`, 'cf-connecting-ip': ip } });
+  const ip = freshIp();
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => admin(ip, `wrong-token-guess-${i}`)));
+  const statuses = answers.map((r) => r.status);
+  const compared = statuses.filter((s) => s === 401).length;
+  assert.ok(compared <= LIMIT, `${compared} wrong tokens compared: ${statuses}`);
+  assert.ok(compared >= 1);
+  assert.equal(statuses.filter((s) => s === 429).length, 40 - compared, `${statuses}`);
+  for (const r of answers.filter((a) => a.status === 429)) assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  // the right token from that address is refused too: a guess cannot be confirmed
+  assert.equal((await admin(ip, stack.adminToken)).status, 429);
+  // the right token never uses the budget up: more than LIMIT admin requests from one address all pass
+  const operator = freshIp();
+  for (let i = 0; i < LIMIT + 5; i++) assert.equal((await admin(operator, stack.adminToken)).status, 200, `request ${i}`);
+});

@@ -119,8 +119,25 @@ async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict>
         limit,
         now_ms: Date::now().as_millis() as f64,
         cost,
+        refund: 0,
     };
     crate::routes::call_do(&stub, "/hit", &hit).await
+}
+
+/// Gives one token back to the bucket named `name`.
+async fn refund(env: &Env, name: &str, limit: u32) -> ApiResult<()> {
+    let stub = env
+        .durable_object("RATE_LIMITER")?
+        .id_from_name(name)?
+        .get_stub()?;
+    let hit = Hit {
+        limit,
+        now_ms: Date::now().as_millis() as f64,
+        cost: 0,
+        refund: 1,
+    };
+    let _: Verdict = crate::routes::call_do(&stub, "/hit", &hit).await?;
+    Ok(())
 }
 
 /// Makes the revocation of key `id` effective on its next request.
@@ -203,8 +220,10 @@ pub async fn limit_client_in(
 const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 
 /// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests. Guesses are limited per client IP:
-/// after `ADMIN_FAILURES_PER_MINUTE` wrong tokens, every admin request from that IP answers 429 (the right token
-/// included, so a guess cannot be confirmed) until the bucket refills.
+/// every attempt takes a token from the IP's admin bucket *before* the comparison (one step in the `RateLimiter`
+/// object, so a burst of simultaneous guesses gets at most `ADMIN_FAILURES_PER_MINUTE` compared), and the right
+/// token gives it back. Once the bucket is empty every admin request from that IP answers 429 (the right token
+/// included, so a guess cannot be confirmed) until it refills.
 ///
 /// # Errors
 /// 401 `INVALID_ADMIN_TOKEN`, 429 `RATE_LIMITED`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
@@ -217,7 +236,7 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         .ok_or_else(|| ApiError::config("the ADMIN_TOKEN secret is not set (16 characters or more)"))?;
     let limit = crate::config::number(env, "ADMIN_FAILURES_PER_MINUTE", ADMIN_FAILURES_PER_MINUTE)?;
     let bucket = format!("admin:{}", client_bucket(req));
-    let verdict = hit(env, &bucket, limit, 0).await?;
+    let verdict = hit(env, &bucket, limit, 1).await?;
     if !verdict.allowed {
         let mut err = ApiError::new(
             Code::RateLimited,
@@ -226,12 +245,8 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         err.retry_after = Some(verdict.retry_after);
         return Err(err);
     }
-    let given = match bearer(req) {
-        Ok(Some(token)) => token,
-        _ => {
-            hit(env, &bucket, limit, 1).await?;
-            return Err(invalid_admin());
-        }
+    let Ok(Some(given)) = bearer(req) else {
+        return Err(invalid_admin());
     };
     // digests of equal length: the comparison time does not depend on how much of the token matched
     let (a, b) = (
@@ -239,9 +254,10 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         Sha256::digest(expected.as_bytes()),
     );
     if a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0 {
-        hit(env, &bucket, limit, 1).await?;
         return Err(invalid_admin());
     }
+    // the right token: its attempt does not count
+    refund(env, &bucket, limit).await?;
     Ok(())
 }
 
