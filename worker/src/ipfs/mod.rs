@@ -23,7 +23,7 @@ use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 
 pub use self::content::{SANDBOX_CSP, is_passive};
 use self::{
-    content::{byte_range, content_type_of},
+    content::{byte_range, content_type_of, upload_type},
     gateways::race_gateways,
 };
 use crate::{
@@ -356,11 +356,10 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
         .form_data()
         .await
         .map_err(|_| ApiError::new(Code::InvalidMultipart, "malformed multipart body"))?;
-    let (name, bytes, media) = match form.get("file") {
-        Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?, f.type_()),
-        Some(worker::FormEntry::Field(text)) => {
-            ("file".to_owned(), text.into_bytes(), "text/plain".to_owned())
-        }
+    // the declared type (the part's `Content-Type`) is never used: see `upload_type`
+    let (name, bytes) = match form.get("file") {
+        Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?),
+        Some(worker::FormEntry::Field(text)) => ("file".to_owned(), text.into_bytes()),
         None => {
             return Err(ApiError::new(
                 Code::MissingField,
@@ -368,26 +367,28 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
             ));
         }
     };
-    upload_bytes(env, &config, name, bytes, media).await
+    upload_bytes(env, &config, name, bytes).await
 }
 
-/// Stores an upload under its CID. Content is addressed by its bytes: when the CID is stored already, the stored
-/// object (and the `Content-Type` others are served) stays as it is.
-async fn upload_bytes(
-    env: &Env,
-    config: &IpfsConfig,
-    name: String,
-    bytes: Vec<u8>,
-    media: String,
-) -> ApiResult<Response> {
+/// Stores an upload under its CID, with the media type its bytes are sniffed as ([`content::upload_type`]), never
+/// the uploader's. Content is addressed by its bytes: when the CID is stored already, the stored object stays, but
+/// an upload stored with another type (by a release that kept the uploader's) is stored again with the sniffed one.
+async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u8>) -> ApiResult<Response> {
     if bytes.len() > config.upload_max_bytes {
         return Err(crate::body::too_large(config.upload_max_bytes));
     }
     let cid = raw_cid(&bytes);
     let size = bytes.len();
-    let content_type = content_type_of(Some(media), &bytes);
+    let content_type = upload_type(&bytes).to_owned();
     let bucket = env.bucket("IPFS")?;
-    if bucket.head(cid.to_string()).await?.is_none() {
+    let stale = match bucket.head(cid.to_string()).await? {
+        None => true,
+        Some(stored) => {
+            let upload = stored.custom_metadata()?.get("origin").map(String::as_str) == Some("upload");
+            upload && stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
+        }
+    };
+    if stale {
         bucket
             .put(cid.to_string(), bytes)
             .http_metadata(worker::HttpMetadata {
