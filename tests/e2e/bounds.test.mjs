@@ -5,6 +5,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2';
@@ -16,12 +21,15 @@ import { compileAttacker } from './helpers/solc.mjs';
 /** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (README): the stack runs with them. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const CALL_GAS_CAP = 10_000_000;
+/** LOOKUP_MISS_SECONDS of this stack: short, to see misses expire. */
+const MISS_SECONDS = 6;
 /** IPFS_MISS_RATE_LIMIT_PER_MINUTE of this stack. */
 const MISS_LIMIT = 3;
 
 /** The CIDv1 (raw, sha2-256, base32) of `bytes`. */
 const rawCid = (bytes) => `b${base32nopad.encode(new Uint8Array([1, 0x55, 0x12, 0x20, ...sha256(bytes)])).toLowerCase()}`;
 
+const stateDir = mkdtempSync(join(tmpdir(), 'bounds-state-'));
 let stack;
 let proxy;
 let gateway;
@@ -73,7 +81,9 @@ before(async () => {
   });
   await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
   stack = await startStack({
+    stateDir,
     vars: {
+      LOOKUP_MISS_SECONDS: String(MISS_SECONDS),
       RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0',
       IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
     },
@@ -83,6 +93,7 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   for (const server of [proxy, gateway]) server?.closeAllConnections?.(), server?.close();
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 /** anvil's first unlocked dev account deploys the attackers. */
@@ -225,4 +236,54 @@ test('40 simultaneous wrong admin tokens: at most ADMIN_FAILURES_PER_MINUTE comp
   // the right token never uses the budget up: more than LIMIT admin requests from one address all pass
   const operator = freshIp();
   for (let i = 0; i < LIMIT + 5; i++) assert.equal((await admin(operator, stack.adminToken)).status, 200, `request ${i}`);
+});
+
+test("an upload's declared type is ignored: the stored type is sniffed from its bytes", async () => {
+  const ip = freshIp();
+  const served = async (path) => (await fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } })).headers.get('content-type');
+  // the issue's poisoning: the first uploader of a CID declares a type everyone would be served
+  const bytes = randomBytes(256);
+  bytes[0] = 0; // binary: sniffed as nothing in particular
+  const poisoned = await upload(bytes, 'application/x-poison');
+  assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
+  assert.equal(await served(`/image/${poisoned}`), 'application/octet-stream');
+  // a PNG declared as HTML is a PNG; JSON declared as an image is JSON
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4a80000000049454e44ae426082', 'hex');
+  assert.equal(await served(`/ipfs/${await upload(png, 'text/html')}`), 'image/png');
+  assert.equal(await served(`/ipfs/${await upload(Buffer.from('{"LSP3Profile":{}}'), 'image/svg+xml')}`), 'application/json');
+  // uploading the same bytes again with another declared type changes nothing
+  assert.equal(await upload(bytes, 'text/html'), poisoned);
+  assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
+});
+
+const root = new URL('../..', import.meta.url).pathname;
+/** Rows of a query on the stack's local D1 (wrangler d1 execute on its persisted state). */
+const d1 = async (command) => {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'),
+    'd1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  return JSON.parse(stdout)[0].results;
+};
+const misses = async () => (await d1('SELECT count(*) AS n FROM lookup_misses'))[0].n;
+
+test('lookup misses expire: every new miss deletes up to 50 expired rows', async () => {
+  const emptyAddress = () => getAddress(`0x${randomBytes(20).toString('hex')}`);
+  await d1('DELETE FROM lookup_misses'); // the earlier tests' misses, expiring at other times
+  const before = 0;
+  const lookups = Array.from({ length: 55 }, emptyAddress);
+  for (let i = 0; i < lookups.length; i += 11) {
+    const answers = await Promise.all(lookups.slice(i, i + 11).map(lookup));
+    for (const a of answers) assert.equal(a.body.LSPStandard, 'EOA', JSON.stringify(a.body));
+  }
+  assert.equal(await misses(), before + 55, 'none expired yet');
+  await new Promise((r) => setTimeout(r, (MISS_SECONDS + 1.5) * 1000));
+  // the next miss deletes 50 expired rows in its batch, the one after that the rest
+  await lookup(emptyAddress());
+  assert.equal(await misses(), before + 55 + 1 - 50);
+  await lookup(emptyAddress());
+  assert.equal(await misses(), 2);
+  // an expired address is read from chain again (and remembered anew)
+  const from = rpcLog.length;
+  assert.equal((await lookup(lookups[0])).body.LSPStandard, 'EOA');
+  assert.ok(rpcLog.length > from, 'read from chain again');
+  assert.equal(await misses(), 3);
 });
