@@ -36,7 +36,7 @@ pub enum RpcError {
 /// What one JSON-RPC answer may cost: its size and the gas of the calls the node runs for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RpcBounds {
-    /// Largest answer read, in bytes (`RPC_MAX_RESPONSE_BYTES`); a batch counts as one answer.
+    /// Largest answer read, in bytes (`RPC_MAX_RESPONSE_BYTES`; `eth_getLogs` 4×); a batch counts as one answer.
     pub max_response_bytes: usize,
     /// Gas of every `eth_call` (`RPC_CALL_GAS_CAP`).
     pub call_gas_cap: u64,
@@ -49,6 +49,19 @@ impl RpcBounds {
     pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
     /// Default of `RPC_CALL_GAS_CAP`.
     pub const DEFAULT_CALL_GAS_CAP: u64 = 10_000_000;
+
+    /// The largest answer to `method` read: `eth_getLogs` may answer [`Self::LOGS_FACTOR`] times as much (the
+    /// indexer shrinks its log window on a larger answer, but one block's logs must always fit: a 42M-gas block
+    /// holds at most ≈ 5 MB of log data, ≈ 10.5 MB as JSON hex).
+    fn max_bytes(&self, method: &str) -> usize {
+        match method {
+            "eth_getLogs" => self.max_response_bytes.saturating_mul(Self::LOGS_FACTOR),
+            _ => self.max_response_bytes,
+        }
+    }
+
+    /// How many times `max_response_bytes` an `eth_getLogs` answer may be.
+    pub const LOGS_FACTOR: usize = 4;
 
     /// The gas cap of `method`, `None` for methods that run no EVM code.
     fn gas_cap(&self, method: &str) -> Option<u64> {
@@ -275,7 +288,7 @@ impl Rpc {
                 response.status_code()
             )));
         }
-        let max = self.bounds.max_response_bytes;
+        let max = self.bounds.max_bytes(label);
         let bytes = crate::body::response_bytes(&mut response, max)
             .await
             .map_err(|e| match e {
@@ -464,6 +477,14 @@ mod tests {
         assert_eq!(code, json!([Address::ZERO, "latest"]));
         // a malformed params value is passed on as it is (the node refuses it)
         assert_eq!(bounds.capped("eth_call", json!("x")), json!("x"));
+    }
+
+    #[test]
+    fn logs_may_answer_more_than_calls() {
+        let bounds = RpcBounds::default();
+        assert_eq!(bounds.max_bytes("eth_call"), 4 * 1024 * 1024);
+        assert_eq!(bounds.max_bytes("batch"), 4 * 1024 * 1024);
+        assert_eq!(bounds.max_bytes("eth_getLogs"), 16 * 1024 * 1024);
     }
 
     #[test]
