@@ -1,12 +1,14 @@
 // Bounded work for unauthenticated requests: what one anonymous request can make the Worker (and the operator's
 // node) do. The attacker contracts are Solidity (tests/fixtures/attackers/*.sol), compiled here with solc from
 // npm. The Worker talks to anvil through a counting proxy that streams every answer without Content-Length
-// (chunked), so the tests see how much of an answer the Worker actually read.
+// (chunked), so the tests see how much of an answer the Worker actually read. Memory is measured as the growth of
+// the workerd processes' peak RSS (VmHWM) across one request, early on a fresh Worker (a wasm heap never shrinks:
+// once grown, later requests reuse it and the peak hides them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2';
 import { encodeDeployData, getAddress } from 'viem';
+import { PNG } from 'pngjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
@@ -113,13 +116,50 @@ const lookup = async (address) => {
 /** The RPC requests made since `from` that call `address`. */
 const callsTo = (from, address) => rpcLog.slice(from).filter((e) => e.body.toLowerCase().includes(address.slice(2).toLowerCase()));
 
+/**
+ * The peak resident memory (VmHWM, bytes) of the stack's workerd processes, summed: wrangler runs two, the one on
+ * the stack's port (a proxy) and the one running the Worker; both are in wrangler's process group.
+ */
+const workerPeak = async () => {
+  const port = new URL(stack.workerUrl).port;
+  const run = async (cmd, args) => (await promisify(execFile)(cmd, args)).stdout;
+  const pid = (await run('ss', ['-ltnpH', `sport = :${port}`])).match(/pid=(\d+)/)?.[1];
+  assert.ok(pid, `no process listens on ${port}`);
+  const group = (await run('ps', ['-o', 'pgid=', '-p', pid])).trim();
+  const pids = (await run('ps', ['-o', 'pid=,comm=', '-g', group])).split('\n')
+    .map((l) => l.trim().split(/\s+/)).filter(([, comm]) => comm === 'workerd').map(([p]) => p);
+  assert.ok(pids.length >= 1);
+  return pids.reduce((sum, p) => sum + Number(readFileSync(`/proc/${p}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/)[1]) * 1024, 0);
+};
+
+/** A `side`×`side` PNG of 100-pixel squares (a few KB), grayscale or RGBA. */
+const squares = (side, colorType) => {
+  const png = new PNG({ width: side, height: side });
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
+      const i = (y * side + x) * 4;
+      const v = ((Math.floor(x / 100) + Math.floor(y / 100)) % 2) * 255;
+      png.data[i] = png.data[i + 1] = png.data[i + 2] = v;
+      png.data[i + 3] = 255;
+    }
+  }
+  return PNG.sync.write(png, { colorType });
+};
+
 test('a contract answering megabytes: the lookup refuses it quickly, having read at most RPC_MAX_RESPONSE_BYTES', async () => {
   // 2 MB per call costs ≈ 7.8M gas of memory, under the gas cap: every call of the lookup's batch succeeds
   const size = 2_000_000;
   const huge = await deploy(compileAttacker('HugeAnswer'), [BigInt(size)]);
   // the attack is real: the batch the lookup sends makes the node answer tens of MB
   const from = rpcLog.length;
+  // the first test on a fresh Worker: its heap has not grown yet; a first lookup sets up what every lookup uses
+  await lookup(getAddress(`0x${randomBytes(20).toString('hex')}`));
+  const before = await workerPeak();
   const { status, body, ms } = await lookup(huge);
+  const grew = (await workerPeak()) - before;
+  console.log(`huge answer: lookup ${Math.round(ms)} ms, workerd peak RSS +${(grew / 2 ** 20).toFixed(1)} MiB`);
+  // measured: ≈ +15 MiB; read whole (RPC_MAX_RESPONSE_BYTES lifted), the same lookup grew it by ≈ +67 MiB
+  assert.ok(grew < 32 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.LSPStandard, 'UnknownContract');
   assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
@@ -134,11 +174,39 @@ test('a contract answering megabytes: the lookup refuses it quickly, having read
   assert.equal(batch.finished, false, 'the Worker read the whole answer');
   assert.equal(batch.closedEarly, true);
   assert.ok(batch.sent < full, `handed ${batch.sent} of ${full} bytes before the Worker hung up`);
-  console.log(`huge answer: node's answer ${full} B, handed to the Worker before it hung up ${batch.sent} B, lookup ${Math.round(ms)} ms`);
+  console.log(`huge answer: node's answer ${full} B, handed to the Worker before it hung up ${batch.sent} B`);
   // remembered as an unknown contract: a second lookup costs no RPC
   const again = rpcLog.length;
   assert.equal((await lookup(huge)).body.LSPStandard, 'UnknownContract');
   assert.equal(callsTo(again, huge).length, 0);
+});
+
+test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; the RGBA one is refused', async () => {
+  // early on a fresh Worker: its wasm heap has grown little yet, so the peak moves with what this request takes
+  const gray = squares(4000, 0);
+  assert.ok(gray.length < 200_000, `${gray.length} bytes`);
+  const cid = await upload(gray, 'image/png');
+  const warm = await fetch(`${stack.workerUrl}/image/${cid}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  assert.equal(warm.status, 200);
+  await warm.arrayBuffer();
+  const before = await workerPeak();
+  const started = performance.now();
+  const res = await fetch(`${stack.workerUrl}/image/${cid}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const ms = performance.now() - started;
+  assert.equal(res.status, 200, new TextDecoder().decode(bytes));
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  assert.equal(PNG.sync.read(Buffer.from(bytes)).width, 3999);
+  const grew = (await workerPeak()) - before;
+  console.log(`4000×4000 gray at width 3999: ${Math.round(ms)} ms, workerd peak RSS +${(grew / 2 ** 20).toFixed(1)} MiB`);
+  // the resize's working set is ≈ 16 MB decoded + 16 MB scaled (it grew the Worker by 211 MB before)
+  assert.ok(grew < 96 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
+  // RGBA: 64 MB decoded + 16 M output pixels × 8 bytes passes the 96 MiB working budget: refused before decoding
+  const rgba = await upload(squares(4000, 6), 'image/png');
+  const refused = await fetch(`${stack.workerUrl}/image/${rgba}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const body = await refused.json();
+  assert.equal(refused.status, 413, JSON.stringify(body));
+  assert.equal(body.error.code, 'IMAGE_TOO_LARGE');
 });
 
 test('every eth_call of a lookup carries RPC_CALL_GAS_CAP: a probe loops away any gas above it', async () => {
