@@ -187,7 +187,7 @@ pub fn resize(bytes: &[u8], target_width: u32) -> ApiResult<Resized> {
     };
     let decoded = header
         .total_bytes()
-        .max(u64::from(stored_width) * u64::from(stored_height) * bytes_per_pixel);
+        .max((u64::from(stored_width) * u64::from(stored_height)).saturating_mul(bytes_per_pixel));
     let work = working_bytes(
         decoded,
         orientation != Orientation::NoTransforms,
