@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2';
-import { encodeDeployData, getAddress } from 'viem';
+import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
 import { PNG } from 'pngjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
@@ -179,6 +179,28 @@ test('a contract answering megabytes: the lookup refuses it quickly, having read
   const again = rpcLog.length;
   assert.equal((await lookup(huge)).body.LSPStandard, 'UnknownContract');
   assert.equal(callsTo(again, huge).length, 0);
+});
+
+test('the indexer meets a contract answering megabytes: recorded unindexable, the chain indexed to the head', async () => {
+  const attacker = compileAttacker('HugeAnswer');
+  const huge = await deploy(attacker, [2_000_000n]);
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: DEPLOYER, to: huge, data: encodeFunctionData({ abi: attacker.abi, functionName: 'poke' }) }]);
+  assert.equal((await waitForReceipt(stack.chain.rpc, hash)).status, '0x1');
+  for (let i = 0; ; i++) {
+    const res = await stack.admin('POST', '/admin/indexer/run');
+    const run = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(run));
+    if (run.toBlock >= run.headBlock) break;
+    assert.ok(i < 10, 'the indexer did not catch up');
+  }
+  const status = await (await fetch(`${stack.workerUrl}/v1/31337/indexer`, { headers: { 'cf-connecting-ip': freshIp() } })).json();
+  assert.equal(status.lag, 0, JSON.stringify(status));
+  assert.equal(status.unindexable, 1, JSON.stringify(status));
+  // answered from what the indexer recorded: no RPC
+  const from = rpcLog.length;
+  const { body } = await lookup(huge);
+  assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
+  assert.equal(callsTo(from, huge).length, 0);
 });
 
 test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; the RGBA one is refused', async () => {
