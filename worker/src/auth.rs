@@ -3,6 +3,8 @@
 //! KV `API_KEYS`: `key:<sha256(api key)>` → [`ApiKeyRecord`]; `id:<id>` → the hash, with the record as metadata so
 //! that listing needs one KV call.
 
+use std::net::{IpAddr, Ipv6Addr};
+
 use alloy_primitives::hex;
 use sha2::{Digest, Sha256};
 use worker::{Date, Env, Request};
@@ -117,8 +119,25 @@ async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict>
         limit,
         now_ms: Date::now().as_millis() as f64,
         cost,
+        refund: 0,
     };
     crate::routes::call_do(&stub, "/hit", &hit).await
+}
+
+/// Gives one token back to the bucket named `name`.
+async fn refund(env: &Env, name: &str, limit: u32) -> ApiResult<()> {
+    let stub = env
+        .durable_object("RATE_LIMITER")?
+        .id_from_name(name)?
+        .get_stub()?;
+    let hit = Hit {
+        limit,
+        now_ms: Date::now().as_millis() as f64,
+        cost: 0,
+        refund: 1,
+    };
+    let _: Verdict = crate::routes::call_do(&stub, "/hit", &hit).await?;
+    Ok(())
 }
 
 /// Makes the revocation of key `id` effective on its next request.
@@ -138,18 +157,54 @@ pub fn client_ip(req: &Request) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// Takes one request from the client IP's bucket (a `RateLimiter` object named `ip:<address>`) for the public
+/// The rate-limit key of a client address: an IPv4 address as it is; an IPv6 address by its /64 prefix (one
+/// subscriber holds a whole /64, 2^64 addresses: keyed by address, each would have a bucket of its own); an
+/// IPv4-mapped IPv6 address as its IPv4 address. Anything else (`unknown`) as it is.
+pub fn client_key(ip: &str) -> String {
+    match ip.trim().parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("{}/64", Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+        Err(_) => ip.to_owned(),
+    }
+}
+
+/// [`client_key`] of the request's client.
+fn client_bucket(req: &Request) -> String {
+    client_key(&client_ip(req))
+}
+
+/// Takes one request from the client IP's bucket (a `RateLimiter` object named `ip:<address>`, an IPv6 client by
+/// its /64: [`client_key`]) for the public
 /// routes; `var` holds the requests per minute (`default` when unset, 0 turns the limit off), `what` names the
 /// routes in the 429 message. Requests without `CF-Connecting-IP` (only possible outside Cloudflare) share a bucket.
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, what: &str) -> ApiResult<()> {
+    limit_client_in(req, env, "ip", var, default, what).await
+}
+
+/// [`limit_client`] in a bucket of its own: `<bucket>:<address>`, for routes whose limit must not be shared with
+/// the others'.
+///
+/// # Errors
+/// 429 `RATE_LIMITED` with `Retry-After`.
+pub async fn limit_client_in(
+    req: &Request,
+    env: &Env,
+    bucket: &str,
+    var: &str,
+    default: u32,
+    what: &str,
+) -> ApiResult<()> {
     let limit = crate::config::number(env, var, default)?;
     if limit == 0 {
         return Ok(());
     }
-    let verdict = hit(env, &format!("ip:{}", client_ip(req)), limit, 1).await?;
+    let verdict = hit(env, &format!("{bucket}:{}", client_bucket(req)), limit, 1).await?;
     if verdict.allowed {
         return Ok(());
     }
@@ -165,8 +220,10 @@ pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, wha
 const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 
 /// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests. Guesses are limited per client IP:
-/// after `ADMIN_FAILURES_PER_MINUTE` wrong tokens, every admin request from that IP answers 429 (the right token
-/// included, so a guess cannot be confirmed) until the bucket refills.
+/// every attempt takes a token from the IP's admin bucket *before* the comparison (one step in the `RateLimiter`
+/// object, so a burst of simultaneous guesses gets at most `ADMIN_FAILURES_PER_MINUTE` compared), and the right
+/// token gives it back. Once the bucket is empty every admin request from that IP answers 429 (the right token
+/// included, so a guess cannot be confirmed) until it refills.
 ///
 /// # Errors
 /// 401 `INVALID_ADMIN_TOKEN`, 429 `RATE_LIMITED`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
@@ -178,8 +235,8 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         .filter(|s| s.len() >= 16)
         .ok_or_else(|| ApiError::config("the ADMIN_TOKEN secret is not set (16 characters or more)"))?;
     let limit = crate::config::number(env, "ADMIN_FAILURES_PER_MINUTE", ADMIN_FAILURES_PER_MINUTE)?;
-    let bucket = format!("admin:{}", client_ip(req));
-    let verdict = hit(env, &bucket, limit, 0).await?;
+    let bucket = format!("admin:{}", client_bucket(req));
+    let verdict = hit(env, &bucket, limit, 1).await?;
     if !verdict.allowed {
         let mut err = ApiError::new(
             Code::RateLimited,
@@ -188,12 +245,8 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         err.retry_after = Some(verdict.retry_after);
         return Err(err);
     }
-    let given = match bearer(req) {
-        Ok(Some(token)) => token,
-        _ => {
-            hit(env, &bucket, limit, 1).await?;
-            return Err(invalid_admin());
-        }
+    let Ok(Some(given)) = bearer(req) else {
+        return Err(invalid_admin());
     };
     // digests of equal length: the comparison time does not depend on how much of the token matched
     let (a, b) = (
@@ -201,9 +254,10 @@ pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
         Sha256::digest(expected.as_bytes()),
     );
     if a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0 {
-        hit(env, &bucket, limit, 1).await?;
         return Err(invalid_admin());
     }
+    // the right token: its attempt does not count
+    refund(env, &bucket, limit).await?;
     Ok(())
 }
 
@@ -228,5 +282,28 @@ mod tests {
             hash_secret("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn ipv6_clients_are_bucketed_by_their_64() {
+        // every address of one /64 shares a bucket, whatever its spelling
+        let key = client_key("2001:db8:1:2::1");
+        assert_eq!(key, "2001:db8:1:2::/64");
+        for same in [
+            "2001:db8:1:2:ffff:ffff:ffff:ffff",
+            "2001:0db8:0001:0002:abcd:0:0:1",
+            " 2001:DB8:1:2::42 ",
+        ] {
+            assert_eq!(client_key(same), key, "{same}");
+        }
+        // the next /64 is another client
+        assert_eq!(client_key("2001:db8:1:3::1"), "2001:db8:1:3::/64");
+        assert_eq!(client_key("::"), "::/64");
+        // IPv4 by address, also when mapped into IPv6
+        assert_eq!(client_key("203.0.113.7"), "203.0.113.7");
+        assert_ne!(client_key("203.0.113.8"), client_key("203.0.113.7"));
+        assert_eq!(client_key("::ffff:203.0.113.7"), "203.0.113.7");
+        // not an address: as it is
+        assert_eq!(client_key("unknown"), "unknown");
     }
 }

@@ -139,6 +139,8 @@ codes! {
     ConfigurationError = (500, "CONFIGURATION_ERROR"),
     /// The chain's RPC node answered an error or nonsense.
     RpcError = (502, "RPC_ERROR"),
+    /// A contract's answer was larger than `RPC_MAX_RESPONSE_BYTES` (it was not read further).
+    RpcAnswerTooLarge = (502, "RPC_ANSWER_TOO_LARGE"),
     /// The IPFS gateways or a metadata server failed.
     GatewayError = (502, "GATEWAY_ERROR"),
     /// Algolia answered an error.
@@ -292,6 +294,7 @@ impl From<RpcError> for ApiError {
                 format!("the RPC node answered an error ({code}): {message}"),
             ),
             RpcError::Decode(detail) => Self::new(Code::RpcError, format!("unexpected RPC answer: {detail}")),
+            RpcError::TooLarge(detail) => Self::new(Code::RpcAnswerTooLarge, detail),
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct Hit {
     /// Tokens taken: 1 for a request; 0 only asks whether one would be allowed.
     #[serde(default = "one")]
     pub cost: u32,
+    /// Tokens given back instead (a request that took one and turned out not to count: the right admin token).
+    #[serde(default)]
+    pub refund: u32,
 }
 
 const fn one() -> u32 {
@@ -51,6 +54,20 @@ pub struct Bucket {
 }
 
 impl Bucket {
+    /// Gives `n` tokens back (at most up to the capacity); always allowed.
+    pub fn give(state: Option<Self>, limit: u32, now_ms: f64, n: u32) -> (Self, Verdict) {
+        let (mut b, _) = Self::take(state, limit, now_ms, 0);
+        b.tokens = (b.tokens + f64::from(n)).min(f64::from(limit.max(1)));
+        (
+            b,
+            Verdict {
+                allowed: true,
+                retry_after: 0,
+                revoked: false,
+            },
+        )
+    }
+
     /// Takes one token if available.
     pub fn take(state: Option<Self>, limit: u32, now_ms: f64, cost: u32) -> (Self, Verdict) {
         let capacity = f64::from(limit.max(1));
@@ -127,8 +144,13 @@ impl DurableObject for RateLimiter {
             });
         }
         let hit: Hit = req.json().await?;
+        // no await from here on: concurrent requests take their tokens one after the other
         let current = *self.bucket.borrow();
-        let (bucket, verdict) = Bucket::take(current, hit.limit, hit.now_ms, hit.cost);
+        let (bucket, verdict) = if hit.refund > 0 {
+            Bucket::give(current, hit.limit, hit.now_ms, hit.refund)
+        } else {
+            Bucket::take(current, hit.limit, hit.now_ms, hit.cost)
+        };
         *self.bucket.borrow_mut() = Some(bucket);
         Response::from_json(&verdict)
     }
@@ -157,5 +179,22 @@ mod tests {
         assert!(v.allowed);
         let (_, v) = Bucket::take(Some(b), 3, 21_000.0, 1);
         assert!(v.allowed);
+    }
+
+    #[test]
+    fn a_refund_gives_a_token_back_up_to_the_capacity() {
+        let (b, _) = Bucket::take(None, 2, 0.0, 1);
+        let (b, _) = Bucket::take(Some(b), 2, 0.0, 1);
+        assert!(!Bucket::take(Some(b), 2, 0.0, 1).1.allowed);
+        let (b, v) = Bucket::give(Some(b), 2, 0.0, 1);
+        assert!(v.allowed);
+        let (b, v) = Bucket::take(Some(b), 2, 0.0, 1);
+        assert!(v.allowed);
+        assert!(!Bucket::take(Some(b), 2, 0.0, 1).1.allowed);
+        // never above the capacity
+        let (b, _) = Bucket::give(None, 2, 0.0, 5);
+        let (b, _) = Bucket::take(Some(b), 2, 0.0, 1);
+        let (b, _) = Bucket::take(Some(b), 2, 0.0, 1);
+        assert!(!Bucket::take(Some(b), 2, 0.0, 1).1.allowed);
     }
 }

@@ -1,11 +1,16 @@
 //! Ethereum JSON-RPC over `fetch`, with a timeout. Network failures, timeouts and 5xx answers are
 //! [`RpcError::Unavailable`] (the service answers 503); JSON-RPC errors are [`RpcError::Node`] (502, or handled).
+//! Every answer is read with a size bound while it streams ([`RpcBounds::max_response_bytes`]: a contract can make
+//! `eth_call` answer megabytes; [`RpcError::TooLarge`] past it, nothing more is read), and every `eth_call` /
+//! `eth_estimateGas` carries a gas cap ([`RpcBounds`]) unless the caller set its own `gas`.
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 use futures_util::future::{Either, select};
 use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+use crate::body::ReadError;
 
 /// What went wrong talking to the node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +28,70 @@ pub enum RpcError {
     },
     /// The result has an unexpected shape.
     Decode(String),
+    /// The answer was larger than [`RpcBounds::max_response_bytes`] (a contract answering megabytes); the rest of
+    /// it was never read.
+    TooLarge(String),
+}
+
+/// What one JSON-RPC answer may cost: its size and the gas of the calls the node runs for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpcBounds {
+    /// Largest answer read, in bytes (`RPC_MAX_RESPONSE_BYTES`; `eth_getLogs` 4×); a batch counts as one answer.
+    pub max_response_bytes: usize,
+    /// Gas of every `eth_call` (`RPC_CALL_GAS_CAP`).
+    pub call_gas_cap: u64,
+    /// Gas of every `eth_estimateGas` (`MAX_TRANSACTION_GAS`: a transaction needing more is never sent anyway).
+    pub estimate_gas_cap: u64,
+}
+
+impl RpcBounds {
+    /// Default of `RPC_MAX_RESPONSE_BYTES`: 4 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
+    /// Default of `RPC_CALL_GAS_CAP`.
+    pub const DEFAULT_CALL_GAS_CAP: u64 = 10_000_000;
+
+    /// The largest answer to `method` read: `eth_getLogs` may answer [`Self::LOGS_FACTOR`] times as much (the
+    /// indexer shrinks its log window on a larger answer, but one block's logs must always fit: a 42M-gas block
+    /// holds at most ≈ 5 MB of log data, ≈ 10.5 MB as JSON hex).
+    fn max_bytes(&self, method: &str) -> usize {
+        match method {
+            "eth_getLogs" => self.max_response_bytes.saturating_mul(Self::LOGS_FACTOR),
+            _ => self.max_response_bytes,
+        }
+    }
+
+    /// How many times `max_response_bytes` an `eth_getLogs` answer may be.
+    pub const LOGS_FACTOR: usize = 4;
+
+    /// The gas cap of `method`, `None` for methods that run no EVM code.
+    fn gas_cap(&self, method: &str) -> Option<u64> {
+        match method {
+            "eth_call" => Some(self.call_gas_cap),
+            "eth_estimateGas" => Some(self.estimate_gas_cap),
+            _ => None,
+        }
+    }
+
+    /// `params` with the gas cap of `method` set on its call object (`params[0]`), unless it has its own `gas`.
+    fn capped(&self, method: &str, mut params: Value) -> Value {
+        if let Some(cap) = self.gas_cap(method)
+            && let Some(Value::Object(call)) = params.get_mut(0)
+            && !call.contains_key("gas")
+        {
+            call.insert("gas".to_owned(), Value::String(format!("{cap:#x}")));
+        }
+        params
+    }
+}
+
+impl Default for RpcBounds {
+    fn default() -> Self {
+        Self {
+            max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
+            call_gas_cap: Self::DEFAULT_CALL_GAS_CAP,
+            estimate_gas_cap: Self::DEFAULT_CALL_GAS_CAP,
+        }
+    }
 }
 
 /// What an `eth_sendRawTransaction` answer means for the relayer's nonce lane.
@@ -48,7 +117,7 @@ impl SendOutcome {
         let message = match result {
             Ok(_) => return Self::Accepted,
             Err(RpcError::Unavailable(_)) => return Self::Unknown,
-            Err(RpcError::Decode(_)) => return Self::Unknown,
+            Err(RpcError::Decode(_) | RpcError::TooLarge(_)) => return Self::Unknown,
             Err(RpcError::Node { message, .. }) => message.to_ascii_lowercase(),
         };
         let has = |needles: &[&str]| needles.iter().any(|n| message.contains(n));
@@ -127,6 +196,7 @@ fn revert_data(data: &Value) -> Option<Bytes> {
 pub struct Rpc {
     url: String,
     timeout_ms: u64,
+    bounds: RpcBounds,
 }
 
 #[derive(Deserialize)]
@@ -164,11 +234,12 @@ struct Block {
 }
 
 impl Rpc {
-    /// A client for `url`; every call is aborted after `timeout_ms`.
-    pub fn new(url: &str, timeout_ms: u64) -> Self {
+    /// A client for `url`; every call is aborted after `timeout_ms`, every answer and call bounded by `bounds`.
+    pub fn new(url: &str, timeout_ms: u64, bounds: RpcBounds) -> Self {
         Self {
             url: url.to_owned(),
             timeout_ms,
+            bounds,
         }
     }
 
@@ -179,6 +250,7 @@ impl Rpc {
     }
 
     async fn call_raw(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let params = self.bounds.capped(method, params);
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
         let parsed: RpcResponse = serde_json::from_value(self.post(method, body).await?)
             .map_err(|e| RpcError::Unavailable(format!("{method}: not a JSON-RPC answer: {e}")))?;
@@ -188,7 +260,7 @@ impl Rpc {
         Ok(parsed.result.unwrap_or(Value::Null))
     }
 
-    /// POSTs a JSON-RPC body and parses the answer as JSON.
+    /// POSTs a JSON-RPC body and parses the answer as JSON, read with the size bound.
     async fn post(&self, label: &str, body: String) -> Result<Value, RpcError> {
         let unavailable = |e: worker::Error| RpcError::Unavailable(format!("{label}: {e}"));
         let headers = Headers::new();
@@ -216,9 +288,16 @@ impl Rpc {
                 response.status_code()
             )));
         }
-        response
-            .json()
+        let max = self.bounds.max_bytes(label);
+        let bytes = crate::body::response_bytes(&mut response, max)
             .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => RpcError::TooLarge(format!(
+                    "{label}: the answer is larger than {max} bytes (RPC_MAX_RESPONSE_BYTES)"
+                )),
+                ReadError::Failed(detail) => RpcError::Unavailable(format!("{label}: {detail}")),
+            })?;
+        serde_json::from_slice(&bytes)
             .map_err(|e| RpcError::Unavailable(format!("{label}: not a JSON-RPC answer: {e}")))
     }
 
@@ -232,7 +311,10 @@ impl Rpc {
             calls
                 .iter()
                 .enumerate()
-                .map(|(id, (method, params))| json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+                .map(|(id, (method, params))| {
+                    let params = self.bounds.capped(method, params.clone());
+                    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+                })
                 .collect(),
         )
         .to_string();
@@ -368,6 +450,49 @@ mod tests {
             message: message.to_owned(),
             data: None,
         })
+    }
+
+    #[test]
+    fn calls_and_estimates_carry_the_gas_cap() {
+        let bounds = RpcBounds {
+            max_response_bytes: 1024,
+            call_gas_cap: 10_000_000,
+            estimate_gas_cap: 12_000_000,
+        };
+        let call = bounds.capped(
+            "eth_call",
+            json!([{ "to": Address::ZERO, "data": "0x" }, "latest"]),
+        );
+        assert_eq!(call[0]["gas"], "0x989680");
+        assert_eq!(call[1], "latest");
+        let estimate = bounds.capped("eth_estimateGas", json!([{ "to": Address::ZERO }]));
+        assert_eq!(estimate[0]["gas"], "0xb71b00");
+        // a caller's own gas stays; other methods are left alone
+        let own = bounds.capped(
+            "eth_call",
+            json!([{ "to": Address::ZERO, "gas": "0x5208" }, "latest"]),
+        );
+        assert_eq!(own[0]["gas"], "0x5208");
+        let code = bounds.capped("eth_getCode", json!([Address::ZERO, "latest"]));
+        assert_eq!(code, json!([Address::ZERO, "latest"]));
+        // a malformed params value is passed on as it is (the node refuses it)
+        assert_eq!(bounds.capped("eth_call", json!("x")), json!("x"));
+    }
+
+    #[test]
+    fn logs_may_answer_more_than_calls() {
+        let bounds = RpcBounds::default();
+        assert_eq!(bounds.max_bytes("eth_call"), 4 * 1024 * 1024);
+        assert_eq!(bounds.max_bytes("batch"), 4 * 1024 * 1024);
+        assert_eq!(bounds.max_bytes("eth_getLogs"), 16 * 1024 * 1024);
+    }
+
+    #[test]
+    fn an_answer_too_large_is_never_a_sent_transaction() {
+        assert_eq!(
+            SendOutcome::of(&Err::<B256, _>(RpcError::TooLarge("over".into()))),
+            SendOutcome::Unknown
+        );
     }
 
     #[test]

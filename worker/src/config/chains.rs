@@ -4,7 +4,7 @@
 use profile_relayer::networks::parse_chain_id;
 use serde_json::Value;
 
-use crate::rpc::Rpc;
+use crate::rpc::{Rpc, RpcBounds};
 
 /// One chain this deployment serves with the lookup API, search and the indexer (`CHAINS`; by default the
 /// relayer's `CHAIN_ID` / `RPC_URL` with `INDEX_PREFIX` and the `INDEXER_*` vars).
@@ -16,6 +16,8 @@ pub struct ChainConfig {
     pub rpc_url: String,
     /// Timeout of one RPC call (`RPC_TIMEOUT_SECONDS`).
     pub rpc_timeout_ms: u64,
+    /// Size of RPC answers and gas of calls (`RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP`).
+    pub rpc_bounds: RpcBounds,
     /// Prefix of the chain's index names (`<prefix>_universal_profiles`, `<prefix>_assets`); unique per chain.
     pub index_prefix: String,
     /// Block the indexer starts from when the chain has no checkpoint yet.
@@ -29,7 +31,7 @@ pub struct ChainConfig {
 impl ChainConfig {
     /// The RPC client.
     pub fn rpc(&self) -> Rpc {
-        Rpc::new(&self.rpc_url, self.rpc_timeout_ms)
+        Rpc::new(&self.rpc_url, self.rpc_timeout_ms, self.rpc_bounds)
     }
 
     /// The profiles index.
@@ -64,6 +66,8 @@ pub struct ChainDefaults {
     pub index_prefix: String,
     /// `RPC_TIMEOUT_SECONDS` in ms.
     pub rpc_timeout_ms: u64,
+    /// `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP`.
+    pub rpc_bounds: RpcBounds,
     /// `INDEXER_START_BLOCK`.
     pub start_block: u64,
     /// `INDEXER_CONFIRMATIONS`.
@@ -106,6 +110,7 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
             chain_id,
             rpc_url,
             rpc_timeout_ms: d.rpc_timeout_ms,
+            rpc_bounds: d.rpc_bounds,
             index_prefix: d.index_prefix.clone(),
             start_block: d.start_block,
             confirmations: d.confirmations,
@@ -175,6 +180,7 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
             chain_id,
             rpc_url,
             rpc_timeout_ms: d.rpc_timeout_ms,
+            rpc_bounds: d.rpc_bounds,
             index_prefix,
             start_block: number("startBlock", d.start_block)?,
             confirmations: number("confirmations", d.confirmations)?,
@@ -212,6 +218,7 @@ mod tests {
             relayer_rpc: Some("https://rpc.mainnet.example".into()),
             index_prefix: "prod_mainnet".into(),
             rpc_timeout_ms: 10_000,
+            rpc_bounds: RpcBounds::default(),
             start_block: 7,
             confirmations: 12,
             max_blocks: 2000,

@@ -14,7 +14,7 @@ pub use self::chains::ChainConfig;
 use self::chains::{ChainDefaults, parse_chains};
 use crate::{
     error::{ApiError, ApiResult, Code},
-    rpc::Rpc,
+    rpc::{Rpc, RpcBounds},
     signer::Signer,
 };
 
@@ -55,7 +55,29 @@ pub struct Config {
     pub clock_offset: i64,
     /// How long a gas reservation holds when never settled nor released (`RESERVATION_TTL_SECONDS`).
     pub reservation_ttl: u64,
+    /// Size of RPC answers and gas of calls (`RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP`).
+    pub rpc_bounds: RpcBounds,
 }
+
+/// The bounds of every RPC answer and call: `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP` (`eth_call`) and
+/// `MAX_TRANSACTION_GAS` (`eth_estimateGas`).
+///
+/// # Errors
+/// `CONFIGURATION_ERROR` when one is not a number.
+pub fn rpc_bounds(env: &Env) -> ApiResult<RpcBounds> {
+    Ok(RpcBounds {
+        max_response_bytes: number(
+            env,
+            "RPC_MAX_RESPONSE_BYTES",
+            RpcBounds::DEFAULT_MAX_RESPONSE_BYTES,
+        )?,
+        call_gas_cap: number(env, "RPC_CALL_GAS_CAP", RpcBounds::DEFAULT_CALL_GAS_CAP)?,
+        estimate_gas_cap: number(env, "MAX_TRANSACTION_GAS", MAX_TRANSACTION_GAS)?,
+    })
+}
+
+/// Default of `MAX_TRANSACTION_GAS`.
+const MAX_TRANSACTION_GAS: u64 = 10_000_000;
 
 /// A var's value, `None` when unset or blank.
 pub fn var(env: &Env, name: &str) -> Option<String> {
@@ -123,7 +145,7 @@ impl Config {
             max_body_bytes: number(env, "MAX_BODY_BYTES", 64 * 1024usize)?,
             default_rate_limit: number(env, "DEFAULT_RATE_LIMIT_PER_MINUTE", 60u32)?,
             max_deploy_data_bytes: number(env, "MAX_DEPLOY_DATA_BYTES", 16 * 1024usize)?,
-            max_transaction_gas: number(env, "MAX_TRANSACTION_GAS", 10_000_000u64)?,
+            max_transaction_gas: number(env, "MAX_TRANSACTION_GAS", MAX_TRANSACTION_GAS)?,
             max_gas_per_day: number(env, "MAX_GAS_PER_DAY", 500_000_000u64)?,
             default_key_gas_budget: number(env, "DEFAULT_KEY_GAS_BUDGET_PER_MONTH", 100_000_000u64)?,
             monthly_gas_quota: number(env, "MONTHLY_GAS_QUOTA", profile_relayer::api::MONTHLY_GAS_QUOTA)?,
@@ -135,6 +157,7 @@ impl Config {
                 "RESERVATION_TTL_SECONDS",
                 crate::meter::DEFAULT_RESERVATION_TTL_SECONDS,
             )?,
+            rpc_bounds: rpc_bounds(env)?,
         })
     }
 
@@ -146,7 +169,7 @@ impl Config {
 
     /// The RPC client.
     pub fn rpc(&self) -> Rpc {
-        Rpc::new(&self.rpc_url, self.rpc_timeout_ms)
+        Rpc::new(&self.rpc_url, self.rpc_timeout_ms, self.rpc_bounds)
     }
 
     /// The relayer key (secret `RELAYER_PRIVATE_KEY`).
@@ -196,6 +219,7 @@ pub fn chains(env: &Env) -> ApiResult<Vec<ChainConfig>> {
         index_prefix: var(env, "INDEX_PREFIX")
             .map_or_else(|| "dev_local".to_owned(), |v| v.trim().to_owned()),
         rpc_timeout_ms: number(env, "RPC_TIMEOUT_SECONDS", 10u64)?.saturating_mul(1000),
+        rpc_bounds: rpc_bounds(env)?,
         start_block: number(env, "INDEXER_START_BLOCK", 0)?,
         confirmations: number(env, "INDEXER_CONFIRMATIONS", 0)?,
         max_blocks: number(env, "INDEXER_MAX_BLOCKS", 2000)?,

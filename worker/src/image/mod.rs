@@ -9,7 +9,8 @@
 //!   `ecdsa` cannot be checked from the bytes alone, nor a hash method without a hash: `x-verified: false`. A mismatch is still served (the header
 //!   is the answer; the wallet decides what to show), as the incumbent's clients expect.
 //! - Resizing ([`resize::resize`]): PNG, JPEG, static GIF and static WebP are decoded within bounds
-//!   ([`resize::MAX_SOURCE_SIDE`], [`resize::MAX_DECODE_BYTES`]; past them 413 `IMAGE_TOO_LARGE`, undecodable bytes
+//!   ([`resize::MAX_SOURCE_SIDE`], [`resize::MAX_DECODE_BYTES`], the whole resize within
+//!   [`resize::MAX_RESIZE_BYTES`]; past them 413 `IMAGE_TOO_LARGE`, undecodable bytes
 //!   422 `INVALID_IMAGE`), scaled to the target width keeping the aspect ratio and EXIF orientation, never enlarged
 //!   (Cloudflare's `fit=scale-down`), and encoded as PNG (PNG, GIF), JPEG (JPEG) or lossless WebP (WebP). The target
 //!   width ([`params`]) is capped at [`params::MAX_OUTPUT_WIDTH`].
@@ -70,7 +71,14 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
     let answer = match cached {
         Some(answer) => answer,
         None => {
-            let content = crate::ipfs::fetch_content(env, &config, &target).await?;
+            // a resize is a miss whatever R2 holds (decoding is the work); without width only a gateway fetch is
+            let client = if key.is_some() {
+                crate::ipfs::limit_miss(req, env).await?;
+                None
+            } else {
+                Some(req)
+            };
+            let content = crate::ipfs::fetch_content(env, &config, &target, client).await?;
             let source = content.to_vec();
             let source_hash = content_hash(&source);
             let resized = match width {

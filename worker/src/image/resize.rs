@@ -1,4 +1,5 @@
-//! Decoding and resizing an image within bounds ([`MAX_SOURCE_SIDE`], [`MAX_DECODE_BYTES`]). Pure: no I/O.
+//! Decoding and resizing an image within bounds ([`MAX_SOURCE_SIDE`], [`MAX_DECODE_BYTES`], [`MAX_RESIZE_BYTES`]).
+//! Pure: no I/O.
 
 use std::io::Cursor;
 
@@ -6,7 +7,6 @@ use image::{
     AnimationDecoder, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits,
     codecs::{gif::GifDecoder, jpeg::JpegEncoder, png::PngEncoder, webp::WebPDecoder, webp::WebPEncoder},
     error::LimitErrorKind,
-    imageops::FilterType,
     metadata::Orientation,
 };
 
@@ -16,6 +16,21 @@ use crate::error::{ApiError, ApiResult, Code};
 pub const MAX_SOURCE_SIDE: u32 = 12_000;
 /// Largest decoded source image (pixels × bytes per pixel): a Worker has 128 MB.
 pub const MAX_DECODE_BYTES: u64 = 64 * 1024 * 1024;
+/// Most memory one resize may hold at once ([`working_bytes`]): the decoded source, the scaled image and its
+/// conversion for the encoder. Judged from the header, before anything is decoded.
+pub const MAX_RESIZE_BYTES: u64 = 96 * 1024 * 1024;
+
+/// The most bytes a resize holds at once: the decoded source (twice while an EXIF rotation copies it), the scaled
+/// image in the source's pixel type (area-averaged: no floating-point intermediate) and its conversion to 8-bit
+/// RGB(A) for the encoder (at most 4 bytes a pixel).
+fn working_bytes(decoded: u64, reoriented: bool, out_pixels: u64, bytes_per_pixel: u64) -> u64 {
+    let source = if reoriented {
+        decoded.saturating_mul(2)
+    } else {
+        decoded
+    };
+    source.saturating_add(out_pixels.saturating_mul(bytes_per_pixel.saturating_add(4)))
+}
 
 /// The outcome of [`resize`].
 #[derive(Debug)]
@@ -122,6 +137,15 @@ fn still_format(bytes: &[u8]) -> Option<ImageFormat> {
     }
 }
 
+/// The height of a `width × height` image scaled to `target_width` (at least 1); `None` when it is not wider.
+fn scaled_height(width: u32, height: u32, target_width: u32) -> Option<u32> {
+    if width <= target_width || width == 0 {
+        return None;
+    }
+    let new_height = u64::from(height) * u64::from(target_width) / u64::from(width);
+    Some(u32::try_from(new_height.max(1)).unwrap_or(1))
+}
+
 /// Scales `bytes` down to `target_width` pixels wide (aspect ratio kept, never enlarged).
 ///
 /// # Errors
@@ -137,37 +161,70 @@ pub fn resize(bytes: &[u8], target_width: u32) -> ApiResult<Resized> {
     reader.limits(Limits::no_limits());
     let mut header = reader.into_decoder().map_err(image_error)?;
     let (stored_width, stored_height) = header.dimensions();
+    let orientation = header.orientation().map_err(image_error)?;
     let turned = matches!(
-        header.orientation().map_err(image_error)?,
+        orientation,
         Orientation::Rotate90
             | Orientation::Rotate270
             | Orientation::Rotate90FlipH
             | Orientation::Rotate270FlipH
     );
-    let shown_width = if turned { stored_height } else { stored_width };
+    let (shown_width, shown_height) = if turned {
+        (stored_height, stored_width)
+    } else {
+        (stored_width, stored_height)
+    };
     if shown_width <= target_width {
         return Ok(Resized::Original);
     }
+    // what the whole resize will hold, from the header alone: refused before anything is decoded
+    let out_pixels =
+        u64::from(target_width) * scaled_height(shown_width, shown_height, target_width).map_or(1, u64::from);
+    // GIF frames are decoded to RGBA whatever the color type says
+    let bytes_per_pixel = match format {
+        ImageFormat::Gif => 4,
+        _ => u64::from(header.color_type().bytes_per_pixel()),
+    };
+    let decoded = header
+        .total_bytes()
+        .max((u64::from(stored_width) * u64::from(stored_height)).saturating_mul(bytes_per_pixel));
+    let work = working_bytes(
+        decoded,
+        orientation != Orientation::NoTransforms,
+        out_pixels,
+        bytes_per_pixel,
+    );
+    if work > MAX_RESIZE_BYTES {
+        return Err(ApiError::new(
+            Code::ImageTooLarge,
+            format!(
+                "resizing this {shown_width}×{shown_height} image to {target_width} pixels wide needs {work} bytes \
+                 (at most {MAX_RESIZE_BYTES}); ask for a smaller width, or none to get the original"
+            ),
+        ));
+    }
+    drop(header);
     let Some(image) = decode(bytes, format)? else {
         return Ok(Resized::Original);
     };
     let (width, height) = (image.width(), image.height());
-    if width <= target_width || width == 0 {
+    let Some(new_height) = scaled_height(width, height, target_width) else {
         return Ok(Resized::Original);
-    }
-    let new_height = u64::from(height) * u64::from(target_width) / u64::from(width);
-    let new_height = u32::try_from(new_height.max(1)).unwrap_or(1);
-    let scaled = image.resize_exact(target_width, new_height, FilterType::Triangle);
+    };
+    // area-averaged in the source's own pixel type: no floating-point intermediate (resize_exact's is 16 bytes
+    // a pixel of the source width × the output height)
+    let scaled = image.thumbnail_exact(target_width, new_height);
+    drop(image);
     let mut out = Vec::new();
     let content_type = match format {
         ImageFormat::Jpeg => {
-            let rgb = DynamicImage::ImageRgb8(scaled.to_rgb8());
+            let rgb = DynamicImage::ImageRgb8(scaled.into_rgb8());
             rgb.write_with_encoder(JpegEncoder::new_with_quality(&mut out, 85))
                 .map_err(ApiError::internal)?;
             "image/jpeg"
         }
         ImageFormat::WebP => {
-            let rgba = DynamicImage::ImageRgba8(scaled.to_rgba8());
+            let rgba = DynamicImage::ImageRgba8(scaled.into_rgba8());
             rgba.write_with_encoder(WebPEncoder::new_lossless(&mut out))
                 .map_err(ApiError::internal)?;
             "image/webp"
@@ -349,6 +406,126 @@ mod tests {
             let e = resize(&bomb(w, h), 100).unwrap_err();
             assert_eq!((e.status, e.code), (413, "IMAGE_TOO_LARGE"), "{w}×{h}");
         }
+    }
+
+    /// Counts the bytes the current thread holds and its peak, for the memory bounds below (a test thread runs one
+    /// resize at a time: other tests' threads count on their own).
+    #[cfg(not(target_arch = "wasm32"))]
+    mod counting {
+        use std::{
+            alloc::{GlobalAlloc, Layout, System},
+            cell::Cell,
+        };
+
+        thread_local! {
+            static HELD: Cell<usize> = const { Cell::new(0) };
+            static PEAK: Cell<usize> = const { Cell::new(0) };
+        }
+
+        pub struct Counting;
+
+        // SAFETY: forwards to the system allocator; the counters are plain thread-local cells.
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+                let _ = HELD.try_with(|h| {
+                    let held = h.get().saturating_add(layout.size());
+                    h.set(held);
+                    let _ = PEAK.try_with(|p| p.set(p.get().max(held)));
+                });
+                unsafe { System.alloc(layout) }
+            }
+
+            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+                let _ = HELD.try_with(|h| h.set(h.get().saturating_sub(layout.size())));
+                unsafe { System.dealloc(ptr, layout) }
+            }
+        }
+
+        #[global_allocator]
+        static ALLOCATOR: Counting = Counting;
+
+        /// The most bytes held above the level at the start while `f` runs, and its result.
+        pub fn peak<T>(f: impl FnOnce() -> T) -> (usize, T) {
+            let start = HELD.with(Cell::get);
+            PEAK.with(|p| p.set(start));
+            let out = f();
+            (PEAK.with(Cell::get) - start, out)
+        }
+    }
+
+    /// A 4000×4000 PNG of 100-pixel squares (compresses to a few KB): grayscale or RGBA.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn squares_png(side: u32, color: png::ColorType) -> Vec<u8> {
+        let channels = match color {
+            png::ColorType::Grayscale => 1,
+            _ => 4,
+        };
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, side, side);
+            enc.set_color(color);
+            let mut writer = enc.write_header().unwrap();
+            let rows: Vec<u8> = (0..side)
+                .flat_map(|y| (0..side).map(move |x| u8::try_from((x / 100 + y / 100) % 2 * 255).unwrap()))
+                .flat_map(|v| std::iter::repeat_n(v, channels))
+                .collect();
+            writer.write_image_data(&rows).unwrap();
+        }
+        out
+    }
+
+    /// The issue's attack: a small 4000×4000 grayscale PNG asked at width 3999 grew the Worker by 211 MB (the
+    /// resize's f32 intermediate, 16 bytes a pixel). Now it holds at most what `working_bytes` counts; a resize
+    /// whose count passes `MAX_RESIZE_BYTES` is refused from the header, before anything is decoded.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn resize_memory_is_bounded_by_the_working_budget() {
+        // the decoders' and encoders' own buffers (rows, zlib windows, the encoded output) come on top
+        let slack: u64 = 8 * 1024 * 1024;
+        let gray = squares_png(4000, png::ColorType::Grayscale);
+        assert!(gray.len() < 100_000, "{} bytes", gray.len());
+        for width in [3999, 1000, 64] {
+            let (peak, result) = counting::peak(|| resize(&gray, width));
+            let Ok(Resized::Image { bytes, .. }) = result else {
+                panic!("width {width}: not resized")
+            };
+            assert_eq!(dims(&bytes).0, width);
+            let budget = working_bytes(16_000_000, false, u64::from(width) * u64::from(width), 1);
+            assert!(budget <= MAX_RESIZE_BYTES);
+            let peak = peak as u64;
+            assert!(
+                peak < budget + slack,
+                "width {width}: held {peak} bytes, budget {budget}"
+            );
+            if width == 3999 {
+                // the same request held 211 MB before
+                assert!(peak < 64 * 1024 * 1024, "held {peak} bytes");
+            }
+        }
+        // 4000×4000 RGBA (64 MB decoded) at 3999 would hold 64 MB + 16 M pixels × 8: refused, nothing decoded
+        let rgba = squares_png(4000, png::ColorType::Rgba);
+        let (peak, result) = counting::peak(|| resize(&rgba, 3999).map(|_| ()));
+        let e = result.unwrap_err();
+        assert_eq!((e.status, e.code), (413, "IMAGE_TOO_LARGE"), "{}", e.message);
+        assert!(peak < 1024 * 1024, "refusing held {peak} bytes");
+        // …while a width whose count fits is resized within it
+        let (peak, result) =
+            counting::peak(|| resize(&rgba, 1000).map(|r| matches!(r, Resized::Image { .. })));
+        assert!(result.unwrap());
+        let budget = working_bytes(64_000_000, false, 1_000_000, 4);
+        assert!(
+            (peak as u64) < budget + slack,
+            "held {peak} bytes, budget {budget}"
+        );
+    }
+
+    #[test]
+    fn working_bytes_counts_the_source_the_output_and_the_conversion() {
+        // a 4000×4000 RGBA source (64 MB) to 1000 wide: 64 MB + 1000² × 8
+        assert_eq!(working_bytes(64_000_000, false, 1_000_000, 4), 72_000_000);
+        // an EXIF rotation copies the source
+        assert_eq!(working_bytes(36_000_000, true, 750_000, 3), 77_250_000);
+        assert_eq!(working_bytes(u64::MAX, true, u64::MAX, 8), u64::MAX);
     }
 
     #[test]

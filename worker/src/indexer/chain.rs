@@ -88,6 +88,15 @@ async fn batch(
     Ok(out)
 }
 
+/// A batch answer over `RPC_MAX_RESPONSE_BYTES`: the contract's answers are megabytes, so it is refused (the
+/// rest of the answer was never read).
+fn too_large(detail: &str) -> ItemError {
+    ItemError::new(
+        "ANSWER_TOO_LARGE",
+        format!("the contract's answers are too large: {detail}"),
+    )
+}
+
 fn get<T>(items: &[T], i: usize) -> Result<&T, RpcError> {
     items
         .get(i)
@@ -104,7 +113,10 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
     calls.push(supports(address, LSP7_IDS[0]));
     calls.push(supports(address, LSP8_IDS[0]));
     calls.push(get_data(address, &DATA_KEYS));
-    let out = batch(ctx, &calls).await?;
+    let out = match batch(ctx, &calls).await {
+        Err(RpcError::TooLarge(detail)) => return Ok(AddressRead::Refused(too_large(&detail))),
+        out => out?,
+    };
     let code: Bytes = serde_json::from_value(get(&out, 0)?.clone()?)
         .map_err(|e| RpcError::Decode(format!("eth_getCode: {e}")))?;
     if code.is_empty() {
@@ -146,7 +158,10 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
                 .chain(LSP8_IDS.iter().skip(1).map(|id| (*id, Kind::Lsp8)))
                 .collect();
             let calls: Vec<_> = legacy.iter().map(|(id, _)| supports(address, *id)).collect();
-            let out = batch(ctx, &calls).await?;
+            let out = match batch(ctx, &calls).await {
+                Err(RpcError::TooLarge(detail)) => return Ok(AddressRead::Refused(too_large(&detail))),
+                out => out?,
+            };
             let answers = out.iter().map(answer).collect::<Result<Vec<_>, _>>()?;
             let kinds: Vec<Kind> = legacy.iter().map(|(_, k)| *k).collect();
             match claims(&answers, &kinds) {
@@ -185,7 +200,10 @@ async fn read_creators(ctx: &Ctx<'_>, address: Address, length: &[u8]) -> Result
     let keys: Vec<B256> = (0..n)
         .map(|i| array_element_key(data_keys::LSP4_CREATORS_ARRAY, u128::from(i)))
         .collect();
-    let out = batch(ctx, &[get_data(address, &keys)]).await?;
+    let out = match batch(ctx, &[get_data(address, &keys)]).await {
+        Err(RpcError::TooLarge(_)) => return Ok(Vec::new()),
+        out => out?,
+    };
     let values = match data_values(&answer(get(&out, 0)?)?, keys.len()) {
         Ok(values) => values,
         Err(_) => return Ok(Vec::new()),
@@ -223,7 +241,10 @@ pub(crate) async fn read_token(
             call_params(collection, lsp8::token_owner_of_calldata(token_id)),
         ),
     ];
-    let out = batch(ctx, &calls).await?;
+    let out = match batch(ctx, &calls).await {
+        Err(RpcError::TooLarge(detail)) => return Ok(TokenRead::Refused(too_large(&detail))),
+        out => out?,
+    };
     match answer(get(&out, 2)?)? {
         Answer::Reverted => return Ok(TokenRead::Missing),
         Answer::Data(d) if lsp8::decode_token_owner_of(&d).is_none() => {

@@ -74,7 +74,8 @@ fn candidates(mut logs: Vec<Log>) -> BTreeMap<u64, Vec<Item>> {
 /// Whether a `eth_getLogs` error means "ask for less".
 fn too_large(e: &RpcError) -> bool {
     let RpcError::Node { code, message, .. } = e else {
-        return false;
+        // an answer over RPC_MAX_RESPONSE_BYTES: a smaller window answers less
+        return matches!(e, RpcError::TooLarge(_));
     };
     let m = message.to_ascii_lowercase();
     *code == -32005
@@ -278,6 +279,9 @@ mod tests {
         assert!(too_large(&node(-32000, "query returned more than 10000 results")));
         assert!(too_large(&node(-32602, "block range too large (max 100000)")));
         assert!(!too_large(&node(3, "execution reverted")));
+        assert!(too_large(&RpcError::TooLarge(
+            "eth_getLogs: over 4194304 bytes".into()
+        )));
         assert!(!too_large(&RpcError::Unavailable(
             "eth_getLogs: timed out".to_owned()
         )));

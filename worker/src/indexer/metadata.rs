@@ -121,7 +121,7 @@ pub(crate) async fn fetch_url(ctx: &Ctx<'_>, url: &str) -> Result<Vec<u8>, Fetch
         if url.starts_with("ipfs://") {
             let target = CidPath::parse(url).map_err(|e| FetchError::permanent(e.code()))?;
             ctx.budget.spend(1);
-            let content = fetch_content(ctx.env, &ctx.ipfs, &target)
+            let content = fetch_content(ctx.env, &ctx.ipfs, &target, None)
                 .await
                 .map_err(|e| FetchError::transient(e.code))?;
             Ok(content.to_vec())

@@ -69,6 +69,39 @@ pub(super) fn content_type_of(header: Option<String>, bytes: &[u8]) -> String {
     }
 }
 
+/// The media types an upload is stored (and served) with, when its bytes are sniffed as one of them.
+const UPLOAD_TYPES: [&str; 12] = [
+    "application/json",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/svg+xml",
+    "application/pdf",
+    "video/mp4",
+    "video/webm",
+    "audio/mpeg",
+    "audio/ogg",
+    // served as a sandboxed download (not passive), like any HTML the relay serves
+    "text/html",
+];
+
+/// The type an upload is stored with: sniffed from its bytes against [`UPLOAD_TYPES`], never what the uploader
+/// declared (the first uploader of a CID would decide what everyone is served); UTF-8 text without control
+/// characters is `text/plain`, anything else `application/octet-stream`.
+pub(super) fn upload_type(bytes: &[u8]) -> &'static str {
+    let sniffed = sniff(bytes);
+    if UPLOAD_TYPES.contains(&sniffed) {
+        return sniffed;
+    }
+    match core::str::from_utf8(bytes) {
+        Ok(text) if !text.is_empty() && !text.chars().any(|c| c.is_control() && !c.is_whitespace()) => {
+            "text/plain"
+        }
+        _ => "application/octet-stream",
+    }
+}
+
 /// The CSP of every relayed answer: a sandboxed document with no scripts and no fetches.
 pub const SANDBOX_CSP: &str = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'";
 
@@ -119,6 +152,23 @@ mod tests {
                     proptest::prop_assert!(start <= end && end < total);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn uploads_are_typed_by_their_bytes_only() {
+        assert_eq!(upload_type(&[0x89, b'P', b'N', b'G', 0]), "image/png");
+        assert_eq!(upload_type(b"{\"LSP3Profile\":{}}"), "application/json");
+        assert_eq!(upload_type(b"<svg xmlns=''/>"), "image/svg+xml");
+        // what the bytes are, whatever was declared: HTML stays HTML (a sandboxed download)
+        assert_eq!(upload_type(b"<!doctype html><script>x</script>"), "text/html");
+        assert!(!is_passive(upload_type(b"<html></html>")));
+        assert_eq!(upload_type(b"plain words\n"), "text/plain");
+        assert_eq!(upload_type(b"\x00\x01poison"), "application/octet-stream");
+        assert_eq!(upload_type(&[0xff, 0xfe, 0x00]), "application/octet-stream");
+        assert_eq!(upload_type(b""), "application/octet-stream");
+        for t in UPLOAD_TYPES {
+            assert_eq!(sanitized_media_type(t).as_deref(), Some(t));
         }
     }
 

@@ -23,7 +23,7 @@ use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 
 pub use self::content::{SANDBOX_CSP, is_passive};
 use self::{
-    content::{byte_range, content_type_of},
+    content::{byte_range, content_type_of, upload_type},
     gateways::race_gateways,
 };
 use crate::{
@@ -101,8 +101,15 @@ pub type PendingStore = core::pin::Pin<Box<dyn core::future::Future<Output = ()>
 
 /// Fetches `target` (CID + path): R2 first, then the gateways. A raw block fetched from a gateway is verified,
 /// then stored in R2 before this returns (the relay, [`relay`], answers without waiting for R2).
-pub async fn fetch_content(env: &Env, config: &IpfsConfig, target: &CidPath) -> ApiResult<Content> {
-    let (content, store) = fetch_content_deferred(env, config, target, true).await?;
+/// `client`: the request a gateway fetch is made for, which then takes a token of its client's miss bucket
+/// ([`limit_miss`]); `None` for the Worker's own reads (the indexer).
+pub async fn fetch_content(
+    env: &Env,
+    config: &IpfsConfig,
+    target: &CidPath,
+    client: Option<&Request>,
+) -> ApiResult<Content> {
+    let (content, store) = fetch_content_deferred(env, config, target, true, client).await?;
     if let Some(store) = store {
         store.await;
     }
@@ -118,6 +125,7 @@ async fn fetch_content_deferred(
     config: &IpfsConfig,
     target: &CidPath,
     look_in_store: bool,
+    client: Option<&Request>,
 ) -> ApiResult<(Content, Option<PendingStore>)> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
     if look_in_store
@@ -148,6 +156,9 @@ async fn fetch_content_deferred(
             "not in the local store and no IPFS gateway is configured",
         ));
     }
+    if let Some(req) = client {
+        limit_miss(req, env).await?;
+    }
     let content = race_gateways(config, target, raw_block).await?;
     if !raw_block {
         return Ok((content, None));
@@ -160,6 +171,24 @@ async fn fetch_content_deferred(
         }
     });
     Ok((content, Some(store)))
+}
+
+/// Takes one token from the client IP's miss bucket (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`, 0 turns it off): every
+/// `/ipfs` or `/image` request whose content is not in R2 (gateways are raced for it), and every `/image` resize
+/// not in the derived-image cache. What R2 already holds costs nothing.
+///
+/// # Errors
+/// 429 `RATE_LIMITED` with `Retry-After`.
+pub async fn limit_miss(req: &Request, env: &Env) -> ApiResult<()> {
+    crate::auth::limit_client_in(
+        req,
+        env,
+        "miss",
+        "IPFS_MISS_RATE_LIMIT_PER_MINUTE",
+        120,
+        "IPFS and image requests for content not stored here",
+    )
+    .await
 }
 
 fn origin(kind: &str) -> std::collections::HashMap<String, String> {
@@ -202,7 +231,7 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
         return Ok(answer);
     }
-    let (content, store) = fetch_content_deferred(env, &config, &target, !streamable).await?;
+    let (content, store) = fetch_content_deferred(env, &config, &target, !streamable, Some(req)).await?;
     let total = u64::from(content.bytes.length());
     let headers = relay_headers(&target, &content.content_type, content.verified)?;
     if let Some(range) = range {
@@ -327,11 +356,10 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
         .form_data()
         .await
         .map_err(|_| ApiError::new(Code::InvalidMultipart, "malformed multipart body"))?;
-    let (name, bytes, media) = match form.get("file") {
-        Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?, f.type_()),
-        Some(worker::FormEntry::Field(text)) => {
-            ("file".to_owned(), text.into_bytes(), "text/plain".to_owned())
-        }
+    // the declared type (the part's `Content-Type`) is never used: see `upload_type`
+    let (name, bytes) = match form.get("file") {
+        Some(worker::FormEntry::File(f)) => (f.name(), f.bytes().await?),
+        Some(worker::FormEntry::Field(text)) => ("file".to_owned(), text.into_bytes()),
         None => {
             return Err(ApiError::new(
                 Code::MissingField,
@@ -339,26 +367,28 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
             ));
         }
     };
-    upload_bytes(env, &config, name, bytes, media).await
+    upload_bytes(env, &config, name, bytes).await
 }
 
-/// Stores an upload under its CID. Content is addressed by its bytes: when the CID is stored already, the stored
-/// object (and the `Content-Type` others are served) stays as it is.
-async fn upload_bytes(
-    env: &Env,
-    config: &IpfsConfig,
-    name: String,
-    bytes: Vec<u8>,
-    media: String,
-) -> ApiResult<Response> {
+/// Stores an upload under its CID, with the media type its bytes are sniffed as ([`content::upload_type`]), never
+/// the uploader's. Content is addressed by its bytes: when the CID is stored already, the stored object stays, but
+/// an upload stored with another type (by a release that kept the uploader's) is stored again with the sniffed one.
+async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u8>) -> ApiResult<Response> {
     if bytes.len() > config.upload_max_bytes {
         return Err(crate::body::too_large(config.upload_max_bytes));
     }
     let cid = raw_cid(&bytes);
     let size = bytes.len();
-    let content_type = content_type_of(Some(media), &bytes);
+    let content_type = upload_type(&bytes).to_owned();
     let bucket = env.bucket("IPFS")?;
-    if bucket.head(cid.to_string()).await?.is_none() {
+    let stale = match bucket.head(cid.to_string()).await? {
+        None => true,
+        Some(stored) => {
+            let upload = stored.custom_metadata()?.get("origin").map(String::as_str) == Some("upload");
+            upload && stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
+        }
+    };
+    if stale {
         bucket
             .put(cid.to_string(), bytes)
             .http_metadata(worker::HttpMetadata {

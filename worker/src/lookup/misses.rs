@@ -11,10 +11,16 @@ use crate::{
 };
 
 /// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
-/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address).
+/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address, and every write
+/// deletes up to [`PRUNE_BATCH`] expired ones).
 pub(crate) const SCHEMA: &str = "\
 CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
-checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));";
+checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));
+CREATE INDEX IF NOT EXISTS lookup_misses_checked_at ON lookup_misses (checked_at);";
+
+/// Expired misses deleted by each write of a new one: more than one, so that the table shrinks back to what
+/// `LOOKUP_MISS_SECONDS` keeps however fast lookups of empty addresses come (each adds one row).
+pub(crate) const PRUNE_BATCH: u64 = 50;
 
 /// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
 /// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
@@ -51,24 +57,32 @@ pub(super) async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiRe
     }))
 }
 
-/// Remembers a "no profile or asset here" answer.
+/// Remembers a "no profile or asset here" answer, and deletes up to [`PRUNE_BATCH`] expired ones (any chain) in
+/// the same batch: rows older than `LOOKUP_MISS_SECONDS` are never answered again, so they are not kept.
 pub(super) async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
-    if miss_seconds(env) == 0 {
+    let seconds = miss_seconds(env);
+    if seconds == 0 {
         return Ok(());
     }
     let db = search::db(env).await?;
-    db.prepare(
-        "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
-    )
-    .bind_params(&[
-        answer.chain_id.into(),
-        answer.address.as_str().into(),
-        answer.lsp_standard.as_str().into(),
-        now.into(),
-    ])?
-    .run()
-    .await
-    .map_err(ApiError::internal)?;
+    let insert = db
+        .prepare(
+            "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (chain_id, address) DO UPDATE SET standard = ?3, checked_at = ?4",
+        )
+        .bind_params(&[
+            answer.chain_id.into(),
+            answer.address.as_str().into(),
+            answer.lsp_standard.as_str().into(),
+            now.into(),
+        ])?;
+    // `remembered_miss` answers rows with checked_at > now - seconds: the others are expired
+    let prune = db
+        .prepare(
+            "DELETE FROM lookup_misses WHERE rowid IN (SELECT rowid FROM lookup_misses WHERE checked_at <= ?1 \
+             ORDER BY checked_at LIMIT ?2)",
+        )
+        .bind_params(&[now.saturating_sub(seconds).into(), PRUNE_BATCH.into()])?;
+    db.batch(vec![insert, prune]).await.map_err(ApiError::internal)?;
     Ok(())
 }

@@ -148,6 +148,65 @@ fn every_handler_is_routed_as_intended() {
     }
 }
 
+/// Whether a handler can answer 429: an API key's limit, a client address's (relay routes, lookups, search,
+/// `/ipfs` and `/image` misses) or the admin-guess limit. Exhaustive: a new handler needs a line.
+fn rate_limited(handler: Handler) -> bool {
+    match handler {
+        Handler::Deploy
+        | Handler::Register
+        | Handler::Status
+        | Handler::Add
+        | Handler::Execute
+        | Handler::Quota
+        | Handler::Transaction
+        | Handler::CreateKey
+        | Handler::ListKeys
+        | Handler::RevokeKey
+        | Handler::RunIndexer
+        | Handler::Panic
+        | Handler::Ipfs
+        | Handler::Image
+        | Handler::LookupAddress
+        | Handler::LookupToken
+        | Handler::Stats
+        | Handler::IndexerStatus
+        | Handler::Search
+        | Handler::AlgoliaQuery
+        | Handler::AlgoliaGet
+        | Handler::AlgoliaBrowse
+        | Handler::AlgoliaQueries
+        | Handler::RelayerStatus => true,
+        Handler::Health | Handler::OpenApi => false,
+    }
+}
+
+#[test]
+fn every_rate_limited_route_documents_its_429() {
+    let doc: Value = serde_json::from_str(super::super::OPENAPI).unwrap();
+    for r in ROUTES {
+        let responses = &doc["paths"][r.pattern][r.method.to_lowercase()]["responses"];
+        assert!(responses.is_object(), "{r:?} undocumented");
+        let documented = responses.get("429").is_some();
+        assert_eq!(
+            documented,
+            rate_limited(r.handler),
+            "{} {}: 429",
+            r.method,
+            r.pattern
+        );
+        if let Some(reference) = responses["429"]["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/components/responses/");
+            let retry_after = &doc["components"]["responses"][name]["headers"]["Retry-After"];
+            assert!(
+                retry_after.is_object(),
+                "{} {}: 429 without Retry-After",
+                r.method,
+                r.pattern
+            );
+        }
+    }
+}
+
 /// Splits a path as `handle` does and matches it.
 fn lookup(
     routes: &'static [Route],

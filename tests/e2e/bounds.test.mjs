@@ -1,0 +1,379 @@
+// Bounded work for unauthenticated requests: what one anonymous request can make the Worker (and the operator's
+// node) do. The attacker contracts are Solidity (tests/fixtures/attackers/*.sol), compiled here with solc from
+// npm. The Worker talks to anvil through a counting proxy that streams every answer without Content-Length
+// (chunked), so the tests see how much of an answer the Worker actually read. Memory is measured as the growth of
+// the workerd processes' peak RSS (VmHWM) across one request, early on a fresh Worker (a wasm heap never shrinks:
+// once grown, later requests reuse it and the peak hides them).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest } from 'node:http';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { base32nopad } from '@scure/base';
+import { sha256 } from '@noble/hashes/sha2';
+import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import { PNG } from 'pngjs';
+import { startStack } from '../../scripts/stack.mjs';
+import { waitForReceipt } from '../../scripts/chain.mjs';
+import { compileAttacker } from './helpers/solc.mjs';
+
+/** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (README): the stack runs with them. */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const CALL_GAS_CAP = 10_000_000;
+/** LOOKUP_MISS_SECONDS of this stack: short, to see misses expire. */
+const MISS_SECONDS = 6;
+/** IPFS_MISS_RATE_LIMIT_PER_MINUTE of this stack. */
+const MISS_LIMIT = 3;
+
+/** The CIDv1 (raw, sha2-256, base32) of `bytes`. */
+const rawCid = (bytes) => `b${base32nopad.encode(new Uint8Array([1, 0x55, 0x12, 0x20, ...sha256(bytes)])).toLowerCase()}`;
+
+const stateDir = mkdtempSync(join(tmpdir(), 'bounds-state-'));
+let stack;
+let proxy;
+let gateway;
+/** Paths the IPFS gateway was asked for. */
+const gatewayAsked = [];
+let setUpstream;
+const upstream = new Promise((resolve) => (setUpstream = resolve));
+/** Every RPC request the Worker made: its body, the answer's bytes handed to the Worker, how it ended. */
+const rpcLog = [];
+let ipCounter = 0;
+const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
+
+before(async () => {
+  proxy = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = Buffer.concat(chunks);
+    const entry = { body: body.toString(), sent: 0, finished: false, closedEarly: false };
+    rpcLog.push(entry);
+    const up = httpRequest(await upstream, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (upRes) => {
+      // no Content-Length: the Worker cannot refuse on the header, only while reading
+      res.writeHead(upRes.statusCode, { 'content-type': 'application/json' });
+      upRes.on('data', (c) => {
+        entry.sent += c.length;
+        if (!res.write(c)) {
+          upRes.pause();
+          res.once('drain', () => upRes.resume());
+        }
+      });
+      upRes.on('end', () => {
+        entry.finished = true;
+        res.end();
+      });
+    });
+    up.on('error', () => res.destroy());
+    res.on('close', () => {
+      if (!entry.finished) {
+        entry.closedEarly = true;
+        up.destroy();
+      }
+    });
+    up.end(body);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  // a gateway that has nothing: every miss reaches it
+  gateway = createServer((req, res) => {
+    gatewayAsked.push(req.url);
+    res.writeHead(404).end();
+  });
+  await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
+  stack = await startStack({
+    stateDir,
+    vars: {
+      LOOKUP_MISS_SECONDS: String(MISS_SECONDS),
+      RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0',
+      IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
+    },
+  });
+  setUpstream(stack.chain.rpcUrl);
+});
+after(async () => {
+  await stack?.stop();
+  for (const server of [proxy, gateway]) server?.closeAllConnections?.(), server?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** anvil's first unlocked dev account deploys the attackers. */
+const DEPLOYER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+const deploy = async ({ abi, bytecode }, args) => {
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: DEPLOYER, gas: '0x989680', data: encodeDeployData({ abi, bytecode, args }) }]);
+  const receipt = await waitForReceipt(stack.chain.rpc, hash);
+  assert.equal(receipt.status, '0x1');
+  return getAddress(receipt.contractAddress);
+};
+const lookup = async (address) => {
+  const started = performance.now();
+  const res = await fetch(`${stack.workerUrl}/v1/31337/address/${address}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const body = await res.json();
+  return { status: res.status, body, ms: performance.now() - started };
+};
+/** The RPC requests made since `from` that call `address`. */
+const callsTo = (from, address) => rpcLog.slice(from).filter((e) => e.body.toLowerCase().includes(address.slice(2).toLowerCase()));
+
+/**
+ * The peak resident memory (VmHWM, bytes) of the stack's workerd processes, summed: wrangler runs two, the one on
+ * the stack's port (a proxy) and the one running the Worker; both are in wrangler's process group.
+ */
+const workerPeak = async () => {
+  const port = new URL(stack.workerUrl).port;
+  const run = async (cmd, args) => (await promisify(execFile)(cmd, args)).stdout;
+  const pid = (await run('ss', ['-ltnpH', `sport = :${port}`])).match(/pid=(\d+)/)?.[1];
+  assert.ok(pid, `no process listens on ${port}`);
+  const group = (await run('ps', ['-o', 'pgid=', '-p', pid])).trim();
+  const pids = (await run('ps', ['-o', 'pid=,comm=', '-g', group])).split('\n')
+    .map((l) => l.trim().split(/\s+/)).filter(([, comm]) => comm === 'workerd').map(([p]) => p);
+  assert.ok(pids.length >= 1);
+  return pids.reduce((sum, p) => sum + Number(readFileSync(`/proc/${p}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/)[1]) * 1024, 0);
+};
+
+/** A `side`×`side` PNG of 100-pixel squares (a few KB), grayscale or RGBA. */
+const squares = (side, colorType) => {
+  const png = new PNG({ width: side, height: side });
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
+      const i = (y * side + x) * 4;
+      const v = ((Math.floor(x / 100) + Math.floor(y / 100)) % 2) * 255;
+      png.data[i] = png.data[i + 1] = png.data[i + 2] = v;
+      png.data[i + 3] = 255;
+    }
+  }
+  return PNG.sync.write(png, { colorType });
+};
+
+test('a contract answering megabytes: the lookup refuses it quickly, having read at most RPC_MAX_RESPONSE_BYTES', async () => {
+  // 2 MB per call costs ≈ 7.8M gas of memory, under the gas cap: every call of the lookup's batch succeeds
+  const size = 2_000_000;
+  const huge = await deploy(compileAttacker('HugeAnswer'), [BigInt(size)]);
+  // the attack is real: the batch the lookup sends makes the node answer tens of MB
+  const from = rpcLog.length;
+  // the first test on a fresh Worker: its heap has not grown yet; a first lookup sets up what every lookup uses
+  await lookup(getAddress(`0x${randomBytes(20).toString('hex')}`));
+  const before = await workerPeak();
+  const { status, body, ms } = await lookup(huge);
+  const grew = (await workerPeak()) - before;
+  console.log(`huge answer: lookup ${Math.round(ms)} ms, workerd peak RSS +${(grew / 2 ** 20).toFixed(1)} MiB`);
+  // measured: ≈ +15 MiB; read whole (RPC_MAX_RESPONSE_BYTES lifted), the same lookup grew it by ≈ +67 MiB
+  assert.ok(grew < 32 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.LSPStandard, 'UnknownContract');
+  assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
+  assert.ok(ms < 15_000, `answered in ${ms} ms`);
+  const batch = callsTo(from, huge).find((e) => e.body.startsWith('['));
+  assert.ok(batch, 'the lookup read the contract in a batch');
+  const direct = await fetch(stack.chain.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch.body });
+  const full = (await direct.arrayBuffer()).byteLength;
+  assert.ok(full > 4 * MAX_RESPONSE_BYTES, `the node's whole answer is ${full} bytes`);
+  // the Worker stopped reading: the proxy handed it a part (what it read + the sockets' buffers), never the whole
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(batch.finished, false, 'the Worker read the whole answer');
+  assert.equal(batch.closedEarly, true);
+  assert.ok(batch.sent < full, `handed ${batch.sent} of ${full} bytes before the Worker hung up`);
+  console.log(`huge answer: node's answer ${full} B, handed to the Worker before it hung up ${batch.sent} B`);
+  // remembered as an unknown contract: a second lookup costs no RPC
+  const again = rpcLog.length;
+  assert.equal((await lookup(huge)).body.LSPStandard, 'UnknownContract');
+  assert.equal(callsTo(again, huge).length, 0);
+});
+
+test('the indexer meets a contract answering megabytes: recorded unindexable, the chain indexed to the head', async () => {
+  const attacker = compileAttacker('HugeAnswer');
+  const huge = await deploy(attacker, [2_000_000n]);
+  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: DEPLOYER, to: huge, data: encodeFunctionData({ abi: attacker.abi, functionName: 'poke' }) }]);
+  assert.equal((await waitForReceipt(stack.chain.rpc, hash)).status, '0x1');
+  for (let i = 0; ; i++) {
+    const res = await stack.admin('POST', '/admin/indexer/run');
+    const run = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(run));
+    if (run.toBlock >= run.headBlock) break;
+    assert.ok(i < 10, 'the indexer did not catch up');
+  }
+  const status = await (await fetch(`${stack.workerUrl}/v1/31337/indexer`, { headers: { 'cf-connecting-ip': freshIp() } })).json();
+  assert.equal(status.lag, 0, JSON.stringify(status));
+  assert.equal(status.unindexable, 1, JSON.stringify(status));
+  // answered from what the indexer recorded: no RPC
+  const from = rpcLog.length;
+  const { body } = await lookup(huge);
+  assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
+  assert.equal(callsTo(from, huge).length, 0);
+});
+
+test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; the RGBA one is refused', async () => {
+  // early on a fresh Worker: its wasm heap has grown little yet, so the peak moves with what this request takes
+  const gray = squares(4000, 0);
+  assert.ok(gray.length < 200_000, `${gray.length} bytes`);
+  const cid = await upload(gray, 'image/png');
+  const warm = await fetch(`${stack.workerUrl}/image/${cid}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  assert.equal(warm.status, 200);
+  await warm.arrayBuffer();
+  const before = await workerPeak();
+  const started = performance.now();
+  const res = await fetch(`${stack.workerUrl}/image/${cid}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const ms = performance.now() - started;
+  assert.equal(res.status, 200, new TextDecoder().decode(bytes));
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  assert.equal(PNG.sync.read(Buffer.from(bytes)).width, 3999);
+  const grew = (await workerPeak()) - before;
+  console.log(`4000×4000 gray at width 3999: ${Math.round(ms)} ms, workerd peak RSS +${(grew / 2 ** 20).toFixed(1)} MiB`);
+  // the resize's working set is ≈ 16 MB decoded + 16 MB scaled (it grew the Worker by 211 MB before)
+  assert.ok(grew < 96 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
+  // RGBA: 64 MB decoded + 16 M output pixels × 8 bytes passes the 96 MiB working budget: refused before decoding
+  const rgba = await upload(squares(4000, 6), 'image/png');
+  const refused = await fetch(`${stack.workerUrl}/image/${rgba}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
+  const body = await refused.json();
+  assert.equal(refused.status, 413, JSON.stringify(body));
+  assert.equal(body.error.code, 'IMAGE_TOO_LARGE');
+});
+
+test('every eth_call of a lookup carries RPC_CALL_GAS_CAP: a probe loops away any gas above it', async () => {
+  // with more than the cap the probe burns all its gas (the call fails: CALL_REVERTED); with at most the cap
+  // it answers false: an unknown contract without a refusal
+  const probe = await deploy(compileAttacker('GasProbe'), [BigInt(CALL_GAS_CAP)]);
+  const uncapped = await stack.chain.rpc('eth_call', [{ to: probe, data: '0x01ffc9a724871b3d' }, 'latest']).then(() => 'answered', (e) => e.message);
+  assert.notEqual(uncapped, 'answered', 'anvil runs an uncapped eth_call with more than the cap: the probe can tell');
+  const from = rpcLog.length;
+  const { status, body } = await lookup(probe);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.LSPStandard, 'UnknownContract');
+  assert.equal(body.unindexable, undefined, JSON.stringify(body));
+  const calls = callsTo(from, probe).flatMap((e) => [JSON.parse(e.body)].flat()).filter((c) => c.method === 'eth_call');
+  assert.ok(calls.length > 0);
+  for (const c of calls) assert.equal(BigInt(c.params[0].gas), BigInt(CALL_GAS_CAP));
+});
+
+test('a gas-burning contract: the lookup answers quickly, the node runs at most the cap per call', async () => {
+  const burner = await deploy(compileAttacker('GasBurner'), []);
+  const { status, body, ms } = await lookup(burner);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.unindexable?.code, 'CALL_REVERTED', JSON.stringify(body));
+  assert.ok(ms < 10_000, `answered in ${ms} ms`);
+  // what one capped call costs the node, against an uncapped one (anvil's own default)
+  const time = async (call) => {
+    const started = performance.now();
+    await stack.chain.rpc('eth_call', [call, 'latest']).catch(() => {});
+    return performance.now() - started;
+  };
+  const capped = await time({ to: burner, data: '0x01ffc9a7', gas: `0x${CALL_GAS_CAP.toString(16)}` });
+  const uncapped = await time({ to: burner, data: '0x01ffc9a7' });
+  console.log(`gas burner: lookup ${Math.round(ms)} ms; one call at the cap ${Math.round(capped)} ms, uncapped ${Math.round(uncapped)} ms`);
+});
+
+/** Uploads `bytes` with a declared type through /api/v0/add; the CID. */
+const upload = async (bytes, type, name = 'file') => {
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type }), name);
+  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+  const body = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body.Hash;
+};
+
+test('/ipfs and /image misses are limited per client address; what R2 holds is not', async () => {
+  const ip = freshIp();
+  const get = (path) => fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } });
+  const stored = await upload(randomBytes(64), 'application/octet-stream');
+  const asked = gatewayAsked.length;
+  const missing = () => rawCid(randomBytes(32));
+  for (let i = 0; i < MISS_LIMIT; i++) {
+    const res = await get(i % 2 ? `/image/${missing()}` : `/ipfs/${missing()}`);
+    assert.equal(res.status, 404, await res.text());
+  }
+  assert.equal(gatewayAsked.length - asked, MISS_LIMIT, 'each miss asked the gateway');
+  for (const path of [`/ipfs/${missing()}`, `/image/${missing()}`, `/image/${stored}?width=10`]) {
+    const res = await get(path);
+    const body = await res.json();
+    assert.equal(res.status, 429, `${path}: ${JSON.stringify(body)}`);
+    assert.equal(body.error.code, 'RATE_LIMITED');
+    assert.ok(Number(res.headers.get('retry-after')) >= 1);
+  }
+  assert.equal(gatewayAsked.length - asked, MISS_LIMIT, 'a limited request never reaches a gateway');
+  // stored content is served whatever the bucket holds; another address has its own bucket
+  for (const path of [`/ipfs/${stored}`, `/image/${stored}`]) assert.equal((await get(path)).status, 200, path);
+  const other = await fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': freshIp() } });
+  assert.equal(other.status, 404);
+});
+
+test('an IPv6 client is one client for its whole /64', async () => {
+  const missing = () => rawCid(randomBytes(32));
+  const from = (ip) => fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': ip } });
+  // each miss from another address of 2001:db8:64:1::/64
+  for (let i = 1; i <= MISS_LIMIT; i++) assert.equal((await from(`2001:db8:64:1:${i.toString(16)}::${i}`)).status, 404);
+  const res = await from('2001:db8:64:1:ffff:ffff:ffff:fffe');
+  assert.equal(res.status, 429, await res.text());
+  // the next /64 is another client
+  assert.equal((await from('2001:db8:64:2::1')).status, 404);
+});
+
+test('40 simultaneous wrong admin tokens: at most ADMIN_FAILURES_PER_MINUTE compared, the rest 429', async () => {
+  const LIMIT = 10; // ADMIN_FAILURES_PER_MINUTE's default
+  const admin = (ip, token) => fetch(`${stack.workerUrl}/admin/api-keys`, { headers: { authorization: `Bearer ${token}`, 'cf-connecting-ip': ip } });
+  const ip = freshIp();
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => admin(ip, `wrong-token-guess-${i}`)));
+  const statuses = answers.map((r) => r.status);
+  const compared = statuses.filter((s) => s === 401).length;
+  assert.ok(compared <= LIMIT, `${compared} wrong tokens compared: ${statuses}`);
+  assert.ok(compared >= 1);
+  assert.equal(statuses.filter((s) => s === 429).length, 40 - compared, `${statuses}`);
+  for (const r of answers.filter((a) => a.status === 429)) assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  // the right token from that address is refused too: a guess cannot be confirmed
+  assert.equal((await admin(ip, stack.adminToken)).status, 429);
+  // the right token never uses the budget up: more than LIMIT admin requests from one address all pass
+  const operator = freshIp();
+  for (let i = 0; i < LIMIT + 5; i++) assert.equal((await admin(operator, stack.adminToken)).status, 200, `request ${i}`);
+});
+
+test("an upload's declared type is ignored: the stored type is sniffed from its bytes", async () => {
+  const ip = freshIp();
+  const served = async (path) => (await fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } })).headers.get('content-type');
+  // the issue's poisoning: the first uploader of a CID declares a type everyone would be served
+  const bytes = randomBytes(256);
+  bytes[0] = 0; // binary: sniffed as nothing in particular
+  const poisoned = await upload(bytes, 'application/x-poison');
+  assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
+  assert.equal(await served(`/image/${poisoned}`), 'application/octet-stream');
+  // a PNG declared as HTML is a PNG; JSON declared as an image is JSON
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4a80000000049454e44ae426082', 'hex');
+  assert.equal(await served(`/ipfs/${await upload(png, 'text/html')}`), 'image/png');
+  assert.equal(await served(`/ipfs/${await upload(Buffer.from('{"LSP3Profile":{}}'), 'image/svg+xml')}`), 'application/json');
+  // uploading the same bytes again with another declared type changes nothing
+  assert.equal(await upload(bytes, 'text/html'), poisoned);
+  assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
+});
+
+const root = new URL('../..', import.meta.url).pathname;
+/** Rows of a query on the stack's local D1 (wrangler d1 execute on its persisted state). */
+const d1 = async (command) => {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'),
+    'd1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  return JSON.parse(stdout)[0].results;
+};
+const misses = async () => (await d1('SELECT count(*) AS n FROM lookup_misses'))[0].n;
+
+test('lookup misses expire: every new miss deletes up to 50 expired rows', async () => {
+  const emptyAddress = () => getAddress(`0x${randomBytes(20).toString('hex')}`);
+  await d1('DELETE FROM lookup_misses'); // the earlier tests' misses, expiring at other times
+  const before = 0;
+  const lookups = Array.from({ length: 55 }, emptyAddress);
+  for (let i = 0; i < lookups.length; i += 11) {
+    const answers = await Promise.all(lookups.slice(i, i + 11).map(lookup));
+    for (const a of answers) assert.equal(a.body.LSPStandard, 'EOA', JSON.stringify(a.body));
+  }
+  assert.equal(await misses(), before + 55, 'none expired yet');
+  await new Promise((r) => setTimeout(r, (MISS_SECONDS + 1.5) * 1000));
+  // the next miss deletes 50 expired rows in its batch, the one after that the rest
+  await lookup(emptyAddress());
+  assert.equal(await misses(), before + 55 + 1 - 50);
+  await lookup(emptyAddress());
+  assert.equal(await misses(), 2);
+  // an expired address is read from chain again (and remembered anew)
+  const from = rpcLog.length;
+  assert.equal((await lookup(lookups[0])).body.LSPStandard, 'EOA');
+  assert.ok(rpcLog.length > from, 'read from chain again');
+  assert.equal(await misses(), 3);
+});
