@@ -1,13 +1,17 @@
 // Starts the local dev stack (anvil + LUKSO contracts + the Worker in workerd) and keeps it running until Ctrl-C.
 // Ports: CHAIN_PORT (default 8545), WORKER_PORT (default 8787).
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { LUKSO_CONTRACTS } from './chain.mjs';
 import { serveWww } from './serve-www.mjs';
 import { startStack } from './stack.mjs';
 
+// the shared secret of upload tokens (the wallet's HS256 JWT for POST /api/v0/add), fresh for each stack
+const uploadJwtSecret = randomBytes(32).toString('hex');
 const stack = await startStack({
   chainPort: Number(process.env.CHAIN_PORT ?? 8545),
   workerPort: Number(process.env.WORKER_PORT ?? 8787),
+  secrets: { UPLOAD_JWT_SECRET: uploadJwtSecret },
 });
 const { chain, workerUrl, apiKey, adminToken, relayerAddress } = stack;
 const www = await serveWww({
@@ -17,7 +21,7 @@ const www = await serveWww({
 
 mkdirSync(new URL('../.dev/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../.dev/credentials.json', import.meta.url), JSON.stringify({
-  workerUrl, rpcUrl: chain.rpcUrl, chainId: chain.chainId, apiKey, adminToken, relayerAddress,
+  workerUrl, rpcUrl: chain.rpcUrl, chainId: chain.chainId, apiKey, adminToken, uploadJwtSecret, relayerAddress,
 }, null, 2) + '\n', { mode: 0o600 });
 
 console.log(`
@@ -28,6 +32,7 @@ profile-relayer dev stack
 ${LUKSO_CONTRACTS.map(([name, address]) => `             ${address}  ${name}`).join('\n')}
   api key    ${apiKey}
   admin      ${adminToken}
+  upload jwt secret in .dev/credentials.json (uploadJwtSecret)
   npm pkg    pkg/
   saved in   .dev/credentials.json
 

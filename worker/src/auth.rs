@@ -216,6 +216,46 @@ pub async fn limit_client_in(
     Err(err)
 }
 
+/// Authenticates an upload: either an API key with the `upload` scope ([`authenticate`]) or, when the operator set
+/// `UPLOAD_JWT_SECRET`, the short-lived HS256 token LUKSO's wallet sends ([`crate::upload_token`]): issuer in
+/// `UPLOAD_JWT_ISSUERS` (default `extension`), `exp` within `UPLOAD_JWT_SKEW_SECONDS` (default 30). Token uploads
+/// are limited per client address (`UPLOAD_JWT_RATE_LIMIT_PER_MINUTE`, default 30): the secret ships inside the
+/// wallet's pages, so a token proves the client's build, not a user.
+///
+/// # Errors
+/// As [`authenticate`]; 401 `INVALID_UPLOAD_TOKEN` for a refused token; 429 `RATE_LIMITED`.
+pub async fn authenticate_upload(req: &Request, env: &Env) -> ApiResult<()> {
+    let secret = env
+        .secret("UPLOAD_JWT_SECRET")
+        .ok()
+        .map(|s| s.to_string())
+        .filter(|s| !s.is_empty());
+    let token = bearer(req)?;
+    let (Some(secret), Some(token)) = (secret, token.filter(|t| crate::upload_token::looks_like_jwt(t)))
+    else {
+        return authenticate(req, env, Scope::Upload).await.map(|_| ());
+    };
+    let issuers: Vec<String> = crate::config::var(env, "UPLOAD_JWT_ISSUERS")
+        .unwrap_or_else(|| "extension".to_owned())
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let skew = crate::config::number(env, "UPLOAD_JWT_SKEW_SECONDS", 30u32)?;
+    let now = Date::now().as_millis() as f64 / 1000.0;
+    crate::upload_token::verify(&token, secret.as_bytes(), &issuers, now, f64::from(skew))
+        .map_err(|refusal| ApiError::new(Code::InvalidUploadToken, refusal.reason()))?;
+    limit_client_in(
+        req,
+        env,
+        "upload-token",
+        "UPLOAD_JWT_RATE_LIMIT_PER_MINUTE",
+        30,
+        "uploads with an upload token",
+    )
+    .await
+}
+
 /// Wrong admin tokens allowed per client IP and minute (`ADMIN_FAILURES_PER_MINUTE`).
 const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 

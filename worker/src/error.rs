@@ -89,6 +89,8 @@ codes! {
     MissingApiKey = (401, "MISSING_API_KEY"),
     /// The key is unknown.
     InvalidApiKey = (401, "INVALID_API_KEY"),
+    /// The upload token (the wallet's HS256 JWT) is malformed, forged, expired or from an issuer not allowed.
+    InvalidUploadToken = (401, "INVALID_UPLOAD_TOKEN"),
     /// The admin token is missing or wrong.
     InvalidAdminToken = (401, "INVALID_ADMIN_TOKEN"),
     /// The quota request's signer controls no permission on the profile.

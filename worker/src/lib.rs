@@ -24,6 +24,7 @@ mod search;
 mod signer;
 mod store;
 mod txlog;
+mod upload_token;
 #[cfg(test)]
 mod wire;
 

@@ -91,7 +91,7 @@ async fn dispatch(
             crate::image::route(&req, env, &decode_slashes(target)).await
         }
         Handler::Add => {
-            auth::authenticate(&req, env, Scope::Upload).await?;
+            auth::authenticate_upload(&req, env).await?;
             crate::ipfs::add(req, env).await
         }
         Handler::LookupAddress => {
