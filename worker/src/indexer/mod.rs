@@ -11,6 +11,7 @@
 //! the next run continues where it stopped.
 
 mod answers;
+mod caps;
 mod chain;
 mod discovery;
 mod metadata;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{
     Ctx, Kind,
     answers::ItemError,
+    caps::{self, MAX_RAW_BYTES},
     chain::{self, AddressRead, TokenRead},
     metadata::{Fetched, fetch_metadata, fetch_url},
     now,
@@ -23,8 +24,6 @@ use crate::{rpc::RpcError, search::Record};
 
 /// The longest name, symbol or description kept from chain data.
 pub(super) const MAX_TEXT: usize = 1024;
-/// The longest metadata JSON kept as text (`metadataRaw`) next to a lossy parse.
-const MAX_RAW_JSON: usize = 8 * 1024;
 
 /// What processing one candidate gave.
 #[derive(Debug)]
@@ -105,7 +104,8 @@ fn parse_metadata<T>(
         Err(_) => (None, true),
     };
     if lossy {
-        info.raw = raw_json(json, MAX_RAW_JSON);
+        info.raw = raw_json(json, MAX_RAW_BYTES);
+        info.truncated = info.raw.is_none();
     }
     (value, info)
 }
@@ -115,9 +115,11 @@ fn lsp4(fetched: &Fetched) -> (Option<Lsp4Metadata>, MetadataInfo) {
     (m.map(|m| m.metadata), info)
 }
 
-/// A typed record as the JSON the index stores.
+/// A typed record as the JSON the index stores, within the caps of [`caps`].
 fn to_record(record: &impl Serialize) -> Record {
-    Record(serde_json::to_value(record).unwrap_or(Value::Null))
+    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
+    caps::cap(&mut value);
+    Record(value)
 }
 
 fn retry_reason(fetched: &Fetched) -> Option<String> {
