@@ -213,7 +213,6 @@ pub(crate) fn cap(record: &mut Value) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
-    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
@@ -297,54 +296,62 @@ mod tests {
         assert!(s.len() <= MAX_DESCRIPTION_BYTES, "{}", s.len());
     }
 
-    fn key() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("name".to_owned()),
-            Just("description".to_owned()),
-            Just("tags".to_owned()),
-            Just("links".to_owned()),
-            Just("LSP3Profile".to_owned()),
-            Just("LSP4Metadata".to_owned()),
-            Just("metadataRaw".to_owned()),
-            Just(TRUNCATED.to_owned()),
-            "[a-zA-Z]{1,12}",
-            "k{1000,1100}",
-        ]
-    }
+    #[cfg(not(target_arch = "wasm32"))]
+    mod props {
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
 
-    fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(|n| json!(n)),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(|f| json!(f)),
-            // long strings, some with characters JSON escapes
-            ("[a-z\"\\\\\u{1}é😀]{0,8}", 0usize..20_000)
-                .prop_map(|(s, n)| Value::String(s.repeat(n / 8 + 1))),
-        ];
-        leaf.prop_recursive(12, 400, 48, |inner| {
+        use super::{super::*, size};
+
+        fn key() -> impl Strategy<Value = String> {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..48).prop_map(Value::Array),
-                prop::collection::vec((key(), inner), 0..48)
-                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+                Just("name".to_owned()),
+                Just("description".to_owned()),
+                Just("tags".to_owned()),
+                Just("links".to_owned()),
+                Just("LSP3Profile".to_owned()),
+                Just("LSP4Metadata".to_owned()),
+                Just("metadataRaw".to_owned()),
+                Just(TRUNCATED.to_owned()),
+                "[a-zA-Z]{1,12}",
+                "k{1000,1100}",
             ]
-        })
-    }
+        }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
-        #[test]
-        fn any_capped_record_fits(entries in prop::collection::vec((key(), json_value()), 0..24)) {
-            let mut record = Value::Object(entries.into_iter().collect());
-            let cut = cap(&mut record);
-            prop_assert!(size(&record) <= MAX_RECORD_BYTES, "{} bytes", size(&record));
-            prop_assert_eq!(record.get(TRUNCATED) == Some(&Value::Bool(true)), cut);
-            // a capped record stays as it is
-            let again = record.clone();
-            cap(&mut record);
-            prop_assert_eq!(record, again);
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|n| json!(n)),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(|f| json!(f)),
+                // long strings, some with characters JSON escapes
+                ("[a-z\"\\\\\u{1}é😀]{0,8}", 0usize..20_000)
+                    .prop_map(|(s, n)| Value::String(s.repeat(n / 8 + 1))),
+            ];
+            leaf.prop_recursive(12, 400, 48, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..48).prop_map(Value::Array),
+                    prop::collection::vec((key(), inner), 0..48)
+                        .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            #[test]
+            fn any_capped_record_fits(entries in prop::collection::vec((key(), json_value()), 0..24)) {
+                let mut record = Value::Object(entries.into_iter().collect());
+                let cut = cap(&mut record);
+                prop_assert!(size(&record) <= MAX_RECORD_BYTES, "{} bytes", size(&record));
+                prop_assert_eq!(record.get(TRUNCATED) == Some(&Value::Bool(true)), cut);
+                // a capped record stays as it is
+                let again = record.clone();
+                cap(&mut record);
+                prop_assert_eq!(record, again);
+            }
         }
     }
 }
