@@ -1,8 +1,9 @@
-// An oversized record cannot halt the indexer. A real profile (deployed through the relayer) whose verified LSP3
-// metadata is ~1.9 MB — a description of megabytes, thousands of tags and links — sits between two normal
-// profiles: both normal ones are indexed, the lag reaches 0, and the oversized one is stored within the record caps
-// (far under D1's 2,000,000-byte row limit; the local SQLite accepts rows D1 refuses, so the stored sizes are
-// measured). Then D1 refusing a row is simulated (a trigger on the local database aborts the insert of one
+// An oversized record cannot halt the indexer. Between two normal profiles: a real profile (deployed through the
+// relayer) whose verified LSP3 metadata is ~1.9 MB — a description of megabytes, thousands of tags and links — and
+// a profile-like attacker contract (tests/fixtures/attackers/DataUrlProfile.sol, compiled with solc) whose LSP3
+// metadata is a 1.5 MB `data:` URL, no server needed. Both normal ones are indexed, the lag reaches 0, and the
+// oversized ones are stored within the record caps (far under D1's 2,000,000-byte row limit; the local SQLite
+// accepts rows D1 refuses, so the stored sizes are measured). Then D1 refusing a row is simulated (a trigger on the local database aborts the insert of one
 // record, as D1 does for a row over its limit): that record is recorded as unindexable, the rest of its chunk and
 // the cursor are written.
 import { test, before, after } from 'node:test';
@@ -14,9 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { indexing } from './helpers/indexing.mjs';
+import { compileAttacker } from './helpers/solc.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'indexer-oversized-'));
@@ -57,7 +60,7 @@ after(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-const { get, metadataUri, deployProfile, runIndexerUntilCaughtUp } = indexing(() => stack);
+const { get, metadataUri, deploy, send, deployProfile, runIndexerUntilCaughtUp } = indexing(() => stack);
 const profile = async (name) => (await deployProfile(await metadataUri({ LSP3Profile: { name, description: 'normal' } }))).universalProfileAddress;
 
 const wrangler = (...args) =>
@@ -77,14 +80,19 @@ async function assertFound(address, name) {
 }
 
 let oversized;
+let dataUrl;
+const DATA_URL_DESCRIPTION = 1_500_000;
 test('an oversized record between two normal profiles: both indexed, lag 0, the stored record capped', async () => {
   const before1 = await profile('Normal Before');
   const url = `http://127.0.0.1:${http.address().port}/oversized.json`;
   oversized = (await deployProfile(sdk.encodeVerifiableUri(oversizedJson, url))).universalProfileAddress;
+  const attacker = compileAttacker('DataUrlProfile');
+  dataUrl = await deploy(attacker, [BigInt(DATA_URL_DESCRIPTION)]);
+  await send({ to: dataUrl, data: encodeFunctionData({ abi: attacker.abi, functionName: 'ping' }) });
   const after1 = await profile('Normal After');
 
   const run = await runIndexerUntilCaughtUp();
-  assert.ok(run.indexed >= 3, JSON.stringify(run));
+  assert.ok(run.indexed >= 4, JSON.stringify(run));
   await assertFound(before1, 'Normal Before');
   await assertFound(after1, 'Normal After');
   const status = await get('/v1/31337/indexer');
@@ -105,18 +113,32 @@ test('an oversized record between two normal profiles: both indexed, lag 0, the 
   // searchable by its (capped) description
   const found = await get('/v1/31337/search?q=Oversized');
   assert.equal(found.profiles.hits[0].address, oversized);
+
+  // the data: URL one: verified, cut, its URL too
+  const giant = await get(`/v1/31337/address/${dataUrl}`);
+  assert.equal(giant.kind, 'LSP0ERC725Account', JSON.stringify(giant).slice(0, 500));
+  assert.equal(giant.metadataStatus, 'verified');
+  assert.equal(giant.metadataTruncated, true);
+  assert.equal(giant.name, 'Data URL Giant');
+  assert.match(giant.description, /^x+$/);
+  assert.ok(giant.description.length > 8 * 1024 && giant.description.length <= 16 * 1024, `${giant.description.length}`);
+  assert.ok(giant.metadataUrl.startsWith('data:application/json,') && giant.metadataUrl.length <= 4096, `${giant.metadataUrl.length}`);
+  assert.ok(Buffer.byteLength(JSON.stringify(giant)) <= MAX_RECORD_BYTES, `${JSON.stringify(giant).length}`);
 });
 
-test('the stored rows of the oversized record are far under D1\'s row limit', async () => {
+test('the stored rows of the oversized records are far under D1\'s row limit', async () => {
   await stack.stopWorker();
-  const [row] = await d1(`SELECT length(CAST(index_name AS BLOB)) + length(CAST(object_id AS BLOB)) + length(CAST(address AS BLOB))
-    + length(CAST(kind AS BLOB)) + length(CAST(record AS BLOB)) + 64 AS n, length(CAST(record AS BLOB)) AS json FROM records WHERE object_id = '${oversized}'`);
-  assert.ok(row, 'the oversized record is stored');
-  assert.ok(row.json <= MAX_RECORD_BYTES, JSON.stringify(row));
-  assert.ok(row.n < D1_MAX_ROW_BYTES / 10, JSON.stringify(row));
-  const [fts] = await d1(`SELECT length(CAST(name AS BLOB)) + length(CAST(symbol AS BLOB)) + length(CAST(description AS BLOB))
-    + length(CAST(tags AS BLOB)) + length(CAST(address AS BLOB)) + 128 AS n FROM records_fts WHERE object_id = '${oversized}'`);
-  assert.ok(fts && fts.n < 32 * 1024, JSON.stringify(fts));
+  for (const address of [oversized, dataUrl]) {
+    const [row] = await d1(`SELECT length(CAST(index_name AS BLOB)) + length(CAST(object_id AS BLOB)) + length(CAST(address AS BLOB))
+      + length(CAST(kind AS BLOB)) + length(CAST(record AS BLOB)) + 64 AS n, length(CAST(record AS BLOB)) AS json FROM records WHERE object_id = '${address}'`);
+    assert.ok(row, `${address} is stored`);
+    assert.ok(row.json <= MAX_RECORD_BYTES, JSON.stringify(row));
+    assert.ok(row.n < D1_MAX_ROW_BYTES / 10, JSON.stringify(row));
+    const [fts] = await d1(`SELECT length(CAST(name AS BLOB)) + length(CAST(symbol AS BLOB)) + length(CAST(description AS BLOB))
+      + length(CAST(tags AS BLOB)) + length(CAST(address AS BLOB)) + 128 AS n FROM records_fts WHERE object_id = '${address}'`);
+    assert.ok(fts && fts.n < 32 * 1024, JSON.stringify(fts));
+    console.log(`stored ${address}: record row ≈ ${row.n} bytes (JSON ${row.json}), full-text row ≈ ${fts.n} bytes`);
+  }
   await stack.restartWorker();
 });
 
