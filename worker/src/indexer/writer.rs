@@ -350,7 +350,9 @@ struct RetryRow {
 /// Due retries (failed metadata fetches, calls that failed): at most a quarter of the run's subrequests.
 pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
-    let limit = (ctx.budget.left() / 4 / 3).min(50);
+    // an item costs up to 5 subrequests (two read batches, a fetch, a redirect, its own write should D1 refuse
+    // the batch): a quarter of what is left, in items
+    let limit = (ctx.budget.left() / 4 / 5).min(50);
     // this chain's queues only: its two indexes and its errors
     let queues = [
         ctx.profiles.clone(),
@@ -402,6 +404,7 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
                     )
             })
             .collect::<Result<Vec<_>, _>>()?;
+        ctx.budget.spend(1);
         db.batch(statements).await.map_err(ApiError::internal)?;
     }
     count(stats, &outcomes);
