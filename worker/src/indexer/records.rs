@@ -262,3 +262,41 @@ pub(crate) async fn process_token(
         record,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fetched(json: Value) -> Fetched {
+        Fetched {
+            status: "verified",
+            url: Some("ipfs://x".to_owned()),
+            json: Some(json),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn raw_json_is_kept_whole_or_flagged() {
+        // lossy (a link that does not parse) and small: kept
+        let small = json!({ "LSP3Profile": { "name": "a", "links": [{ "url": 1 }] } });
+        let (_, info) = parse_metadata(&fetched(small.clone()), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!(info.raw, serde_json::to_string(&small).ok());
+        assert!(!info.truncated);
+        // lossy and larger than MAX_RAW_BYTES: left out, and the record says so
+        let large = json!({ "LSP3Profile": { "name": "a", "description": "d".repeat(MAX_RAW_BYTES), "links": [{ "url": 1 }] } });
+        let (profile, info) = parse_metadata(&fetched(large), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!(info.raw, None);
+        assert!(info.truncated);
+        assert_eq!(profile.and_then(|p| p.profile.name).as_deref(), Some("a"));
+        // the flag survives into the stored record, which the caps keep small
+        let record = to_record(&info);
+        assert_eq!(record.0["metadataTruncated"], true);
+        // clean: nothing kept, nothing flagged
+        let clean = json!({ "LSP3Profile": { "name": "a" } });
+        let (_, info) = parse_metadata(&fetched(clean), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!((info.raw, info.truncated), (None, false));
+    }
+}
