@@ -53,6 +53,15 @@ pub struct MetadataInfo {
     #[serde(rename = "metadataRaw", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional))]
     pub raw: Option<String>,
+    /// Set when the stored record lost part of the metadata to the indexer's size caps (a field cut, entries
+    /// left out, or the raw JSON too large to keep).
+    #[serde(
+        rename = "metadataTruncated",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub truncated: bool,
 }
 
 /// A Universal Profile (`<prefix>_universal_profiles`).

@@ -310,6 +310,7 @@ const RECORD_TAIL: &[Field] = &[
     field("metadataError", N_STR),
     optional("metadataDropped", STRS),
     optional("metadataRaw", Shape::Str),
+    optional("metadataTruncated", Shape::Bool),
 ];
 
 impl Quota {

@@ -360,6 +360,7 @@ fn records() -> Vec<Value> {
         error: Some("ignored".into()),
         dropped: vec!["links[1]".into()],
         raw: Some("{}".into()),
+        truncated: true,
     };
     let image = json!([{ "width": 1, "height": 1, "url": "https://x.org/a.png" }]);
     let lsp3 = Lsp3ProfileJson::from_value_lenient(json!({ "LSP3Profile": {

@@ -1,6 +1,8 @@
 //! Finding candidates: `eth_getLogs` over adaptive windows. A window grows (×2) while it holds few logs, shrinks
 //! when it holds many, and is cut to a quarter when the provider refuses it ("too many results", "block range too
-//! large"); the size is kept with the cursor for the next run. Candidates are numbered per block (first
+//! large"); the size is kept with the cursor for the next run. An answer's size counts like its number of logs: a
+//! window whose logs carry more than [`TARGET_ANSWER_BYTES`] (a contract can emit `DataChanged` logs of
+//! megabytes) halves too, and grows only while its answer is small. Candidates are numbered per block (first
 //! occurrence within the block, in log order), which is what the cursor's item count refers to.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +35,40 @@ struct Log {
     topics: Vec<B256>,
     block_number: U256,
     log_index: Option<U256>,
+    /// The log's data (hex), only measured.
+    #[serde(default)]
+    data: String,
+}
+
+/// The answer size above which the next window halves (and below a quarter of which it may grow).
+const TARGET_ANSWER_BYTES: usize = 1024 * 1024;
+/// What one log takes in an `eth_getLogs` answer besides its data and topics (field names, hashes, numbers).
+const LOG_OVERHEAD_BYTES: usize = 400;
+
+/// About the size of the `eth_getLogs` answer that held `logs`, in bytes.
+fn answer_bytes(logs: &[Log]) -> usize {
+    logs.iter()
+        .map(|l| l.data.len() + l.topics.len() * 69 + LOG_OVERHEAD_BYTES)
+        .sum()
+}
+
+/// The window after one of `window` blocks (`full`: the whole window was read, not cut by the head) that held
+/// `logs` logs in `bytes` bytes: doubled while both are small, halved when either is large.
+fn next_window(
+    window: u64,
+    full: bool,
+    logs: usize,
+    bytes: usize,
+    target_logs: usize,
+    max_window: u64,
+) -> u64 {
+    if logs > target_logs.saturating_mul(2) || bytes > TARGET_ANSWER_BYTES {
+        (window / 2).max(1)
+    } else if logs < target_logs / 4 && bytes < TARGET_ANSWER_BYTES / 4 && full {
+        window.saturating_mul(2).min(max_window)
+    } else {
+        window
+    }
 }
 
 /// The candidates of each block, in order, without duplicates within a block.
@@ -189,15 +225,15 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
             Err(e) => return Err(e.into()),
         };
         stats.windows += 1;
-        let n_logs = logs.len();
-        // what the next window will be: grow while small, shrink when large
-        let next_window = if n_logs < target_logs / 4 && to - from + 1 == cursor.window {
-            cursor.window.saturating_mul(2).min(max_window)
-        } else if n_logs > target_logs.saturating_mul(2) {
-            (cursor.window / 2).max(1)
-        } else {
-            cursor.window
-        };
+        // what the next window will be: grow while small, shrink when large (in logs or in bytes)
+        let next_window = next_window(
+            cursor.window,
+            to - from + 1 == cursor.window,
+            logs.len(),
+            answer_bytes(&logs),
+            target_logs,
+            max_window,
+        );
         let blocks = candidates(logs);
         // the window's items in order, from the cursor on
         let mut queue: Vec<(u64, u64, Item)> = Vec::new();
@@ -213,8 +249,9 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
         let mut stopped = false;
         let mut rest = queue.as_slice();
         while !rest.is_empty() {
-            // a chunk costs at most ~4 subrequests per item (a batch, a legacy batch, a fetch, a redirect)
-            let fits = (ctx.budget.left() / 4).saturating_sub(2) as usize;
+            // a chunk costs at most ~5 subrequests per item (a batch, a legacy batch, a fetch, a redirect, and its
+            // own write should D1 refuse the chunk's batch)
+            let fits = (ctx.budget.left() / 5).saturating_sub(2) as usize;
             if let Some(why) = ctx.budget.exhausted(6).or((fits == 0).then_some("subrequests")) {
                 stats.stopped = Some(why.to_owned());
                 stopped = true;
@@ -242,7 +279,8 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
                     window: next_window,
                 },
             };
-            writer::write(ctx, outcomes, Some(next)).await?;
+            let refused = writer::write(ctx, outcomes, Some(next)).await?;
+            writer::count_refused(stats, &refused);
             stats.to_block = next.block.saturating_sub(1);
             cursor = next;
         }
@@ -267,6 +305,40 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_follow_the_count_and_the_size_of_answers() {
+        let next = |logs, bytes| next_window(1000, true, logs, bytes, 500, 200_000);
+        assert_eq!(next(10, 10_000), 2000);
+        assert_eq!(next(300, 10_000), 1000);
+        assert_eq!(next(1001, 10_000), 500);
+        // few logs, but megabytes of them: shrinks like many logs do, never grows
+        assert_eq!(next(3, TARGET_ANSWER_BYTES + 1), 500);
+        assert_eq!(next(3, TARGET_ANSWER_BYTES / 2), 1000);
+        assert_eq!(next_window(1, true, 3, 50_000_000, 500, 200_000), 1);
+        // a window cut by the head does not grow
+        assert_eq!(next_window(1000, false, 0, 0, 500, 200_000), 1000);
+        assert_eq!(next_window(150_000, true, 0, 0, 500, 200_000), 200_000);
+        let log = |data: usize| Log {
+            address: Address::ZERO,
+            topics: vec![B256::ZERO; 2],
+            block_number: U256::from(1),
+            log_index: None,
+            data: "a".repeat(data),
+        };
+        let bytes = answer_bytes(&[log(2 * 1024 * 1024), log(0)]);
+        assert!(
+            bytes > 2 * 1024 * 1024 && bytes < 2 * 1024 * 1024 + 2000,
+            "{bytes}"
+        );
+        // the data field is read from a real answer's shape
+        let parsed: Log = serde_json::from_value(serde_json::json!({
+            "address": "0x0000000000000000000000000000000000000001", "topics": [], "blockNumber": "0x1",
+            "logIndex": "0x0", "data": "0xabcd", "transactionHash": "0x00",
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(parsed.data.len(), 6);
+    }
 
     #[test]
     fn provider_refusals_are_recognized() {

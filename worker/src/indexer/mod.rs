@@ -11,6 +11,7 @@
 //! the next run continues where it stopped.
 
 mod answers;
+mod caps;
 mod chain;
 mod discovery;
 mod metadata;
@@ -88,6 +89,11 @@ impl Budget {
         } else {
             None
         }
+    }
+
+    /// Whether `n` more subrequests fit, in time (what an item-wise write checks; rows are not counted then).
+    pub(crate) fn can_spend(&self, n: u32) -> bool {
+        now_ms() < self.deadline_ms && self.subrequests.get().saturating_add(n) <= self.max_subrequests
     }
 
     /// Subrequests still available.
@@ -202,7 +208,12 @@ pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiR
         writer::Outcome::NotIndexed { contract } => return Ok(Indexed::Nothing { contract: *contract }),
         _ => {}
     }
-    writer::write(&ctx, vec![outcome], None).await?;
+    if let Some((_, error)) = writer::write(&ctx, vec![outcome], None).await?.into_iter().next() {
+        return Ok(Indexed::Refused(Refusal {
+            code: error.code,
+            message: error.message,
+        }));
+    }
     Ok(kind.map_or(Indexed::Nothing { contract: true }, Indexed::Lsp))
 }
 
@@ -218,10 +229,13 @@ pub async fn index_token_now(
     match writer::process_token(&ctx, address, token_id, head).await? {
         writer::Outcome::Skip => Ok(TokenIndexed::Missing),
         writer::Outcome::Error { error, .. } => Ok(TokenIndexed::Refused(refusal(&error)?)),
-        outcome => {
-            writer::write(&ctx, vec![outcome], None).await?;
-            Ok(TokenIndexed::Indexed)
-        }
+        outcome => match writer::write(&ctx, vec![outcome], None).await?.into_iter().next() {
+            Some((_, error)) => Ok(TokenIndexed::Refused(Refusal {
+                code: error.code,
+                message: error.message,
+            })),
+            None => Ok(TokenIndexed::Indexed),
+        },
     }
 }
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{
     Ctx, Kind,
     answers::ItemError,
+    caps::{self, MAX_RAW_BYTES},
     chain::{self, AddressRead, TokenRead},
     metadata::{Fetched, fetch_metadata, fetch_url},
     now,
@@ -23,8 +24,6 @@ use crate::{rpc::RpcError, search::Record};
 
 /// The longest name, symbol or description kept from chain data.
 pub(super) const MAX_TEXT: usize = 1024;
-/// The longest metadata JSON kept as text (`metadataRaw`) next to a lossy parse.
-const MAX_RAW_JSON: usize = 8 * 1024;
 
 /// What processing one candidate gave.
 #[derive(Debug)]
@@ -105,7 +104,8 @@ fn parse_metadata<T>(
         Err(_) => (None, true),
     };
     if lossy {
-        info.raw = raw_json(json, MAX_RAW_JSON);
+        info.raw = raw_json(json, MAX_RAW_BYTES);
+        info.truncated = info.raw.is_none();
     }
     (value, info)
 }
@@ -115,9 +115,11 @@ fn lsp4(fetched: &Fetched) -> (Option<Lsp4Metadata>, MetadataInfo) {
     (m.map(|m| m.metadata), info)
 }
 
-/// A typed record as the JSON the index stores.
+/// A typed record as the JSON the index stores, within the caps of [`caps`].
 fn to_record(record: &impl Serialize) -> Record {
-    Record(serde_json::to_value(record).unwrap_or(Value::Null))
+    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
+    caps::cap(&mut value);
+    Record(value)
 }
 
 fn retry_reason(fetched: &Fetched) -> Option<String> {
@@ -259,4 +261,42 @@ pub(crate) async fn process_token(
         retry: retry_reason(&fetched),
         record,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fetched(json: Value) -> Fetched {
+        Fetched {
+            status: "verified",
+            url: Some("ipfs://x".to_owned()),
+            json: Some(json),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn raw_json_is_kept_whole_or_flagged() {
+        // lossy (a link that does not parse) and small: kept
+        let small = json!({ "LSP3Profile": { "name": "a", "links": [{ "url": 1 }] } });
+        let (_, info) = parse_metadata(&fetched(small.clone()), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!(info.raw, serde_json::to_string(&small).ok());
+        assert!(!info.truncated);
+        // lossy and larger than MAX_RAW_BYTES: left out, and the record says so
+        let large = json!({ "LSP3Profile": { "name": "a", "description": "d".repeat(MAX_RAW_BYTES), "links": [{ "url": 1 }] } });
+        let (profile, info) = parse_metadata(&fetched(large), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!(info.raw, None);
+        assert!(info.truncated);
+        assert_eq!(profile.and_then(|p| p.profile.name).as_deref(), Some("a"));
+        // the flag survives into the stored record, which the caps keep small
+        let record = to_record(&info);
+        assert_eq!(record.0["metadataTruncated"], true);
+        // clean: nothing kept, nothing flagged
+        let clean = json!({ "LSP3Profile": { "name": "a" } });
+        let (_, info) = parse_metadata(&fetched(clean), Lsp3ProfileJson::from_value_lenient);
+        assert_eq!((info.raw, info.truncated), (None, false));
+    }
 }

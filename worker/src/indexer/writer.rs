@@ -9,6 +9,7 @@ use worker::{D1PreparedStatement, Env};
 
 use super::{
     Ctx, RunStats,
+    answers::ItemError,
     discovery::{Item, process_all},
     now,
     records::{MAX_TEXT, object_id},
@@ -44,12 +45,36 @@ pub(crate) struct Cursor {
     pub(crate) window: u64,
 }
 
+/// The statements of one outcome; for a record, what Algolia gets once they are written and who it is, should D1
+/// refuse them.
+struct Group {
+    statements: Vec<D1PreparedStatement>,
+    record: Option<(String, Record, Who)>,
+}
+
+/// A candidate as `unindexable` records it.
+struct Who {
+    object_id: String,
+    address: Address,
+    token_id: Option<B256>,
+    block: u64,
+}
+
 /// Writes outcomes (and the cursor, when given) in one D1 batch, then pushes the records to Algolia.
-pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<Cursor>) -> ApiResult<()> {
+///
+/// When D1 refuses the batch, each record is written on its own (one batch each, counted in the run's budget): a
+/// record D1 refuses again — or that the budget leaves no room to try — is recorded in `unindexable`
+/// (`STORE_REFUSED`, retried later with backoff; a record already stored stays as it was) and the rest of the
+/// chunk, the bookkeeping and the cursor are written after it, so one record never holds the cursor. Only when
+/// that last batch fails too (D1 itself is failing) is the error returned. Gives the refused candidates.
+pub(crate) async fn write(
+    ctx: &Ctx<'_>,
+    outcomes: Vec<Outcome>,
+    cursor: Option<Cursor>,
+) -> ApiResult<Vec<(String, ItemError)>> {
     let db = search::db(ctx.env).await?;
     let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
-    let mut statements: Vec<D1PreparedStatement> = Vec::new();
-    let mut pushed: Vec<(String, Record)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::with_capacity(outcomes.len());
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
     let chain_id = ctx.config.chain_id;
@@ -74,6 +99,44 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
             base.into(),
         ])
     };
+    // an unindexable candidate: recorded (and, when `leave_index`, taken out of the search index)
+    let unindexable = |who: &Who,
+                       error: &ItemError,
+                       leave_index: bool|
+     -> ApiResult<Vec<D1PreparedStatement>> {
+        let object_id = who.object_id.as_str();
+        let address = who.address.to_checksum(None);
+        let token = who.token_id.map(|t| t.to_string());
+        let mut statements = vec![
+            db.prepare(
+                "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
+                 chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
+                 SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
+            )
+            .bind_params(&[
+                object_id.into(),
+                address.as_str().into(),
+                token.as_deref().into(),
+                error.code.as_str().into(),
+                error.message.chars().take(MAX_TEXT).collect::<String>().into(),
+                who.block.into(),
+                now().into(),
+                chain_id.into(),
+            ])?,
+        ];
+        if leave_index {
+            // a contract that stopped being indexable leaves the search index
+            for index in [&ctx.profiles, &ctx.assets] {
+                statements.extend(search::delete_statements(&db, index, object_id)?);
+            }
+        }
+        statements.push(if error.retryable {
+            retry(&errors_queue, object_id, &address, token.as_deref(), &error.code)?
+        } else {
+            clear_retry(&errors_queue, object_id)?
+        });
+        Ok(statements)
+    };
     for outcome in outcomes {
         match outcome {
             Outcome::Skip | Outcome::NotIndexed { .. } => {}
@@ -87,7 +150,7 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 let id = field("objectID").unwrap_or_default();
                 let address = field("address").unwrap_or_default();
                 let token = field("tokenId");
-                statements.extend(search::upsert_statements(&db, &index, &record)?);
+                let mut statements = search::upsert_statements(&db, &index, &record)?;
                 statements.push(
                     db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
                         .bind_params(&[chain_id.into(), id.as_str().into()])?,
@@ -102,7 +165,24 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                     Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
                     None => clear_retry(&index, &id)?,
                 });
-                pushed.push((index, record));
+                let who = match (
+                    address.parse::<Address>(),
+                    token.as_deref().map(str::parse::<B256>),
+                ) {
+                    (Ok(address), None) => Some((address, None)),
+                    (Ok(address), Some(Ok(t))) => Some((address, Some(t))),
+                    _ => None,
+                }
+                .map(|(address, token_id)| Who {
+                    object_id: id,
+                    address,
+                    token_id,
+                    block: record.0.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0),
+                });
+                groups.push(Group {
+                    statements,
+                    record: who.map(|who| (index, record, who)),
+                });
             }
             Outcome::Error {
                 object_id,
@@ -111,54 +191,91 @@ pub(crate) async fn write(ctx: &Ctx<'_>, outcomes: Vec<Outcome>, cursor: Option<
                 error,
                 block,
             } => {
-                let address = address.to_checksum(None);
-                let token = token_id.map(|t| t.to_string());
-                statements.push(
-                    db.prepare(
-                        "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
-                         chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
-                         SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
-                    )
-                    .bind_params(&[
-                        object_id.as_str().into(),
-                        address.as_str().into(),
-                        token.as_deref().into(),
-                        error.code.as_str().into(),
-                        error.message.chars().take(MAX_TEXT).collect::<String>().into(),
-                        block.into(),
-                        now().into(),
-                        chain_id.into(),
-                    ])?,
-                );
-                // a contract that stopped being indexable leaves the search index
-                for index in [&ctx.profiles, &ctx.assets] {
-                    statements.extend(search::delete_statements(&db, index, &object_id)?);
-                }
-                statements.push(if error.retryable {
-                    retry(&errors_queue, &object_id, &address, token.as_deref(), &error.code)?
-                } else {
-                    clear_retry(&errors_queue, &object_id)?
+                let who = Who {
+                    object_id,
+                    address,
+                    token_id,
+                    block,
+                };
+                groups.push(Group {
+                    statements: unindexable(&who, &error, true)?,
+                    record: None,
                 });
             }
         }
     }
-    if let Some(c) = cursor {
-        statements.push(
+    let cursor = cursor
+        .map(|c| {
             db.prepare(
                 "INSERT INTO checkpoints (chain_id, next_block, next_item, window, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (chain_id) DO UPDATE SET next_block = ?2, next_item = ?3, window = ?4, updated_at = ?5",
             )
-            .bind_params(&[chain_id.into(), c.block.into(), c.item.into(), c.window.into(), now().into()])?,
-        );
+            .bind_params(&[chain_id.into(), c.block.into(), c.item.into(), c.window.into(), now().into()])
+        })
+        .transpose()?;
+    let all: Vec<D1PreparedStatement> = groups
+        .iter()
+        .flat_map(|g| g.statements.iter().cloned())
+        .chain(cursor.clone())
+        .collect();
+    if all.is_empty() {
+        return Ok(Vec::new());
     }
-    if statements.is_empty() {
-        return Ok(());
-    }
+    let records = groups.iter().filter(|g| g.record.is_some()).count();
     ctx.budget.spend(1);
-    ctx.budget
-        .add_rows(u32::try_from(pushed.len()).unwrap_or(u32::MAX));
-    db.batch(statements).await.map_err(ApiError::internal)?;
-    search::push(ctx.env, &pushed).await
+    ctx.budget.add_rows(u32::try_from(records).unwrap_or(u32::MAX));
+    let failure = match db.batch(all).await {
+        Ok(_) => {
+            let pushed: Vec<(String, Record)> = groups
+                .into_iter()
+                .filter_map(|g| g.record.map(|(index, record, ..)| (index, record)))
+                .collect();
+            search::push(ctx.env, &pushed).await?;
+            return Ok(Vec::new());
+        }
+        // nothing but bookkeeping: D1 itself is failing
+        Err(e) if records == 0 => return Err(ApiError::internal(e)),
+        Err(e) => e.to_string(),
+    };
+    worker::console_warn!(
+        "indexer: D1 refused a batch of {records} records, writing them one by one: {failure}"
+    );
+    let mut pushed: Vec<(String, Record)> = Vec::new();
+    let mut refused: Vec<(String, ItemError)> = Vec::new();
+    let mut rest: Vec<D1PreparedStatement> = Vec::new();
+    for group in groups {
+        let Some((index, record, who)) = group.record else {
+            rest.extend(group.statements);
+            continue;
+        };
+        // this write and the last batch must fit the run's budget
+        let error = if ctx.budget.can_spend(2) {
+            ctx.budget.spend(1);
+            match db.batch(group.statements).await {
+                Ok(_) => {
+                    pushed.push((index, record));
+                    continue;
+                }
+                Err(e) => {
+                    ItemError::retryable("STORE_REFUSED", format!("the database refused the record: {e}"))
+                }
+            }
+        } else {
+            ItemError::retryable(
+                "STORE_REFUSED",
+                format!(
+                    "the database refused the record's batch ({failure}); no budget left to write it alone"
+                ),
+            )
+        };
+        rest.extend(unindexable(&who, &error, false)?);
+        refused.push((who.object_id, error));
+    }
+    rest.extend(cursor);
+    ctx.budget.spend(1);
+    db.batch(rest).await.map_err(ApiError::internal)?;
+    search::push(ctx.env, &pushed).await?;
+    Ok(refused)
 }
 
 #[derive(Deserialize)]
@@ -233,7 +350,9 @@ struct RetryRow {
 /// Due retries (failed metadata fetches, calls that failed): at most a quarter of the run's subrequests.
 pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
     let db = search::db(ctx.env).await?;
-    let limit = (ctx.budget.left() / 4 / 3).min(50);
+    // an item costs up to 5 subrequests (two read batches, a fetch, a redirect, its own write should D1 refuse
+    // the batch): a quarter of what is left, in items
+    let limit = (ctx.budget.left() / 4 / 5).min(50);
     // this chain's queues only: its two indexes and its errors
     let queues = [
         ctx.profiles.clone(),
@@ -285,10 +404,20 @@ pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> A
                     )
             })
             .collect::<Result<Vec<_>, _>>()?;
+        ctx.budget.spend(1);
         db.batch(statements).await.map_err(ApiError::internal)?;
     }
     count(stats, &outcomes);
-    write(ctx, outcomes, None).await
+    let refused = write(ctx, outcomes, None).await?;
+    count_refused(stats, &refused);
+    Ok(())
+}
+
+/// Moves candidates D1 refused from the indexed to the error count.
+pub(crate) fn count_refused(stats: &mut RunStats, refused: &[(String, ItemError)]) {
+    let n = refused.len() as u64;
+    stats.indexed = stats.indexed.saturating_sub(n);
+    stats.errors += n;
 }
 
 /// Adds outcomes to the run's counters.
