@@ -128,13 +128,19 @@ fn too_large(e: &RpcError) -> bool {
         .any(|w| m.contains(w))
 }
 
+/// The events that make candidates (the first topic of a log), with the names a skipped block is recorded under.
+const TOPICS: [(&str, B256); 4] = [
+    ("DeployedERC1167Proxies", lsp23::DEPLOYED_PROXIES_TOPIC),
+    ("DataChanged", erc725y::DATA_CHANGED_TOPIC),
+    ("LSP7Transfer", lsp7::TRANSFER_TOPIC),
+    ("LSP8Transfer", lsp8::TRANSFER_TOPIC),
+];
+
 async fn get_logs(ctx: &Ctx<'_>, from: u64, to: u64) -> Result<Vec<Log>, RpcError> {
-    let topics = [
-        lsp23::DEPLOYED_PROXIES_TOPIC,
-        erc725y::DATA_CHANGED_TOPIC,
-        lsp7::TRANSFER_TOPIC,
-        lsp8::TRANSFER_TOPIC,
-    ];
+    get_logs_of(ctx, from, to, &TOPICS.map(|(_, topic)| topic)).await
+}
+
+async fn get_logs_of(ctx: &Ctx<'_>, from: u64, to: u64, topics: &[B256]) -> Result<Vec<Log>, RpcError> {
     ctx.budget.spend(1);
     ctx.rpc
         .call(
@@ -142,6 +148,30 @@ async fn get_logs(ctx: &Ctx<'_>, from: u64, to: u64) -> Result<Vec<Log>, RpcErro
             json!([{ "fromBlock": format!("0x{from:x}"), "toBlock": format!("0x{to:x}"), "topics": [topics] }]),
         )
         .await
+}
+
+/// The logs of one block too large to read at once (one full block of `DataChanged` logs is cheap on LUKSO): read
+/// event by event; an event whose logs alone are still too large is skipped in this block and recorded in
+/// `unindexable` (`LOGS_TOO_LARGE`, object `block:<n>:<event>`), so one block can never hold the cursor.
+async fn one_block(ctx: &Ctx<'_>, block: u64, stats: &mut RunStats) -> ApiResult<Vec<Log>> {
+    let mut logs = Vec::new();
+    for (name, topic) in TOPICS {
+        match get_logs_of(ctx, block, block, &[topic]).await {
+            Ok(found) => logs.extend(found),
+            Err(e) if too_large(&e) => {
+                worker::console_error!(
+                    "chain {}: {name} logs of block {block} too large to read ({e:?}); skipped",
+                    ctx.config.chain_id
+                );
+                writer::skipped_logs(ctx, block, name).await?;
+                stats.errors += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // in log order, as one answer would have had them
+    logs.sort_by_key(|l| l.log_index);
+    Ok(logs)
 }
 
 /// Processes one item; a failed read is told apart: a dead node stops the run (`Err`), a node that answers means
@@ -222,6 +252,7 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
                 stats.window = cursor.window;
                 continue;
             }
+            Err(e) if too_large(&e) => one_block(ctx, from, stats).await?,
             Err(e) => return Err(e.into()),
         };
         stats.windows += 1;

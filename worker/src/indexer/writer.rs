@@ -60,6 +60,29 @@ struct Who {
     block: u64,
 }
 
+/// Records that the `event` logs of `block` were too large to read and were skipped (`LOGS_TOO_LARGE` in
+/// `unindexable`, object `block:<n>:<event>`, the zero address).
+pub(crate) async fn skipped_logs(ctx: &Ctx<'_>, block: u64, event: &str) -> ApiResult<()> {
+    let db = search::db(ctx.env).await?;
+    ctx.budget.spend(1);
+    let statement = db
+        .prepare(
+            "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
+             chain_id) VALUES (?1, ?2, NULL, 'LOGS_TOO_LARGE', ?3, ?4, 1, ?5, ?6) ON CONFLICT (chain_id, object_id) \
+             DO UPDATE SET attempts = attempts + 1, updated_at = ?5",
+        )
+        .bind_params(&[
+            format!("block:{block}:{event}").as_str().into(),
+            Address::ZERO.to_checksum(None).as_str().into(),
+            format!("the block's {event} logs exceed what one eth_getLogs answer may carry; skipped").as_str().into(),
+            block.into(),
+            now().into(),
+            ctx.config.chain_id.into(),
+        ])?;
+    db.batch(vec![statement]).await.map_err(ApiError::internal)?;
+    Ok(())
+}
+
 /// Writes outcomes (and the cursor, when given) in one D1 batch, then pushes the records to Algolia.
 ///
 /// When D1 refuses the batch, each record is written on its own (one batch each, counted in the run's budget): a
