@@ -17,6 +17,7 @@ mod meter;
 mod panic_guard;
 mod r2_cache;
 mod ratelimit;
+mod ready;
 mod relayer;
 mod routes;
 mod rpc;

@@ -60,6 +60,7 @@ async fn dispatch(
 ) -> ApiResult<Response> {
     match found.route.handler {
         Handler::Health => health(env).await,
+        Handler::Ready => crate::ready::ready(&req, env).await,
         Handler::OpenApi => openapi::openapi(&req, env),
         Handler::Deploy => profiles::deploy(req, env).await,
         Handler::Register => profiles::register(req, env).await,

@@ -5,6 +5,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Handler {
     Health,
+    Ready,
     OpenApi,
     Deploy,
     /// also under the alias `POST /api/users`
@@ -56,6 +57,7 @@ const fn route(method: &'static str, pattern: &'static str, handler: Handler) ->
 /// Every route. The OpenAPI document must list exactly these (checked by a test).
 pub const ROUTES: &[Route] = &[
     route("GET", "/health", Handler::Health),
+    route("GET", "/ready", Handler::Ready),
     route("GET", "/openapi.json", Handler::OpenApi),
     route("POST", "/api/universal-profile", Handler::Deploy),
     route("POST", "/api/universal-profile/register", Handler::Register),

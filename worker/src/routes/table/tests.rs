@@ -71,6 +71,7 @@ fn intended(handler: Handler) -> (usize, usize) {
         Handler::Register | Handler::Ipfs | Handler::Image => (2, 0),
         Handler::Panic => (0, 1),
         Handler::Health
+        | Handler::Ready
         | Handler::OpenApi
         | Handler::Deploy
         | Handler::Status
@@ -95,8 +96,9 @@ fn intended(handler: Handler) -> (usize, usize) {
     }
 }
 
-const HANDLERS: [Handler; 26] = [
+const HANDLERS: [Handler; 27] = [
     Handler::Health,
+    Handler::Ready,
     Handler::OpenApi,
     Handler::Deploy,
     Handler::Register,
@@ -175,7 +177,8 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::AlgoliaGet
         | Handler::AlgoliaBrowse
         | Handler::AlgoliaQueries
-        | Handler::RelayerStatus => true,
+        | Handler::RelayerStatus
+        | Handler::Ready => true,
         Handler::Health | Handler::OpenApi => false,
     }
 }

@@ -1,0 +1,199 @@
+//! `GET /ready`: whether this deployment can do its work now, check by check — unlike `/health`, which only says
+//! the Worker runs. Ready means: the configuration is complete (vars parse, the relayer key and the admin token are
+//! set), every chain's RPC answers with the chain id it is configured for, the relayer's balance is at least
+//! `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most `READY_MAX_INDEXER_LAG` blocks behind. The answer
+//! is 200 when every check passes, else 503, with each check's result; it names variables, never their values.
+//! Unauthenticated, so limited per client address (`READY_RATE_LIMIT_PER_MINUTE`): each call costs two RPC calls per
+//! chain, one for the balance and one D1 read per chain.
+
+use alloy_primitives::U256;
+use futures_util::future::join_all;
+use serde::Serialize;
+use worker::{Env, Request, Response};
+
+use crate::{
+    auth,
+    config::{self, ChainConfig, Config},
+    error::ApiResult,
+};
+
+/// `MIN_RELAYER_BALANCE` when unset: 0.1 LYX, enough for a few deployments at the default fee cap.
+const DEFAULT_MIN_RELAYER_BALANCE: u128 = 100_000_000_000_000_000;
+
+/// `READY_MAX_INDEXER_LAG` when unset: 300 blocks, an hour of LUKSO's 12-second blocks.
+const DEFAULT_MAX_INDEXER_LAG: u64 = 300;
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// What was checked: `config`, `secret:<NAME>`, `chain:<id>:rpc`, `chain:<id>:indexer`, `relayer:balance`.
+    pub name: String,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found (never a secret's value).
+    pub detail: String,
+}
+
+impl Check {
+    fn new(name: impl Into<String>, ok: bool, detail: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ok,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Readiness {
+    /// `ready` or `not ready`.
+    pub status: &'static str,
+    /// Every check, in a stable order.
+    pub checks: Vec<Check>,
+}
+
+impl Readiness {
+    /// The readiness of these checks.
+    pub fn of(checks: Vec<Check>) -> Self {
+        let ready = checks.iter().all(|c| c.ok);
+        Self {
+            status: if ready { "ready" } else { "not ready" },
+            checks,
+        }
+    }
+
+    /// 200 when ready, 503 otherwise.
+    pub fn status_code(&self) -> u16 {
+        if self.checks.iter().all(|c| c.ok) {
+            200
+        } else {
+            503
+        }
+    }
+}
+
+fn secret_set(env: &Env, name: &str) -> Check {
+    let set = env
+        .secret(name)
+        .map(|s| !s.to_string().trim().is_empty())
+        .unwrap_or(false);
+    Check::new(format!("secret:{name}"), set, if set { "set" } else { "not set" })
+}
+
+async fn rpc_check(chain: &ChainConfig) -> Check {
+    let name = format!("chain:{}:rpc", chain.chain_id);
+    match chain.rpc().chain_id().await {
+        Ok(id) if id == chain.chain_id => Check::new(name, true, format!("answers as chain {id}")),
+        Ok(id) => Check::new(name, false, format!("the node is on chain {id}")),
+        Err(e) => Check::new(
+            name,
+            false,
+            format!("no answer: {}", crate::error::ApiError::from(e).code),
+        ),
+    }
+}
+
+async fn indexer_check(env: &Env, chain: &ChainConfig, max_lag: u64) -> Check {
+    let name = format!("chain:{}:indexer", chain.chain_id);
+    let (head, next) = futures_util::future::join(
+        chain.rpc().block_number(),
+        crate::indexer::checkpoint(env, chain.chain_id),
+    )
+    .await;
+    match (head, next) {
+        (Ok(head), Ok(next)) => {
+            let lag = head.saturating_sub(next.map_or(0, |n| n.saturating_sub(1)));
+            Check::new(
+                name,
+                lag <= max_lag,
+                format!("{lag} blocks behind (at most {max_lag})"),
+            )
+        }
+        (Err(e), _) => Check::new(
+            name,
+            false,
+            format!("no head: {}", crate::error::ApiError::from(e).code),
+        ),
+        (_, Err(e)) => Check::new(name, false, format!("no checkpoint: {}", e.code)),
+    }
+}
+
+async fn balance_check(env: &Env, config: &Config, min: u128) -> Check {
+    let name = "relayer:balance";
+    let signer = match Config::signer(env) {
+        Ok(s) => s.address(),
+        Err(_) => return Check::new(name, false, "no relayer key"),
+    };
+    match config.rpc().balance(signer).await {
+        Ok(balance) => Check::new(
+            name,
+            balance >= U256::from(min),
+            format!("{balance} wei (at least {min})"),
+        ),
+        Err(e) => Check::new(
+            name,
+            false,
+            format!("no answer: {}", crate::error::ApiError::from(e).code),
+        ),
+    }
+}
+
+/// `GET /ready`.
+pub async fn ready(req: &Request, env: &Env) -> ApiResult<Response> {
+    auth::limit_client_in(
+        req,
+        env,
+        "ready",
+        "READY_RATE_LIMIT_PER_MINUTE",
+        60,
+        "readiness checks",
+    )
+    .await?;
+    let mut checks = vec![
+        secret_set(env, "RELAYER_PRIVATE_KEY"),
+        secret_set(env, "ADMIN_TOKEN"),
+    ];
+    let parsed = Config::from_env(env).and_then(|c| Ok((c, config::chains(env)?)));
+    let limits = config::number(env, "MIN_RELAYER_BALANCE", DEFAULT_MIN_RELAYER_BALANCE).and_then(|min| {
+        Ok((
+            min,
+            config::number(env, "READY_MAX_INDEXER_LAG", DEFAULT_MAX_INDEXER_LAG)?,
+        ))
+    });
+    let ((config, chains), (min_balance, max_lag)) = match (parsed, limits) {
+        (Ok(parsed), Ok(limits)) => {
+            checks.insert(0, Check::new("config", true, "complete"));
+            (parsed, limits)
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            checks.insert(0, Check::new("config", false, e.message));
+            let readiness = Readiness::of(checks);
+            return Ok(Response::from_json(&readiness)?.with_status(readiness.status_code()));
+        }
+    };
+    let rpc = join_all(chains.iter().map(rpc_check));
+    let indexers = join_all(chains.iter().map(|c| indexer_check(env, c, max_lag)));
+    let (rpc, indexers, balance) =
+        futures_util::future::join3(rpc, indexers, balance_check(env, &config, min_balance)).await;
+    checks.extend(rpc);
+    checks.push(balance);
+    checks.extend(indexers);
+    let readiness = Readiness::of(checks);
+    Ok(Response::from_json(&readiness)?.with_status(readiness.status_code()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_only_when_every_check_passes() {
+        let ok = Readiness::of(vec![Check::new("a", true, ""), Check::new("b", true, "")]);
+        assert_eq!((ok.status, ok.status_code()), ("ready", 200));
+        let not = Readiness::of(vec![Check::new("a", true, ""), Check::new("b", false, "")]);
+        assert_eq!((not.status, not.status_code()), ("not ready", 503));
+        let json = serde_json::to_value(&not).unwrap_or_default();
+        assert_eq!(json["checks"][1]["ok"], false);
+    }
+}
