@@ -109,8 +109,8 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
     Ok(record)
 }
 
-/// Takes `cost` tokens from the bucket named `name` (0: only asks).
-async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict> {
+/// Takes `cost` tokens from the bucket named `name` (0: only asks) and gives `refund` back, in one step.
+async fn bucket(env: &Env, name: &str, limit: u32, cost: u32, refund: u32) -> ApiResult<Verdict> {
     let stub = env
         .durable_object("RATE_LIMITER")?
         .id_from_name(name)?
@@ -119,25 +119,19 @@ async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict>
         limit,
         now_ms: Date::now().as_millis() as f64,
         cost,
-        refund: 0,
+        refund,
     };
     crate::routes::call_do(&stub, "/hit", &hit).await
 }
 
+/// Takes `cost` tokens from the bucket named `name` (0: only asks).
+async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict> {
+    bucket(env, name, limit, cost, 0).await
+}
+
 /// Gives one token back to the bucket named `name`.
 async fn refund(env: &Env, name: &str, limit: u32) -> ApiResult<()> {
-    let stub = env
-        .durable_object("RATE_LIMITER")?
-        .id_from_name(name)?
-        .get_stub()?;
-    let hit = Hit {
-        limit,
-        now_ms: Date::now().as_millis() as f64,
-        cost: 0,
-        refund: 1,
-    };
-    let _: Verdict = crate::routes::call_do(&stub, "/hit", &hit).await?;
-    Ok(())
+    bucket(env, name, limit, 0, 1).await.map(|_| ())
 }
 
 /// Makes the revocation of key `id` effective on its next request.
