@@ -99,11 +99,11 @@ async fn refuse_profile(rpc: &Rpc, profile: Address, verdict: Verdict) -> ApiErr
             return ApiError::internal(format!("{profile}: refused with verdict {verdict:?}"));
         }
     };
-    let claims_lsp0 = call(rpc, profile, &erc165::supports_interface_calldata(erc165::LSP0))
-        .await
-        .ok()
-        .flatten()
-        .is_some_and(|out| erc165::decode_supports_interface(&out));
+    let claims_lsp0 = match call(rpc, profile, &erc165::supports_interface_calldata(erc165::LSP0)).await {
+        Ok(out) => out.is_some_and(|out| erc165::decode_supports_interface(&out)),
+        // the node failing is no answer about the profile
+        Err(e) => return e,
+    };
     if claims_lsp0 {
         ApiError::new(
             Code::ProfileCodeUnknown,
