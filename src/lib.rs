@@ -5,6 +5,7 @@ pub mod api;
 pub mod erc165;
 pub mod erc725y;
 mod error;
+pub mod genuine;
 pub mod hex;
 pub mod ipfs;
 pub mod lsp15;

@@ -101,6 +101,12 @@ codes! {
     InsufficientScope = (403, "INSUFFICIENT_SCOPE"),
     /// The signer lacks the permission the relay call needs.
     NotAuthorised = (403, "NOT_AUTHORISED"),
+    /// The contract claims LSP0 but its code is no known Universal Profile (README: Genuine profiles only).
+    ProfileCodeUnknown = (403, "UNKNOWN_PROFILE_CODE"),
+    /// The profile's owner is a contract whose code is no known LSP6 KeyManager.
+    KeyManagerCodeUnknown = (403, "UNKNOWN_KEY_MANAGER_CODE"),
+    /// The profile's KeyManager controls another address (`target()`).
+    KeyManagerTargetMismatch = (403, "KEY_MANAGER_TARGET_MISMATCH"),
     /// No such route or resource.
     NotFound = (404, "NOT_FOUND"),
     /// No API key with this id.

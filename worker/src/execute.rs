@@ -8,7 +8,6 @@ use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use futures_util::future::join;
 use profile_relayer::{
     api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
-    erc165::{self, LSP6},
     lsp2::encode_key_name,
     lsp6::Permissions,
     lsp25::{Revert, decode_get_nonce, get_nonce_calldata},
@@ -93,32 +92,10 @@ async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes
     }
 }
 
-/// The profile's KeyManager: `owner()` must be a contract that claims LSP6 (and not every interface).
-async fn key_manager_of(rpc: &Rpc, profile: Address) -> ApiResult<Address> {
-    let not_managed = || {
-        ApiError::new(
-            Code::NotAKeyManager,
-            format!(
-                "the owner of {profile} is not an LSP6 KeyManager; this relay serves KeyManager-owned profiles"
-            ),
-        )
-    };
-    let owner = eth_call(rpc, profile, &erc165::owner_calldata())
-        .await?
-        .and_then(|out| erc165::decode_owner(&out))
-        .ok_or_else(not_managed)?;
-    let claims = |id| async move {
-        Ok::<_, ApiError>(
-            eth_call(rpc, owner, &erc165::supports_interface_calldata(id))
-                .await?
-                .is_some_and(|out| erc165::decode_supports_interface(&out)),
-        )
-    };
-    let (lsp6, everything) = join(claims(LSP6), claims(erc165::INVALID_ID)).await;
-    if !lsp6? || everything? {
-        return Err(not_managed());
-    }
-    Ok(owner)
+/// The profile's KeyManager, when the profile is genuine: LUKSO's Universal Profile code owned by LUKSO's
+/// KeyManager code whose `target()` is the profile ([`crate::genuine`]); claimed interfaces are never enough.
+async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
+    crate::genuine::key_manager_of(config, rpc, profile).await
 }
 
 /// The permissions of `controller` on `profile` (`AddressPermissions:Permissions:<address>`).
@@ -147,7 +124,11 @@ async fn check(
     let profile = request.address;
     let kv = env.kv("PROFILES")?;
     // independent reads run together; their answers are judged in the documented order
-    let (record, key_manager) = join(store::profile(&kv, profile), key_manager_of(&rpc, profile)).await;
+    let (record, key_manager) = join(
+        store::profile(&kv, profile),
+        key_manager_of(config, &rpc, profile),
+    )
+    .await;
     if record?.is_none() {
         return Err(ApiError::new(
             Code::ProfileNotRegistered,
@@ -310,6 +291,8 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
             format!("{} is not registered with this relayer", request.address),
         ));
     }
+    // a profile registered before its code was judged is refused here too
+    key_manager_of(&config, &rpc, request.address).await?;
     let quota = quota(env, &config, request.address).await?;
     Ok(Response::from_json(&QuotaResponse::from(&quota))?)
 }

@@ -9,6 +9,7 @@ mod config;
 mod d1;
 mod error;
 mod execute;
+mod genuine;
 mod image;
 mod indexer;
 mod ipfs;

@@ -3,7 +3,9 @@
 
 mod chains;
 
+use alloy_primitives::B256;
 use profile_relayer::{
+    genuine::{Accepted, parse_code_hashes},
     hex::parse_address,
     networks::{Lsp23Constants, chain_id_hex, parse_chain_id},
 };
@@ -57,6 +59,9 @@ pub struct Config {
     pub reservation_ttl: u64,
     /// Size of RPC answers and gas of calls (`RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP`).
     pub rpc_bounds: RpcBounds,
+    /// The code of the profiles this relayer serves: LUKSO's releases plus `UNIVERSAL_PROFILE_IMPLEMENTATIONS` /
+    /// `KEY_MANAGER_IMPLEMENTATIONS` (see [`crate::genuine`]).
+    pub accepted_code: Accepted,
 }
 
 /// The bounds of every RPC answer and call: `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP` (`eth_call`) and
@@ -96,6 +101,21 @@ pub fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiRe
             .parse()
             .map_err(|_| ApiError::config(format!("{name} must be a number"))),
     }
+}
+
+/// A list of runtime code hashes (comma-separated 32-byte hex), empty when unset; `CONFIGURATION_ERROR` naming
+/// `name` when a value is malformed.
+fn code_hashes(name: &str, value: Option<&str>) -> ApiResult<Vec<B256>> {
+    value.map_or_else(
+        || Ok(Vec::new()),
+        |v| {
+            parse_code_hashes(name, v).map_err(|_| {
+                ApiError::config(format!(
+                    "{name} must be comma-separated runtime code hashes (32-byte 0x-hex)"
+                ))
+            })
+        },
+    )
 }
 
 fn address(
@@ -158,6 +178,16 @@ impl Config {
                 crate::meter::DEFAULT_RESERVATION_TTL_SECONDS,
             )?,
             rpc_bounds: rpc_bounds(env)?,
+            accepted_code: Accepted {
+                universal_profiles: code_hashes(
+                    "UNIVERSAL_PROFILE_IMPLEMENTATIONS",
+                    var(env, "UNIVERSAL_PROFILE_IMPLEMENTATIONS").as_deref(),
+                )?,
+                key_managers: code_hashes(
+                    "KEY_MANAGER_IMPLEMENTATIONS",
+                    var(env, "KEY_MANAGER_IMPLEMENTATIONS").as_deref(),
+                )?,
+            },
         })
     }
 
@@ -268,4 +298,26 @@ pub fn all_index_names(env: &Env) -> ApiResult<Vec<String>> {
         .iter()
         .flat_map(|c| [c.profiles_index(), c.assets_index()])
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_hash_lists() {
+        let a = "0x2af8ec25ad65b8586b875c079d434e9384dc506c878bb322b928c36e8f3442e5";
+        let b = "0x6efe22543daba59d72ec70ba3a77047cd8928d8b241c1842ad948d75942ec2a4";
+        assert_eq!(code_hashes("X", None), Ok(vec![]));
+        let both = code_hashes("X", Some(&format!("{a}, {b}"))).unwrap();
+        assert_eq!(both.iter().map(ToString::to_string).collect::<Vec<_>>(), [a, b]);
+        let err = code_hashes("KEY_MANAGER_IMPLEMENTATIONS", Some("0x1234")).unwrap_err();
+        assert_eq!(err.code, "CONFIGURATION_ERROR");
+        assert!(
+            err.message.starts_with("KEY_MANAGER_IMPLEMENTATIONS "),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains("0x1234"), "the value is not echoed");
+    }
 }

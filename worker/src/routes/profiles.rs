@@ -1,6 +1,6 @@
 //! The relayer's profile routes: deploy, register, and the record of a transaction it sent.
 
-use alloy_primitives::{Address, B256};
+use alloy_primitives::B256;
 use profile_relayer::{
     api::{DeployRequest, DeployResponse, RegisterRequest, RegisterResponse},
     lsp23::{generate_salt, predict_addresses, profile_data_from_controllers},
@@ -77,35 +77,13 @@ pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
     json_response(if outcome.deployed { 200 } else { 202 }, &response)
 }
 
-/// ERC165 `supportsInterface(LSP0)` through `eth_call`.
-async fn is_universal_profile(config: &Config, address: Address) -> ApiResult<bool> {
-    let call = profile_relayer::erc165::supports_interface_calldata(profile_relayer::erc165::LSP0);
-    match config.rpc().eth_call(address, &call).await {
-        Ok(out) => Ok(profile_relayer::erc165::decode_supports_interface(&out)),
-        // a revert: the contract has no ERC165
-        Err(crate::rpc::RpcError::Node { .. }) => Ok(false),
-        Err(e) => Err(e.into()),
-    }
-}
-
 pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
     auth::authenticate(&req, env, Scope::Register).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
-    if config.rpc().code(address).await?.is_empty() {
-        return Err(ApiError::new(
-            Code::ProfileNotFound,
-            format!("no contract at {address}"),
-        ));
-    }
-    if !is_universal_profile(&config, address).await? {
-        // a well-formed request naming a contract that is no profile: there is no profile to register (404)
-        return Err(ApiError::new(
-            Code::NotAUniversalProfile,
-            format!("{address} does not support the LSP0 interface (0x24871b3d)"),
-        ));
-    }
+    // only a genuine LUKSO profile with its KeyManager gets a quota; a refusal registers nothing
+    crate::genuine::key_manager_of(&config, &config.rpc(), address).await?;
     let outcome: RegisterOutcome =
         call_do(&relayer(env, &config)?, "/register", &RegisterJob { address }).await?;
     json_response(
