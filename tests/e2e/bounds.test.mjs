@@ -15,7 +15,8 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { base32nopad } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2';
-import { encodeDeployData, encodeFunctionData, getAddress } from 'viem';
+import { encodeDeployData, encodeFunctionData, encodePacked, getAddress, keccak256, parseAbi } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PNG } from 'pngjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
@@ -376,4 +377,21 @@ test('lookup misses expire: every new miss deletes up to 50 expired rows', async
   assert.equal((await lookup(lookups[0])).body.LSPStandard, 'EOA');
   assert.ok(rpcLog.length > from, 'read from chain again');
   assert.equal(await misses(), 3);
+});
+
+test('/api/execute and /api/quota for an unregistered contract: 404 before any of its answers is read', async () => {
+  const attacker = compileAttacker('HugeAnswer');
+  const huge = await deploy(attacker, [2_000_000n]);
+  const account = privateKeyToAccount(generatePrivateKey());
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = await account.signMessage({ message: { raw: keccak256(encodePacked(['address', 'uint256'], [huge, BigInt(timestamp)])) } });
+  const relayCall = { address: huge, transaction: { abi: encodeFunctionData({ abi: parseAbi(['function setData(bytes32 key, bytes value)']), functionName: 'setData', args: [`0x${'00'.repeat(32)}`, '0x01'] }), signature: await account.sign({ hash: keccak256('0x01') }), nonce: '0x0', validityTimestamps: '0x0' } };
+  const from = rpcLog.length;
+  for (const [path, body] of [['/api/quota', { address: huge, timestamp, signature }], ['/api/execute', relayCall]]) {
+    const res = await fetch(`${stack.workerUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp() }, body: JSON.stringify(body) });
+    const answer = await res.json();
+    assert.equal(res.status, 404, `${path}: ${JSON.stringify(answer)}`);
+    assert.equal(answer.error.code, 'PROFILE_NOT_REGISTERED');
+  }
+  assert.equal(callsTo(from, huge).length, 0, 'no RPC call named the contract');
 });

@@ -123,19 +123,14 @@ async fn check(
     let rpc = config.rpc();
     let profile = request.address;
     let kv = env.kv("PROFILES")?;
-    // independent reads run together; their answers are judged in the documented order
-    let (record, key_manager) = join(
-        store::profile(&kv, profile),
-        key_manager_of(config, &rpc, profile),
-    )
-    .await;
-    if record?.is_none() {
+    // registration first: a stranger's address costs one KV read, never a contract's answers
+    if store::profile(&kv, profile).await?.is_none() {
         return Err(ApiError::new(
             Code::ProfileNotRegistered,
             format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
         ));
     }
-    let key_manager = key_manager?;
+    let key_manager = key_manager_of(config, &rpc, profile).await?;
     let signer = request.recover_signer(key_manager, config.chain_id)?;
     let nonce = request.call.nonce;
     let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
@@ -271,6 +266,14 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
     let request = QuotaRequest::from_json(&body)?;
     request.check_timestamp(config.now(), config.quota_signature_window)?;
     let rpc = config.rpc();
+    // registration first: a stranger's address costs one KV read, never a contract's answers
+    let kv = env.kv("PROFILES")?;
+    if store::profile(&kv, request.address).await?.is_none() {
+        return Err(ApiError::new(
+            Code::ProfileNotRegistered,
+            format!("{} is not registered with this relayer", request.address),
+        ));
+    }
     let mut controller = None;
     for (_, candidate) in request.signer_candidates()? {
         if !permissions(&rpc, request.address, candidate).await?.0.is_zero() {
@@ -282,13 +285,6 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
         return Err(ApiError::new(
             Code::NotAController,
             format!("the signature is not from a controller of {}", request.address),
-        ));
-    }
-    let kv = env.kv("PROFILES")?;
-    if store::profile(&kv, request.address).await?.is_none() {
-        return Err(ApiError::new(
-            Code::ProfileNotRegistered,
-            format!("{} is not registered with this relayer", request.address),
         ));
     }
     // a profile registered before its code was judged is refused here too
