@@ -121,7 +121,7 @@ async fn bucket(env: &Env, name: &str, limit: u32, cost: u32, refund: u32) -> Ap
         cost,
         refund,
     };
-    crate::routes::call_do(&stub, "/hit", &hit).await
+    crate::plumbing::call_do(&stub, "/hit", &hit).await
 }
 
 /// Takes `cost` tokens from the bucket named `name` (0: only asks).
@@ -137,7 +137,7 @@ async fn refund(env: &Env, name: &str, limit: u32) -> ApiResult<()> {
 /// Makes the revocation of key `id` effective on its next request.
 pub async fn revoke(env: &Env, id: &str) -> ApiResult<()> {
     let stub = env.durable_object("RATE_LIMITER")?.id_from_name(id)?.get_stub()?;
-    let _: bool = crate::routes::call_do(&stub, "/revoke", &()).await?;
+    let _: bool = crate::plumbing::call_do(&stub, "/revoke", &()).await?;
     Ok(())
 }
 

@@ -343,7 +343,7 @@ mod tests {
     /// The OpenAPI document's error-code enum is exactly the Worker's codes and the core's.
     #[test]
     fn openapi_error_code_enum_is_the_code_list() {
-        let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+        let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
         let listed: BTreeSet<&str> = doc
             .pointer("/components/schemas/Error/properties/error/properties/code/enum")
             .and_then(Value::as_array)

@@ -224,7 +224,7 @@ pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Qu
 /// `POST /api/execute`.
 pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    let body = crate::routes::read_body(req, config.max_body_bytes).await?;
+    let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
     let relayer_address = Config::signer(env)?.address();
     let mut job = check(&config, env, &request, relayer_address).await?;
@@ -243,7 +243,7 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
     .await?;
     job.profile_reserved = !created.is_empty();
     let outcome: ExecuteOutcome =
-        crate::routes::call_do(&crate::routes::relayer(env, &config)?, "/execute", &job).await?;
+        crate::plumbing::call_do(&crate::plumbing::relayer(env, &config)?, "/execute", &job).await?;
     let quota = quota(env, &config, job.profile).await.ok();
     let response = ExecuteResponse {
         transaction_hash: outcome.transaction_hash,
@@ -262,7 +262,7 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
 /// `POST /api/quota`: a controller's signature over the profile and a recent timestamp (either LSP15 scheme).
 pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
-    let body = crate::routes::read_body(req, config.max_body_bytes).await?;
+    let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = QuotaRequest::from_json(&body)?;
     request.check_timestamp(config.now(), config.quota_signature_window)?;
     let rpc = config.rpc();

@@ -16,6 +16,7 @@ mod ipfs;
 mod lookup;
 mod meter;
 mod panic_guard;
+mod plumbing;
 mod r2_cache;
 mod ratelimit;
 mod ready;

@@ -616,7 +616,7 @@ impl MeterClient {
 
     /// Sends `op`.
     pub async fn send(&self, op: &MeterOp) -> ApiResult<MeterAnswer> {
-        crate::routes::call_do(&self.stub, &format!("/{}", self.subject), op).await
+        crate::plumbing::call_do(&self.stub, &format!("/{}", self.subject), op).await
     }
 
     /// The usage of the period containing `now`.

@@ -28,7 +28,7 @@ fn answers_as<T: Serialize + DeserializeOwned + PartialEq + core::fmt::Debug>(
     name: &str,
     sample: &T,
 ) -> Vec<String> {
-    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
     let value = serde_json::to_value(sample).unwrap();
     let mut errors = Vec::new();
     check(&doc, schema(&doc, name), &value, name, &mut errors);
@@ -287,7 +287,7 @@ fn every_response_type_is_its_openapi_schema() {
 /// The check itself fails on each kind of drift.
 #[test]
 fn the_check_sees_drift() {
-    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
     let quota_schema = schema(&doc, "Quota");
     let errors_of = |value: Value| {
         let mut errors = Vec::new();
@@ -411,7 +411,7 @@ fn records() -> Vec<Value> {
 
 #[test]
 fn every_record_kind_is_the_record_schema() {
-    let doc: Value = serde_json::from_str(crate::routes::OPENAPI).unwrap();
+    let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
     let record = schema(&doc, "Record");
     let listed: std::collections::BTreeSet<&str> = record["properties"]
         .as_object()

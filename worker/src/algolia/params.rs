@@ -157,7 +157,7 @@ impl Builder {
                     .ok()
                     .filter(|n| *n <= max)
                     .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
-                v => crate::routes::integer(v)
+                v => crate::plumbing::integer(v)
                     .filter(|n| *n <= max)
                     .ok_or_else(|| invalid(name, format!("must be an integer from 0 to {max}"))),
             }

@@ -137,7 +137,7 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
         }
         let chain_id = match fields.get("chainId") {
             Some(Value::String(s)) => parse_chain_id(s).ok(),
-            Some(n @ Value::Number(_)) => crate::routes::integer(n).filter(|n| *n > 0),
+            Some(n @ Value::Number(_)) => crate::plumbing::integer(n).filter(|n| *n > 0),
             _ => None,
         }
         .ok_or_else(|| {
@@ -173,7 +173,7 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
         };
         let number = |field: &str, default: u64| match fields.get(field) {
             None => Ok(default),
-            Some(v) => crate::routes::integer(v)
+            Some(v) => crate::plumbing::integer(v)
                 .ok_or_else(|| format!("{} must be a non-negative integer", at(field))),
         };
         let chain = ChainConfig {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use super::{call_do, integer, json_response, now, read_body, relayer};
+use crate::plumbing::{call_do, integer, json_response, now, read_body, relayer};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,

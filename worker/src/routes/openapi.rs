@@ -4,14 +4,14 @@ use alloy_primitives::Address;
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
-use super::json_response;
+use crate::plumbing::json_response;
 use crate::{
     config::Config,
     error::{ApiError, ApiResult},
 };
 
 /// The OpenAPI 3.1 document.
-pub const OPENAPI: &str = include_str!("../../openapi.json");
+pub use crate::plumbing::OPENAPI;
 
 /// `GET /openapi.json`: the document narrowed to this deployment (see [`served_openapi`]).
 pub(super) fn openapi(req: &Request, env: &Env) -> ApiResult<Response> {

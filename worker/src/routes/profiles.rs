@@ -7,7 +7,7 @@ use profile_relayer::{
 };
 use worker::{Env, Request, Response};
 
-use super::{call_do, json_response, read_body, relayer};
+use crate::plumbing::{call_do, json_response, read_body, relayer};
 use crate::{
     auth::{self, Scope},
     config::Config,

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 #[test]
 fn openapi_lists_exactly_the_routes() {
-    let doc: Value = serde_json::from_str(super::super::OPENAPI).unwrap();
+    let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
     assert_eq!(doc["openapi"].as_str().unwrap().get(..3), Some("3.1"));
     let mut documented: Vec<(String, String)> = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
@@ -185,7 +185,7 @@ fn rate_limited(handler: Handler) -> bool {
 
 #[test]
 fn every_rate_limited_route_documents_its_429() {
-    let doc: Value = serde_json::from_str(super::super::OPENAPI).unwrap();
+    let doc: Value = serde_json::from_str(crate::plumbing::OPENAPI).unwrap();
     for r in ROUTES {
         let responses = &doc["paths"][r.pattern][r.method.to_lowercase()]["responses"];
         assert!(responses.is_object(), "{r:?} undocumented");
