@@ -8,6 +8,7 @@ mod error;
 pub mod genuine;
 pub mod hex;
 pub mod ipfs;
+pub mod json_shape;
 pub mod lsp15;
 pub mod lsp2;
 pub mod lsp23;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 pub use crate::metadata::{Asset, Image, Lenient, Link, Verification};
 use crate::{
     Error, Result,
-    api::shape::{Shape, field, optional},
+    json_shape::{Shape, field, optional},
     metadata::{Dropper, shapes},
 };
 

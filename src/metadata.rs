@@ -115,7 +115,7 @@ impl Image {
 /// The JSON shapes of these pieces as their serde derives read them (an `Option` field may be absent or `null`;
 /// unknown fields are kept, so allowed): what the wasm clients check a document against without serde.
 pub mod shapes {
-    use crate::api::shape::{Shape, field, optional};
+    use crate::json_shape::{Shape, field, optional};
 
     /// A [`super::Verification`].
     pub const VERIFICATION: Shape = Shape::Struct(&[&[
