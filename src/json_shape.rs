@@ -49,12 +49,25 @@ pub struct Field {
     pub optional: bool,
 }
 
-/// Whether `n` is a non-negative integer a JS number holds exactly (`0 ..= Number.MAX_SAFE_INTEGER`): what a
-/// [`Shape::Uint`] is, and what the wasm bindings take as an integer argument.
+/// The largest integer a JS number (and so a JSON number read by JavaScript: the npm package, a Durable Object's
+/// JSON body, D1's parameters) holds exactly: `Number.MAX_SAFE_INTEGER`, 2^53 − 1. The one definition of it.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `n` as an integer when it is a non-negative integer a JS number holds exactly (`0 ..= MAX_SAFE_INTEGER`):
+/// also one written with a zero fraction (`5.0`), which JSON Schema counts as an integer.
+#[must_use]
+pub fn safe_integer(n: f64) -> Option<u64> {
+    #[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in an f64
+    let max = MAX_SAFE_INTEGER as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked: a whole number in range
+    (n.fract() == 0.0 && (0.0..=max).contains(&n)).then_some(n as u64)
+}
+
+/// Whether `n` is a non-negative integer a JS number holds exactly: what a [`Shape::Uint`] is, and what the wasm
+/// bindings take as an integer argument.
 #[must_use]
 pub fn is_safe_uint(n: f64) -> bool {
-    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-    n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n)
+    safe_integer(n).is_some()
 }
 
 /// A field that is always present.
@@ -265,5 +278,22 @@ impl JsonRead for serde_json::Value {
     }
     fn member(&self, name: &str) -> Option<Self> {
         self.get(name).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_integers_end_at_two_to_the_53_minus_one() {
+        assert_eq!(safe_integer(0.0), Some(0));
+        assert_eq!(safe_integer(5.0), Some(5));
+        assert_eq!(safe_integer(9_007_199_254_740_991.0), Some(MAX_SAFE_INTEGER));
+        assert_eq!(safe_integer(9_007_199_254_740_992.0), None);
+        for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+            assert_eq!(safe_integer(bad), None, "{bad}");
+        }
+        assert!(is_safe_uint(1.0) && !is_safe_uint(-0.5));
     }
 }

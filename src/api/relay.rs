@@ -140,14 +140,12 @@ fn address_str(v: &Value) -> Result<&str> {
         .ok_or_else(|| type_error("address", "an address string"))
 }
 
-/// A JSON number that is a non-negative integer: `5` or `5.0` (JSON Schema's `integer`), at most 2^53 when written
-/// with a fraction part (larger floats are not exact).
+/// A JSON number that is a non-negative integer: `5` or `5.0` (JSON Schema's `integer`), at most
+/// [`MAX_SAFE_INTEGER`](crate::json_shape::MAX_SAFE_INTEGER) when written with a fraction part (larger floats are not
+/// exact).
 fn json_integer(n: &serde_json::Number) -> Option<u64> {
-    n.as_u64().or_else(|| {
-        n.as_f64()
-            .filter(|f| f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(f))
-            .map(|f| f as u64)
-    })
+    n.as_u64()
+        .or_else(|| n.as_f64().and_then(crate::json_shape::safe_integer))
 }
 
 /// A JSON number as text for an error message, without a float formatter: serde_json's `Display` formats floats

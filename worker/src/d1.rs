@@ -104,7 +104,8 @@ async fn reindex_old_records(db: &D1Database) -> ApiResult<()> {
 const MARKS: &str = "CREATE TABLE IF NOT EXISTS schema_marks (name TEXT PRIMARY KEY)";
 
 /// The largest integer a JavaScript number (and so a D1 parameter) holds exactly: 2^53 − 1.
-pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+#[allow(clippy::cast_possible_wrap)] // 2^53 − 1 fits an i64
+pub(crate) const MAX_SAFE_INTEGER: i64 = profile_relayer::json_shape::MAX_SAFE_INTEGER as i64;
 
 /// A value bound to a statement parameter (`?1`, `?2`, …).
 #[derive(Debug, Clone, PartialEq)]

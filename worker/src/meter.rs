@@ -46,7 +46,7 @@ pub const EXPIRED_KEEP_SECONDS: u64 = 7 * 86_400;
 
 /// A limit that never refuses: the largest integer a Durable Object message carries exactly (their JSON bodies are
 /// parsed by JavaScript), far above any gas a period can see.
-pub const UNLIMITED: u64 = (1 << 53) - 1;
+pub const UNLIMITED: u64 = profile_relayer::json_shape::MAX_SAFE_INTEGER;
 
 /// How long a metering period lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

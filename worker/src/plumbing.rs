@@ -79,11 +79,8 @@ pub(crate) fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
 
 /// A JSON integer: also one written with a zero fraction (`5.0`), which JSON Schema counts as an integer.
 pub(crate) fn integer(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && (0.0..=9_007_199_254_740_991.0).contains(f))
-            .map(|f| f as u64)
-    })
+    v.as_u64()
+        .or_else(|| v.as_f64().and_then(profile_relayer::json_shape::safe_integer))
 }
 
 #[cfg(test)]
