@@ -96,6 +96,8 @@ for flavour in full lite recover; do
         fi
       fi
     fi
+    # the zero-config entries sharing the bundler glue: the wasm inline (`default`) and for Workers (`workerd`)
+    if [ "$target" = bundler ]; then node scripts/pkg-entries.mjs "$dir"; fi
     printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
       "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"
   done
