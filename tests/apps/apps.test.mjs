@@ -161,19 +161,21 @@ before(async () => {
   const [tarball] = readdirSync(pack).filter((f) => f.endsWith('.tgz'));
   for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers']) {
     const dir = join(apps, app);
-    // the app's own tools: installed once per content of its package.json (cached in its node_modules/)
-    const manifest = readFileSync(join(dir, 'package.json'));
+    // the app's own tools, pinned by its package-lock.json: installed once per content of its package.json and lock
+    // (cached in its node_modules/)
+    const lock = join(dir, 'package-lock.json');
     const stamp = join(dir, 'node_modules', '.apps-test-stamp');
-    const hash = createHash('sha256').update(manifest).digest('hex');
+    const hash = createHash('sha256').update(readFileSync(join(dir, 'package.json')))
+      .update(existsSync(lock) ? readFileSync(lock) : '').digest('hex');
     if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== hash) {
       rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
-      run(npm, ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], dir);
+      if (existsSync(lock)) run(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], dir);
       mkdirSync(join(dir, 'node_modules'), { recursive: true });
       writeFileSync(stamp, hash);
     }
     // the package: the tarball of this run (a tarball of the same version is not reinstalled unless removed first)
     rmSync(join(dir, 'node_modules', 'profile-relayer'), { recursive: true, force: true });
-    run(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error',
+    run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
       join(pack, tarball)], dir);
     copyFileSync(join(apps, 'probe.js'), join(dir, 'src', 'probe.js'));
   }
