@@ -29,6 +29,15 @@ use crate::{
     lsp23, lsp25,
 };
 
+/// The clients' `[Symbol.dispose]()` (wasm-bindgen's `using` support) type-checks without `esnext.disposable` in the
+/// user's `lib`: the same declaration as that lib's (and `@types/node`'s), which merges with it.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SYMBOL_DISPOSE: &'static str = r#"
+declare global {
+  interface SymbolConstructor { readonly dispose: unique symbol; }
+}
+"#;
+
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CLIENT_TYPES: &'static str = r#"
 /** Options of `new RelayerClient(…)`. `apiKey` is needed for the deploy / register / status routes; the LSP15 relay
@@ -346,7 +355,7 @@ impl LookupClient {
     /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
     /// (`LSPStandard` `EOA` or `UnknownContract`).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord | NotIndexed>")]
-    pub fn address(&self, chain_id: u32, address: String) -> Promise {
+    pub fn address(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32, address: String) -> Promise {
         if let Err(e) = crate::hex::parse_address("address", &address) {
             return Promise::reject(&e.into());
         }
@@ -358,7 +367,12 @@ impl LookupClient {
 
     /// An LSP8 token's record (token id in the collection's format, or bytes32).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
-    pub fn token(&self, chain_id: u32, address: String, token_id: String) -> Promise {
+    pub fn token(
+        &self,
+        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
+        address: String,
+        #[wasm_bindgen(js_name = "tokenId")] token_id: String,
+    ) -> Promise {
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
         get_typed(
             format!("{}/v1/{chain_id}/address/{address}/{encoded}", self.base_url),
@@ -368,13 +382,13 @@ impl LookupClient {
 
     /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
-    pub fn stats(&self, chain_id: u32) -> Promise {
+    pub fn stats(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
         get_typed(format!("{}/v1/{chain_id}/stats", self.base_url), &shape::STATS)
     }
 
     /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
-    pub fn indexer(&self, chain_id: u32) -> Promise {
+    pub fn indexer(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
         get_typed(
             format!("{}/v1/{chain_id}/indexer", self.base_url),
             &IndexerStatus::SHAPE,
@@ -385,9 +399,9 @@ impl LookupClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchBoth>")]
     pub fn search(
         &self,
-        chain_id: u32,
+        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
         query: String,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
         let mut url = format!(
             "{}/v1/{chain_id}/search?q={}",
@@ -405,9 +419,9 @@ impl LookupClient {
     #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
     pub fn search_index(
         &self,
-        index_name: String,
+        #[wasm_bindgen(js_name = "indexName")] index_name: String,
         query: String,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
         let mut body = serde_json::Map::new();
         body.insert("query".into(), query.into());
@@ -425,7 +439,7 @@ impl LookupClient {
 
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
-    pub fn ipfs(&self, cid_path: String) -> Promise {
+    pub fn ipfs(&self, #[wasm_bindgen(js_name = "cidPath")] cid_path: String) -> Promise {
         let base_url = self.base_url.clone();
         future_to_promise(async move {
             let target = CidPath::parse(&cid_path)?;
@@ -545,7 +559,7 @@ impl RelayerClient {
     /// LSP15 `POST /api/quota`: the profile's gas quota, authenticated by a controller's `personal_sign` over the
     /// profile and a timestamp (`"packed"` scheme by default; see `quotaMessage`). No API key.
     #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
-    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaInput")] input: JsValue) -> Promise {
+    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaRequest")] input: JsValue) -> Promise {
         let url = self.url("/api/quota");
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
