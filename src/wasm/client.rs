@@ -42,9 +42,24 @@ declare global {
 const TS_CLIENT_TYPES: &'static str = r#"
 /** Options of `new RelayerClient(…)`. `apiKey` is needed for the deploy / register / status routes; the LSP15 relay
  * (`execute`, `quota`, `transaction`) takes none. */
-export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
+export interface RelayerClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
-export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
+export interface LookupClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
+/** How a client sends its requests. A request that cannot complete rejects with `NETWORK_ERROR`, the JS engine's
+ * error as its `cause` (a `TypeError` from `fetch`, a `TimeoutError`, the signal's reason). */
+export interface TransportOptions {
+  /** Milliseconds each attempt may take (the answer's body included); default: no limit. */
+  timeout?: number;
+  /** Aborts the client's requests (and their retry waits). */
+  signal?: AbortSignal;
+  /** Times a request refused with 429 or 503 is sent again, after its `Retry-After` seconds (else 0.5 s, 1 s,
+   * 2 s, …); default 0. */
+  retries?: number;
+  /** The longest wait before a retry, in seconds: a longer `Retry-After` is answered as the error; default 60. */
+  maxRetryDelay?: number;
+  /** The `fetch` to send with (default: the global one), e.g. a wrapper adding headers or a proxy agent. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+}
 /** A lookup / search record: one of the three kinds the index holds (types generated from the Rust records). */
 export type IndexRecord = ProfileRecord | AssetRecord | TokenRecord;
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
@@ -84,9 +99,22 @@ fn base(url: &str) -> Result<String, Error> {
     Ok(trimmed.to_owned())
 }
 
-/// `{ baseUrl, apiKey? }`, checked.
-fn options(value: &JsValue) -> Result<(String, Option<String>), Error> {
-    relay::object(value, &["baseUrl", "apiKey"], "options")?;
+/// `{ baseUrl, apiKey?, timeout?, signal?, retries?, maxRetryDelay?, fetch? }`, checked: the base URL, the key, and
+/// how requests are sent (a copy of the transport options, read by `prFetch`).
+fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> {
+    relay::object(
+        value,
+        &[
+            "baseUrl",
+            "apiKey",
+            "timeout",
+            "signal",
+            "retries",
+            "maxRetryDelay",
+            "fetch",
+        ],
+        "options",
+    )?;
     let base_url = base(&relay::string_field(value, "baseUrl")?)?;
     let key = relay::get(value, "apiKey");
     let api_key = if relay::is_absent(&key) {
@@ -94,12 +122,20 @@ fn options(value: &JsValue) -> Result<(String, Option<String>), Error> {
     } else {
         Some(relay::string_field(value, "apiKey")?)
     };
-    Ok((base_url, api_key))
+    Ok((base_url, api_key, http::transport(value)?))
 }
 
 /// A request to `url` and its checked answer (2xx, else the service's error).
-async fn call(method: &str, url: &str, auth: Option<&str>, body: Body<'_>) -> Result<Answer, JsValue> {
-    http::send(method, url, auth, body, false).await?.checked()
+async fn call(
+    transport: &JsValue,
+    method: &str,
+    url: &str,
+    auth: Option<&str>,
+    body: Body<'_>,
+) -> Result<Answer, JsValue> {
+    http::send(transport, method, url, auth, body, false)
+        .await?
+        .checked()
 }
 
 /// Client of the relayer routes.
@@ -108,6 +144,7 @@ async fn call(method: &str, url: &str, auth: Option<&str>, body: Body<'_>) -> Re
 pub struct RelayerClient {
     base_url: String,
     api_key: Option<String>,
+    transport: JsValue,
 }
 
 /// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
@@ -155,8 +192,12 @@ impl RelayerClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "RelayerClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let (base_url, api_key) = self::options(&options)?;
-        Ok(Self { base_url, api_key })
+        let (base_url, api_key, transport) = self::options(&options)?;
+        Ok(Self {
+            base_url,
+            api_key,
+            transport,
+        })
     }
 
     fn url(&self, path: &str) -> String {
@@ -174,6 +215,7 @@ impl RelayerClient {
             let request = DeployRequest::from_value(&http::from_js(&request, "request")?)?;
             let url = this.url("/api/universal-profile");
             call(
+                &this.transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -192,9 +234,15 @@ impl RelayerClient {
             crate::hex::parse_address("universalProfileAddress", &address)?;
             let body = json!({ "universalProfileAddress": address });
             let url = this.url("/api/universal-profile/register");
-            call("POST", &url, this.api_key.as_deref(), Body::Json(&body))
-                .await?
-                .typed(&RegisterResponse::SHAPE)
+            call(
+                &this.transport,
+                "POST",
+                &url,
+                this.api_key.as_deref(),
+                Body::Json(&body),
+            )
+            .await?
+            .typed(&RegisterResponse::SHAPE)
         })
     }
 
@@ -205,7 +253,7 @@ impl RelayerClient {
         future_to_promise(async move {
             crate::hex::parse_address("address", &address)?;
             let url = this.url(&format!("/api/universal-profile/{address}"));
-            call("GET", &url, this.api_key.as_deref(), Body::None)
+            call(&this.transport, "GET", &url, this.api_key.as_deref(), Body::None)
                 .await?
                 .typed(&ProfileStatus::SHAPE)
         })
@@ -244,6 +292,7 @@ impl RelayerClient {
                 .check(&document)
                 .map_err(|e| Error::InvalidMetadata(format!("LSP3Profile: {e}")))?;
             let uploaded = upload_bytes(
+                &this.transport,
                 &this.base_url,
                 this.api_key.as_deref(),
                 text.as_bytes(),
@@ -262,6 +311,7 @@ impl RelayerClient {
             };
             let url = this.url("/api/universal-profile");
             let answer = call(
+                &this.transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -300,10 +350,12 @@ impl RelayerClient {
 pub struct LookupClient {
     base_url: String,
     api_key: Option<String>,
+    transport: JsValue,
 }
 
 /// Uploads `bytes` as the file `name`; resolves to its CID, checked to be the CID of these bytes.
 async fn upload_bytes(
+    transport: &JsValue,
     base_url: &str,
     api_key: Option<&str>,
     bytes: &[u8],
@@ -316,6 +368,7 @@ async fn upload_bytes(
     let blob = web_sys::Blob::new_with_u8_array_sequence(&parts)?;
     form.append_with_blob_and_filename("file", &blob, name)?;
     let answer = call(
+        transport,
         "POST",
         &format!("{base_url}/api/v0/add"),
         Some(key),
@@ -337,8 +390,13 @@ async fn upload_bytes(
 }
 
 /// `GET url`, its answer checked against `shape`.
-fn get_typed(url: String, shape: &'static Shape) -> Promise {
-    future_to_promise(async move { call("GET", &url, None, Body::None).await?.typed(shape) })
+fn get_typed(transport: &JsValue, url: String, shape: &'static Shape) -> Promise {
+    let transport = transport.clone();
+    future_to_promise(async move {
+        call(&transport, "GET", &url, None, Body::None)
+            .await?
+            .typed(shape)
+    })
 }
 
 #[wasm_bindgen]
@@ -348,8 +406,12 @@ impl LookupClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "LookupClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let (base_url, api_key) = self::options(&options)?;
-        Ok(Self { base_url, api_key })
+        let (base_url, api_key, transport) = self::options(&options)?;
+        Ok(Self {
+            base_url,
+            api_key,
+            transport,
+        })
     }
 
     /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
@@ -360,6 +422,7 @@ impl LookupClient {
             return Promise::reject(&e.into());
         }
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/address/{address}", self.base_url),
             &shape::LOOKUP,
         )
@@ -375,6 +438,7 @@ impl LookupClient {
     ) -> Promise {
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/address/{address}/{encoded}", self.base_url),
             &TokenRecord::SHAPE,
         )
@@ -383,13 +447,18 @@ impl LookupClient {
     /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
     pub fn stats(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
-        get_typed(format!("{}/v1/{chain_id}/stats", self.base_url), &shape::STATS)
+        get_typed(
+            &self.transport,
+            format!("{}/v1/{chain_id}/stats", self.base_url),
+            &shape::STATS,
+        )
     }
 
     /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
     pub fn indexer(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/indexer", self.base_url),
             &IndexerStatus::SHAPE,
         )
@@ -411,7 +480,7 @@ impl LookupClient {
         for (key, n) in search_options(options.as_ref()) {
             url.push_str(&format!("&{key}={n}"));
         }
-        get_typed(url, &SearchBoth::SHAPE)
+        get_typed(&self.transport, url, &SearchBoth::SHAPE)
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -430,8 +499,9 @@ impl LookupClient {
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
+        let transport = self.transport.clone();
         future_to_promise(async move {
-            call("POST", &url, None, Body::Json(&Value::Object(body)))
+            call(&transport, "POST", &url, None, Body::Json(&Value::Object(body)))
                 .await?
                 .typed(&SearchResult::SHAPE)
         })
@@ -441,10 +511,13 @@ impl LookupClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
     pub fn ipfs(&self, #[wasm_bindgen(js_name = "cidPath")] cid_path: String) -> Promise {
         let base_url = self.base_url.clone();
+        let transport = self.transport.clone();
         future_to_promise(async move {
             let target = CidPath::parse(&cid_path)?;
             let url = format!("{base_url}/ipfs/{}", target.to_gateway_path());
-            let answer = http::send("GET", &url, None, Body::None, true).await?.checked()?;
+            let answer = http::send(&transport, "GET", &url, None, Body::None, true)
+                .await?
+                .checked()?;
             if target.cid.codec() == RAW && !verify_block(&target.cid, &http::bytes_of(&answer.body))? {
                 return Err(client_error(
                     None,
@@ -477,7 +550,14 @@ impl LookupClient {
             } else {
                 return Err(Error::InvalidContent.into());
             };
-            let cid = upload_bytes(&this.base_url, this.api_key.as_deref(), &bytes, name).await?;
+            let cid = upload_bytes(
+                &this.transport,
+                &this.base_url,
+                this.api_key.as_deref(),
+                &bytes,
+                name,
+            )
+            .await?;
             let result = io::object();
             let url = format!("ipfs://{cid}");
             result.put("cid", &cid.into());
@@ -528,6 +608,7 @@ impl RelayerClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
     pub fn execute(&self, #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue) -> Promise {
         let url = self.url("/api/execute");
+        let transport = self.transport.clone();
         future_to_promise(async move {
             let args = relay::execute_args(&input)?;
             let signature = match &args.sign {
@@ -550,7 +631,7 @@ impl RelayerClient {
                 },
             });
             ExecuteRequest::from_value(&body, usize::MAX)?;
-            call("POST", &url, None, Body::Json(&body))
+            call(&transport, "POST", &url, None, Body::Json(&body))
                 .await?
                 .typed(&ExecuteResponse::SHAPE)
         })
@@ -561,6 +642,7 @@ impl RelayerClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
     pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaRequest")] input: JsValue) -> Promise {
         let url = self.url("/api/quota");
+        let transport = self.transport.clone();
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
@@ -581,7 +663,7 @@ impl RelayerClient {
                 "signature": signature,
             });
             QuotaRequest::from_value(&body)?;
-            call("POST", &url, None, Body::Json(&body))
+            call(&transport, "POST", &url, None, Body::Json(&body))
                 .await?
                 .typed(&QuotaResponse::SHAPE)
         })
@@ -593,6 +675,7 @@ impl RelayerClient {
     pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: String) -> Promise {
         match parse_fixed::<32>("hash", &hash) {
             Ok(hash) => get_typed(
+                &self.transport,
                 self.url(&format!("/api/transaction/{hash}")),
                 &TransactionStatus::SHAPE,
             ),
@@ -605,7 +688,7 @@ impl RelayerClient {
 /// The `result` must be a string (every call made here answers hex).
 async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let answer = http::send("POST", url, None, Body::Json(&body), false).await?;
+    let answer = http::send(&JsValue::UNDEFINED, "POST", url, None, Body::Json(&body), false).await?;
     let status = answer.status;
     let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
     if !answer.ok() {

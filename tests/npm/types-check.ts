@@ -111,7 +111,10 @@ predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations:
 
 async function clients(): Promise<[CreateProfileResult, IndexRecord | NotIndexed]> {
   const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: 'prk_…' });
-  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787' });
+  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787', timeout: 5000, retries: 2, maxRetryDelay: 10,
+    signal: new AbortController().signal, fetch: (url, init) => fetch(url, init) });
+  // @ts-expect-error: timeout is milliseconds, a number
+  new LookupClient({ baseUrl: 'x', timeout: '5s' });
   const created = await relayer.createProfile({ metadata: { LSP3Profile: { name: 'x' } }, controllers: [controller] });
   const deployed: Address = (await relayer.deployProfile({ lsp6ControllerAddress: [controller] })).universalProfileAddress;
   const quota: number | undefined = (await relayer.registerProfile(deployed)).quota.remaining;
