@@ -1,7 +1,7 @@
 // The npm package as a new user gets it: `npm pack` of pkg/ installed into small sample apps that configure nothing
 // about wasm (tests/apps/<app>/), each built with its tool and run where it runs — Vite (dev server and build),
-// webpack 5 (5.99 and the latest), esbuild, Node (ESM and CommonJS), Cloudflare Workers (wrangler dev) — the browser
-// apps in headless Chromium. Every app runs probe.js (or its CommonJS twin) and the answers are compared here with
+// webpack 5 (5.99 and the latest), esbuild, Node (ESM and CommonJS), Cloudflare Workers (wrangler dev), Next.js (app
+// router: a prerendered server component, a route handler, a client component) — the browser apps in headless Chromium. Every app runs probe.js (or its CommonJS twin) and the answers are compared here with
 // erc725.js and viem.
 //
 // The apps' tool installs are cached in their node_modules/ (reinstalled when their package.json changes); the
@@ -159,7 +159,7 @@ before(async () => {
   mkdirSync(pack);
   run(npm, ['pack', '--silent', '--pack-destination', pack], join(root, 'pkg'));
   const [tarball] = readdirSync(pack).filter((f) => f.endsWith('.tgz'));
-  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers']) {
+  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers', 'next']) {
     const dir = join(apps, app);
     // the app's own tools, pinned by its package-lock.json: installed once per content of its package.json and lock
     // (cached in its node_modules/)
@@ -250,4 +250,28 @@ test('Cloudflare Workers: wrangler dev (workerd) resolves the workerd condition'
   const text = await res.text();
   assert.equal(res.status, 200, `${text}\n${dev.output()}`);
   check('workers', JSON.parse(text));
+});
+
+test('Next.js app router: prerendered server component, route handler, client component', async () => {
+  const dir = join(apps, 'next');
+  rmSync(join(dir, '.next'), { recursive: true, force: true });
+  const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+  execFileSync(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: dir, env, stdio: 'pipe' });
+  const port = await freePort();
+  const server = start(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p',
+    String(port)], dir, /Ready in/);
+  closers.push(server.stop);
+  await server.ready;
+  const origin = `http://127.0.0.1:${port}`;
+  const res = await fetch(`${origin}/api/probe`);
+  assert.equal(res.status, 200, server.output());
+  check('next route handler', await res.json());
+  const page = await browser.newPage();
+  try {
+    await page.goto(origin);
+    check('next server component', JSON.parse(await page.textContent('#server')));
+  } finally {
+    await page.close();
+  }
+  check('next client component', await inBrowser('next client component', `${origin}/client`));
 });
