@@ -1,6 +1,6 @@
 // The npm package as a new user gets it: `npm pack` of pkg/ installed into small sample apps that configure nothing
 // about wasm (tests/apps/<app>/), each built with its tool and run where it runs — Vite (dev server and build),
-// webpack 5 (5.99 and the latest), esbuild, Node (ESM and CommonJS), Cloudflare Workers (wrangler dev), Next.js (app
+// webpack 5 (5.99 and the latest), esbuild, Node and Bun (ESM and CommonJS), Cloudflare Workers (wrangler dev), Next.js (app
 // router: a prerendered server component, a route handler, a client component) — the browser apps in headless Chromium. Every app runs probe.js (or its CommonJS twin) and the answers are compared here with
 // erc725.js and viem.
 //
@@ -159,7 +159,7 @@ before(async () => {
   mkdirSync(pack);
   run(npm, ['pack', '--silent', '--pack-destination', pack], join(root, 'pkg'));
   const [tarball] = readdirSync(pack).filter((f) => f.endsWith('.tgz'));
-  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers', 'next']) {
+  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers', 'next', 'bun']) {
     const dir = join(apps, app);
     // the app's own tools, pinned by its package-lock.json: installed once per content of its package.json and lock
     // (cached in its node_modules/)
@@ -173,6 +173,7 @@ before(async () => {
       mkdirSync(join(dir, 'node_modules'), { recursive: true });
       writeFileSync(stamp, hash);
     }
+    if (app === 'bun') continue; // only the runtime: it runs the node app
     // the package: the tarball of this run (a tarball of the same version is not reinstalled unless removed first)
     rmSync(join(dir, 'node_modules', 'profile-relayer'), { recursive: true, force: true });
     run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
@@ -194,6 +195,13 @@ test('Node: ESM import and CommonJS require of the installed package', () => {
   const dir = join(apps, 'node');
   check('node ESM', JSON.parse(run(process.execPath, ['src/index.mjs'], dir)));
   check('node CJS', JSON.parse(run(process.execPath, ['src/index.cjs'], dir)));
+});
+
+test('Bun: the node app, import and require', () => {
+  const dir = join(apps, 'node');
+  const bun = join(apps, 'bun', 'node_modules', '.bin', 'bun');
+  check('bun ESM', JSON.parse(run(bun, ['src/index.mjs'], dir)));
+  check('bun CJS', JSON.parse(run(bun, ['src/index.cjs'], dir)));
 });
 
 test('esbuild: --bundle --format=esm, no loader for .wasm, in Chromium', async () => {
