@@ -43,7 +43,7 @@ step "npm package: TypeScript declarations (tsc --noEmit)"
 step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --test"
 (cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
 
-step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Workers, Next.js) install the packed tarball"
+step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
 step "benchmark smoke run (outputs equal to erc725.js / viem)"

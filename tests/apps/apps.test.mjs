@@ -1,7 +1,8 @@
 // The npm package as a new user gets it: `npm pack` of pkg/ installed into small sample apps that configure nothing
 // about wasm (tests/apps/<app>/), each built with its tool and run where it runs — Vite (dev server and build),
-// webpack 5 (5.99 and the latest), esbuild, Node and Bun (ESM and CommonJS), Cloudflare Workers (wrangler dev), Next.js (app
-// router: a prerendered server component, a route handler, a client component) — the browser apps in headless Chromium. Every app runs probe.js (or its CommonJS twin) and the answers are compared here with
+// webpack 5 (5.99 and the latest), esbuild, Node, Bun and Deno (ESM and CommonJS), Cloudflare Workers (wrangler
+// dev), Next.js (app router: a prerendered server component, a route handler, a client component) — the browser apps
+// in headless Chromium. Every app runs probe.js (or its CommonJS twin) and the answers are compared here with
 // erc725.js and viem.
 //
 // The apps' tool installs are cached in their node_modules/ (reinstalled when their package.json changes); the
@@ -159,7 +160,7 @@ before(async () => {
   mkdirSync(pack);
   run(npm, ['pack', '--silent', '--pack-destination', pack], join(root, 'pkg'));
   const [tarball] = readdirSync(pack).filter((f) => f.endsWith('.tgz'));
-  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers', 'next', 'bun']) {
+  for (const app of ['vite', 'webpack-5.99', 'webpack-latest', 'esbuild', 'node', 'workers', 'next', 'bun', 'deno']) {
     const dir = join(apps, app);
     // the app's own tools, pinned by its package-lock.json: installed once per content of its package.json and lock
     // (cached in its node_modules/)
@@ -173,7 +174,7 @@ before(async () => {
       mkdirSync(join(dir, 'node_modules'), { recursive: true });
       writeFileSync(stamp, hash);
     }
-    if (app === 'bun') continue; // only the runtime: it runs the node app
+    if (app === 'bun' || app === 'deno') continue; // only the runtime: it runs the node app
     // the package: the tarball of this run (a tarball of the same version is not reinstalled unless removed first)
     rmSync(join(dir, 'node_modules', 'profile-relayer'), { recursive: true, force: true });
     run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
@@ -202,6 +203,15 @@ test('Bun: the node app, import and require', () => {
   const bun = join(apps, 'bun', 'node_modules', '.bin', 'bun');
   check('bun ESM', JSON.parse(run(bun, ['src/index.mjs'], dir)));
   check('bun CJS', JSON.parse(run(bun, ['src/index.cjs'], dir)));
+});
+
+test('Deno: the node app, import and require (npm package through node_modules)', () => {
+  const dir = join(apps, 'node');
+  const deno = join(apps, 'deno', 'node_modules', '.bin', 'deno');
+  process.env.DENO_NO_UPDATE_CHECK = '1';
+  const args = ['run', '--no-lock', '--allow-read', '--allow-env'];
+  check('deno ESM', JSON.parse(run(deno, [...args, 'src/index.mjs'], dir)));
+  check('deno CJS', JSON.parse(run(deno, [...args, 'src/index.cjs'], dir)));
 });
 
 test('esbuild: --bundle --format=esm, no loader for .wasm, in Chromium', async () => {
