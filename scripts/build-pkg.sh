@@ -72,10 +72,19 @@ for flavour in full lite recover; do
     lite) features=wasm-lite prefix=pkg/lite opt_level=3 wasm_opt=-O3 ;;
     recover) features=wasm-recover prefix=pkg/recover opt_level=3 wasm_opt=-O3 ;;
   esac
-  CARGO_PROFILE_RELEASE_OPT_LEVEL=$opt_level \
-    cargo build --quiet --release --lib --target wasm32-unknown-unknown --features "$features"
+  # the artifact's path as cargo reports it (wherever the target directory is: CARGO_TARGET_DIR, a config, a wrapper)
+  artifact=$(CARGO_PROFILE_RELEASE_OPT_LEVEL=$opt_level \
+    cargo build --quiet --release --lib --target wasm32-unknown-unknown --features "$features" \
+    --message-format=json-render-diagnostics |
+    node -e 'let t = ""; process.stdin.on("data", (d) => (t += d)).on("end", () => {
+      const files = t.split("\n").filter(Boolean).map((l) => JSON.parse(l))
+        .filter((m) => m.reason === "compiler-artifact" && m.target?.name === "profile_relayer")
+        .flatMap((m) => m.filenames).filter((f) => f.endsWith(".wasm"));
+      if (files.length !== 1) { console.error("[build-pkg] no single wasm artifact: " + files); process.exit(1); }
+      console.log(files[0]);
+    })')
   # copy at once: the target directory may be shared with other builds of the crate
-  cp "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/profile_relayer.wasm" "$tmp/$flavour.wasm"
+  cp "$artifact" "$tmp/$flavour.wasm"
   for target in "${targets[@]}"; do
     dir=$prefix/${target/nodejs/node}
     rm -rf "$dir"
@@ -96,6 +105,8 @@ for flavour in full lite recover; do
         fi
       fi
     fi
+    # the zero-config entries sharing the bundler glue: the wasm inline (`default`) and for Workers (`workerd`)
+    if [ "$target" = bundler ]; then node scripts/pkg-entries.mjs "$dir"; fi
     printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
       "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"
   done

@@ -38,10 +38,13 @@ step "wasm: typed clients in headless Chromium against the real Worker (wrangler
 node scripts/with-stack.mjs cargo test --target wasm32-unknown-unknown --features wasm --test wasm_clients
 
 step "npm package: TypeScript declarations (tsc --noEmit)"
-(cd tests && npx --no-install tsc -p tsconfig.json)
+(cd tests && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.node10.json)
 
 step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --test"
 (cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
+
+step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
+(cd tests && node --test apps/apps.test.mjs)
 
 step "benchmark smoke run (outputs equal to erc725.js / viem)"
 (cd tests && node bench/sdk.bench.mjs --quick)

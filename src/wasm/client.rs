@@ -29,13 +29,37 @@ use crate::{
     lsp23, lsp25,
 };
 
+/// The clients' `[Symbol.dispose]()` (wasm-bindgen's `using` support) type-checks without `esnext.disposable` in the
+/// user's `lib`: the same declaration as that lib's (and `@types/node`'s), which merges with it.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SYMBOL_DISPOSE: &'static str = r#"
+declare global {
+  interface SymbolConstructor { readonly dispose: unique symbol; }
+}
+"#;
+
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CLIENT_TYPES: &'static str = r#"
 /** Options of `new RelayerClient(…)`. `apiKey` is needed for the deploy / register / status routes; the LSP15 relay
  * (`execute`, `quota`, `transaction`) takes none. */
-export interface RelayerClientOptions { baseUrl: string; apiKey?: string; }
+export interface RelayerClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
-export interface LookupClientOptions { baseUrl: string; apiKey?: string; }
+export interface LookupClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
+/** How a client sends its requests. A request that cannot complete rejects with `NETWORK_ERROR`, the JS engine's
+ * error as its `cause` (a `TypeError` from `fetch`, a `TimeoutError`, the signal's reason). */
+export interface TransportOptions {
+  /** Milliseconds each attempt may take (the answer's body included); default: no limit. */
+  timeout?: number;
+  /** Aborts the client's requests (and their retry waits). */
+  signal?: AbortSignal;
+  /** Times a request refused with 429 or 503 is sent again, after its `Retry-After` seconds (else 0.5 s, 1 s,
+   * 2 s, …); default 0. */
+  retries?: number;
+  /** The longest wait before a retry, in seconds: a longer `Retry-After` is answered as the error; default 60. */
+  maxRetryDelay?: number;
+  /** The `fetch` to send with (default: the global one), e.g. a wrapper adding headers or a proxy agent. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+}
 /** A lookup / search record: one of the three kinds the index holds (types generated from the Rust records). */
 export type IndexRecord = ProfileRecord | AssetRecord | TokenRecord;
 export interface SearchOptions { page?: number; hitsPerPage?: number; }
@@ -77,9 +101,22 @@ fn base(url: &str) -> Result<String, Error> {
     Ok(trimmed.to_owned())
 }
 
-/// `{ baseUrl, apiKey? }`, checked.
-fn options(value: &JsValue) -> Result<(String, Option<String>), Error> {
-    relay::object(value, &["baseUrl", "apiKey"], "options")?;
+/// `{ baseUrl, apiKey?, timeout?, signal?, retries?, maxRetryDelay?, fetch? }`, checked: the base URL, the key, and
+/// how requests are sent (a copy of the transport options, read by `prFetch`).
+fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> {
+    relay::object(
+        value,
+        &[
+            "baseUrl",
+            "apiKey",
+            "timeout",
+            "signal",
+            "retries",
+            "maxRetryDelay",
+            "fetch",
+        ],
+        "options",
+    )?;
     let base_url = base(&relay::string_field(value, "baseUrl")?)?;
     let key = relay::get(value, "apiKey");
     let api_key = if relay::is_absent(&key) {
@@ -87,12 +124,20 @@ fn options(value: &JsValue) -> Result<(String, Option<String>), Error> {
     } else {
         Some(relay::string_field(value, "apiKey")?)
     };
-    Ok((base_url, api_key))
+    Ok((base_url, api_key, http::transport(value)?))
 }
 
 /// A request to `url` and its checked answer (2xx, else the service's error).
-async fn call(method: &str, url: &str, auth: Option<&str>, body: Body<'_>) -> Result<Answer, JsValue> {
-    http::send(method, url, auth, body, false).await?.checked()
+async fn call(
+    transport: &JsValue,
+    method: &str,
+    url: &str,
+    auth: Option<&str>,
+    body: Body<'_>,
+) -> Result<Answer, JsValue> {
+    http::send(transport, method, url, auth, body, false)
+        .await?
+        .checked()
 }
 
 /// Client of the relayer routes.
@@ -101,6 +146,7 @@ async fn call(method: &str, url: &str, auth: Option<&str>, body: Body<'_>) -> Re
 pub struct RelayerClient {
     base_url: String,
     api_key: Option<String>,
+    transport: JsValue,
 }
 
 /// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
@@ -148,8 +194,12 @@ impl RelayerClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "RelayerClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let (base_url, api_key) = self::options(&options)?;
-        Ok(Self { base_url, api_key })
+        let (base_url, api_key, transport) = self::options(&options)?;
+        Ok(Self {
+            base_url,
+            api_key,
+            transport,
+        })
     }
 
     fn url(&self, path: &str) -> String {
@@ -167,6 +217,7 @@ impl RelayerClient {
             let request = DeployRequest::from_value(&http::from_js(&request, "request")?)?;
             let url = this.url("/api/universal-profile");
             call(
+                &this.transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -185,9 +236,15 @@ impl RelayerClient {
             crate::hex::parse_address("universalProfileAddress", &address)?;
             let body = json!({ "universalProfileAddress": address });
             let url = this.url("/api/universal-profile/register");
-            call("POST", &url, this.api_key.as_deref(), Body::Json(&body))
-                .await?
-                .typed(&RegisterResponse::SHAPE)
+            call(
+                &this.transport,
+                "POST",
+                &url,
+                this.api_key.as_deref(),
+                Body::Json(&body),
+            )
+            .await?
+            .typed(&RegisterResponse::SHAPE)
         })
     }
 
@@ -198,7 +255,7 @@ impl RelayerClient {
         future_to_promise(async move {
             crate::hex::parse_address("address", &address)?;
             let url = this.url(&format!("/api/universal-profile/{address}"));
-            call("GET", &url, this.api_key.as_deref(), Body::None)
+            call(&this.transport, "GET", &url, this.api_key.as_deref(), Body::None)
                 .await?
                 .typed(&ProfileStatus::SHAPE)
         })
@@ -237,6 +294,7 @@ impl RelayerClient {
                 .check(&document)
                 .map_err(|e| Error::InvalidMetadata(format!("LSP3Profile: {e}")))?;
             let uploaded = upload_bytes(
+                &this.transport,
                 &this.base_url,
                 this.api_key.as_deref(),
                 text.as_bytes(),
@@ -255,6 +313,7 @@ impl RelayerClient {
             };
             let url = this.url("/api/universal-profile");
             let answer = call(
+                &this.transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -293,10 +352,12 @@ impl RelayerClient {
 pub struct LookupClient {
     base_url: String,
     api_key: Option<String>,
+    transport: JsValue,
 }
 
 /// Uploads `bytes` as the file `name`; resolves to its CID, checked to be the CID of these bytes.
 async fn upload_bytes(
+    transport: &JsValue,
     base_url: &str,
     api_key: Option<&str>,
     bytes: &[u8],
@@ -309,6 +370,7 @@ async fn upload_bytes(
     let blob = web_sys::Blob::new_with_u8_array_sequence(&parts)?;
     form.append_with_blob_and_filename("file", &blob, name)?;
     let answer = call(
+        transport,
         "POST",
         &format!("{base_url}/api/v0/add"),
         Some(key),
@@ -330,8 +392,13 @@ async fn upload_bytes(
 }
 
 /// `GET url`, its answer checked against `shape`.
-fn get_typed(url: String, shape: &'static Shape) -> Promise {
-    future_to_promise(async move { call("GET", &url, None, Body::None).await?.typed(shape) })
+fn get_typed(transport: &JsValue, url: String, shape: &'static Shape) -> Promise {
+    let transport = transport.clone();
+    future_to_promise(async move {
+        call(&transport, "GET", &url, None, Body::None)
+            .await?
+            .typed(shape)
+    })
 }
 
 #[wasm_bindgen]
@@ -341,18 +408,23 @@ impl LookupClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "LookupClientOptions")] options: JsValue,
     ) -> Result<Self, Error> {
-        let (base_url, api_key) = self::options(&options)?;
-        Ok(Self { base_url, api_key })
+        let (base_url, api_key, transport) = self::options(&options)?;
+        Ok(Self {
+            base_url,
+            api_key,
+            transport,
+        })
     }
 
     /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
     /// (`LSPStandard` `EOA` or `UnknownContract`).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord | NotIndexed>")]
-    pub fn address(&self, chain_id: u32, address: String) -> Promise {
+    pub fn address(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32, address: String) -> Promise {
         if let Err(e) = crate::hex::parse_address("address", &address) {
             return Promise::reject(&e.into());
         }
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/address/{address}", self.base_url),
             &shape::LOOKUP,
         )
@@ -360,9 +432,15 @@ impl LookupClient {
 
     /// An LSP8 token's record (token id in the collection's format, or bytes32).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
-    pub fn token(&self, chain_id: u32, address: String, token_id: String) -> Promise {
+    pub fn token(
+        &self,
+        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
+        address: String,
+        #[wasm_bindgen(js_name = "tokenId")] token_id: String,
+    ) -> Promise {
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/address/{address}/{encoded}", self.base_url),
             &TokenRecord::SHAPE,
         )
@@ -370,14 +448,19 @@ impl LookupClient {
 
     /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
-    pub fn stats(&self, chain_id: u32) -> Promise {
-        get_typed(format!("{}/v1/{chain_id}/stats", self.base_url), &shape::STATS)
+    pub fn stats(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
+        get_typed(
+            &self.transport,
+            format!("{}/v1/{chain_id}/stats", self.base_url),
+            &shape::STATS,
+        )
     }
 
     /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
-    pub fn indexer(&self, chain_id: u32) -> Promise {
+    pub fn indexer(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
         get_typed(
+            &self.transport,
             format!("{}/v1/{chain_id}/indexer", self.base_url),
             &IndexerStatus::SHAPE,
         )
@@ -387,9 +470,9 @@ impl LookupClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchBoth>")]
     pub fn search(
         &self,
-        chain_id: u32,
+        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
         query: String,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
         let mut url = format!(
             "{}/v1/{chain_id}/search?q={}",
@@ -399,7 +482,7 @@ impl LookupClient {
         for (key, n) in search_options(options.as_ref()) {
             url.push_str(&format!("&{key}={n}"));
         }
-        get_typed(url, &SearchBoth::SHAPE)
+        get_typed(&self.transport, url, &SearchBoth::SHAPE)
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -407,9 +490,9 @@ impl LookupClient {
     #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
     pub fn search_index(
         &self,
-        index_name: String,
+        #[wasm_bindgen(js_name = "indexName")] index_name: String,
         query: String,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
     ) -> Promise {
         let mut body = serde_json::Map::new();
         body.insert("query".into(), query.into());
@@ -418,8 +501,9 @@ impl LookupClient {
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
+        let transport = self.transport.clone();
         future_to_promise(async move {
-            call("POST", &url, None, Body::Json(&Value::Object(body)))
+            call(&transport, "POST", &url, None, Body::Json(&Value::Object(body)))
                 .await?
                 .typed(&SearchResult::SHAPE)
         })
@@ -427,12 +511,15 @@ impl LookupClient {
 
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
-    pub fn ipfs(&self, cid_path: String) -> Promise {
+    pub fn ipfs(&self, #[wasm_bindgen(js_name = "cidPath")] cid_path: String) -> Promise {
         let base_url = self.base_url.clone();
+        let transport = self.transport.clone();
         future_to_promise(async move {
             let target = CidPath::parse(&cid_path)?;
             let url = format!("{base_url}/ipfs/{}", target.to_gateway_path());
-            let answer = http::send("GET", &url, None, Body::None, true).await?.checked()?;
+            let answer = http::send(&transport, "GET", &url, None, Body::None, true)
+                .await?
+                .checked()?;
             if target.cid.codec() == RAW && !verify_block(&target.cid, &http::bytes_of(&answer.body))? {
                 return Err(client_error(
                     None,
@@ -465,7 +552,14 @@ impl LookupClient {
             } else {
                 return Err(Error::InvalidContent.into());
             };
-            let cid = upload_bytes(&this.base_url, this.api_key.as_deref(), &bytes, name).await?;
+            let cid = upload_bytes(
+                &this.transport,
+                &this.base_url,
+                this.api_key.as_deref(),
+                &bytes,
+                name,
+            )
+            .await?;
             let result = io::object();
             let url = format!("ipfs://{cid}");
             result.put("cid", &cid.into());
@@ -516,6 +610,7 @@ impl RelayerClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
     pub fn execute(&self, #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue) -> Promise {
         let url = self.url("/api/execute");
+        let transport = self.transport.clone();
         future_to_promise(async move {
             let args = relay::execute_args(&input)?;
             let signature = match &args.sign {
@@ -538,7 +633,7 @@ impl RelayerClient {
                 },
             });
             ExecuteRequest::from_value(&body, usize::MAX)?;
-            call("POST", &url, None, Body::Json(&body))
+            call(&transport, "POST", &url, None, Body::Json(&body))
                 .await?
                 .typed(&ExecuteResponse::SHAPE)
         })
@@ -547,8 +642,9 @@ impl RelayerClient {
     /// LSP15 `POST /api/quota`: the profile's gas quota, authenticated by a controller's `personal_sign` over the
     /// profile and a timestamp (`"packed"` scheme by default; see `quotaMessage`). No API key.
     #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
-    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaInput")] input: JsValue) -> Promise {
+    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaRequest")] input: JsValue) -> Promise {
         let url = self.url("/api/quota");
+        let transport = self.transport.clone();
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
@@ -569,7 +665,7 @@ impl RelayerClient {
                 "signature": signature,
             });
             QuotaRequest::from_value(&body)?;
-            call("POST", &url, None, Body::Json(&body))
+            call(&transport, "POST", &url, None, Body::Json(&body))
                 .await?
                 .typed(&QuotaResponse::SHAPE)
         })
@@ -581,6 +677,7 @@ impl RelayerClient {
     pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: String) -> Promise {
         match parse_fixed::<32>("hash", &hash) {
             Ok(hash) => get_typed(
+                &self.transport,
                 self.url(&format!("/api/transaction/{hash}")),
                 &TransactionStatus::SHAPE,
             ),
@@ -593,7 +690,7 @@ impl RelayerClient {
 /// The `result` must be a string (every call made here answers hex).
 async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let answer = http::send("POST", url, None, Body::Json(&body), false).await?;
+    let answer = http::send(&JsValue::UNDEFINED, "POST", url, None, Body::Json(&body), false).await?;
     let status = answer.status;
     let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
     if !answer.ok() {

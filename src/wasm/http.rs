@@ -13,17 +13,43 @@ use crate::{
     api::shape::{JsonRead, Shape, is_safe_uint},
 };
 
-#[wasm_bindgen(inline_js = "export function prFetch(method, url, auth, body, json, binary) {
+#[wasm_bindgen(
+    inline_js = "export function prFetch(method, url, auth, body, json, binary, t) {
   const headers = {};
   if (auth) headers.authorization = 'Bearer ' + auth;
   if (json) { headers['content-type'] = 'application/json'; body = JSON.stringify(body); }
-  return fetch(url, { method, headers, body }).then((r) =>
-    (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) =>
-      [r.status, r.headers.get('retry-after'), text]));
-}")]
+  t = t || {};
+  const send = t.fetch || fetch;
+  const attempt = (n) => {
+    const signals = [t.signal, t.timeout && AbortSignal.timeout(t.timeout)].filter(Boolean);
+    let signal = signals[0];
+    if (signals.length > 1 && AbortSignal.any) signal = AbortSignal.any(signals);
+    else if (signals.length > 1) {
+      const c = new AbortController();
+      for (const s of signals) s.addEventListener('abort', () => c.abort(s.reason), { once: true });
+      signal = c.signal;
+    }
+    return send(url, { method, headers, body, signal }).then((r) =>
+      (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) => {
+        const after = r.headers.get('retry-after');
+        const wait = after !== null && /^\\s*\\d+\\s*$/.test(after) ? +after : 2 ** n / 2;
+        if ((r.status === 429 || r.status === 503) && n < (t.retries || 0) && wait <= (t.maxRetryDelay ?? 60))
+          return new Promise((resolve, reject) => {
+            const abort = () => { clearTimeout(id); reject(t.signal.reason); };
+            const id = setTimeout(() => { t.signal?.removeEventListener('abort', abort); resolve(attempt(n + 1)); }, wait * 1000);
+            t.signal?.addEventListener('abort', abort, { once: true });
+          });
+        return [r.status, after, text];
+      }));
+  };
+  return attempt(0);
+}"
+)]
 extern "C" {
-    /// `fetch` and the whole body: resolves to `[status, retryAfter | null, body]`, the body a string, or a
-    /// `Uint8Array` for a successful `binary` request; rejects when the service cannot be reached.
+    /// `fetch` (or the client's own) and the whole body: resolves to `[status, retryAfter | null, body]`, the body a
+    /// string, or a `Uint8Array` for a successful `binary` request; rejects when the service cannot be reached, the
+    /// attempt timed out or the signal aborted. A 429 or 503 is retried up to `retries` times after its
+    /// `Retry-After` (else 0.5 s, 1 s, 2 s, …) when that wait is at most `maxRetryDelay` seconds (default 60).
     #[wasm_bindgen(js_name = prFetch)]
     fn pr_fetch(
         method: &str,
@@ -32,7 +58,64 @@ extern "C" {
         body: &JsValue,
         json: bool,
         binary: bool,
+        transport: &JsValue,
     ) -> Promise;
+}
+
+/// The transport options of a client's options (`timeout` ms per attempt, `signal`, `retries`, `maxRetryDelay` s,
+/// `fetch`), checked, copied into the object `prFetch` reads.
+pub(super) fn transport(options: &JsValue) -> Result<JsValue, Error> {
+    let out = js_sys::Object::new();
+    let bad = |key: &str, what: &str| Error::InvalidArgument(format!("options.{key} must be {what}"));
+    let number = |key: &'static str, min: f64, max: f64, integer: bool, what: &str| -> Result<(), Error> {
+        let v = get_dyn(options, key);
+        if v.is_undefined() {
+            return Ok(());
+        }
+        match v.as_f64() {
+            Some(n) if (min..=max).contains(&n) && (!integer || n.fract() == 0.0) => {
+                let _ = Reflect::set(&out, &key.into(), &v);
+                Ok(())
+            }
+            _ => Err(bad(key, what)),
+        }
+    };
+    // setTimeout's limit (2^31 - 1 ms)
+    number(
+        "timeout",
+        1.0,
+        2_147_483_647.0,
+        false,
+        "a number of milliseconds (1 to 2^31 - 1)",
+    )?;
+    number("retries", 0.0, 10.0, true, "an integer from 0 to 10")?;
+    number(
+        "maxRetryDelay",
+        0.0,
+        86_400.0,
+        false,
+        "a number of seconds (0 to 86400)",
+    )?;
+    let signal = get_dyn(options, "signal");
+    if !signal.is_undefined() {
+        // an AbortSignal (or one from another realm / polyfill): `aborted` and `addEventListener`
+        let aborted = get_dyn(&signal, "aborted");
+        if !signal.is_object()
+            || aborted.as_bool().is_none()
+            || !get_dyn(&signal, "addEventListener").is_function()
+        {
+            return Err(bad("signal", "an AbortSignal"));
+        }
+        let _ = Reflect::set(&out, &"signal".into(), &signal);
+    }
+    let fetch = get_dyn(options, "fetch");
+    if !fetch.is_undefined() {
+        if !fetch.is_function() {
+            return Err(bad("fetch", "a function (the fetch API's signature)"));
+        }
+        let _ = Reflect::set(&out, &"fetch".into(), &fetch);
+    }
+    Ok(out.into())
 }
 
 /// What a request sends.
@@ -85,8 +168,10 @@ pub(super) fn reason_of(thrown: &JsValue) -> String {
         .unwrap_or_else(|| "a non-Error value was thrown".to_owned())
 }
 
-/// Sends a request; only a service that cannot be reached fails here (`NETWORK_ERROR`).
+/// Sends a request; only a service that cannot be reached (or a timeout, or the signal) fails here:
+/// `NETWORK_ERROR`, the JS engine's error (`TypeError`, `TimeoutError`, the signal's reason) as its `cause`.
 pub(super) async fn send(
+    transport: &JsValue,
     method: &str,
     url: &str,
     auth: Option<&str>,
@@ -98,15 +183,17 @@ pub(super) async fn send(
         Body::Json(value) => (to_js(value), true),
         Body::Form(form) => (form.into(), false),
     };
-    let out = JsFuture::from(pr_fetch(method, url, auth, &payload, json, binary))
+    let out = JsFuture::from(pr_fetch(method, url, auth, &payload, json, binary, transport))
         .await
         .map_err(|e| {
-            client_error(
+            let err = client_error(
                 None,
                 "NETWORK_ERROR",
                 &format!("the service cannot be reached: {}", reason_of(&e)),
                 None,
-            )
+            );
+            let _ = Reflect::set(&err, &"cause".into(), &e);
+            err
         })?;
     let parts: Array = out.unchecked_into();
     Ok(Answer {

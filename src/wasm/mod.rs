@@ -142,8 +142,8 @@ pub fn error_codes() -> Vec<String> {
 }
 
 /// Whether `value` is an error thrown by this package.
-#[wasm_bindgen(js_name = isProfileRelayerError, unchecked_return_type = "boolean")]
-pub fn is_profile_relayer_error(value: &JsValue) -> bool {
+#[wasm_bindgen(js_name = isProfileRelayerError, unchecked_return_type = "value is ProfileRelayerError")]
+pub fn is_profile_relayer_error(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
     value.dyn_ref::<js_sys::Error>().is_some_and(|e| {
         e.name() == "ProfileRelayerError"
             && Reflect::get(e, &JsValue::from_str("code"))

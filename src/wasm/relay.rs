@@ -96,6 +96,31 @@ pub struct DecodedRevert {
 const TS_RELAY: &'static str = r#"
 /** How an LSP15 quota request is signed: `packed` (LSP15 spec, primary) or `text` (`"<address>:<timestamp>"`). */
 export type QuotaScheme = "packed" | "text";
+/** A `"packed"` quota message: `message` is the 32 bytes as hex (viem `signMessage({ message: { raw: message } })`). */
+export interface PackedQuotaMessage extends QuotaMessage { scheme: "packed"; message: Hex; }
+/** A `"text"` quota message: `message` is `"<address>:<timestamp>"` (viem `signMessage({ message })`). */
+export interface TextQuotaMessage extends QuotaMessage { scheme: "text"; }
+/** The LSP15 quota message under the default `"packed"` scheme (the signature below, by scheme). */
+export function quotaMessage(address: Address, timestamp: number | bigint, scheme?: "packed" | null): PackedQuotaMessage;
+/** The LSP15 quota message under the `"text"` scheme. */
+export function quotaMessage(address: Address, timestamp: number | bigint, scheme: "text"): TextQuotaMessage;
+"#;
+
+/// `RelayerClient.quota`'s input by scheme: the `sign` callback gets the packed message as `Hex`.
+#[cfg(feature = "wasm")]
+#[wasm_bindgen(typescript_custom_section)]
+const TS_QUOTA_REQUEST: &'static str = r#"
+/** `RelayerClient.quota`'s input, by scheme: `sign` gets the `"packed"` message (the default) as hex, the `"text"`
+ * message as a string. */
+export type QuotaRequest =
+  | (Omit<QuotaInput, "scheme" | "sign"> & {
+      scheme?: "packed";
+      sign?: (message: Hex, quotaMessage: PackedQuotaMessage) => Hex | Promise<Hex>;
+    })
+  | (Omit<QuotaInput, "scheme" | "sign"> & {
+      scheme: "text";
+      sign?: (message: string, quotaMessage: TextQuotaMessage) => Hex | Promise<Hex>;
+    });
 "#;
 
 #[wasm_bindgen]

@@ -73,8 +73,10 @@ const tx: Hex = encodeDeployCalldata({
 try {
   decodeVerifiableUri('0x');
 } catch (e: unknown) {
+  // the README's example: the guard narrows `unknown` (no cast)
+  if (isProfileRelayerError(e)) console.log(e.code);
   if (isProfileRelayerError(e)) {
-    const err = e as ProfileRelayerError;
+    const err: ProfileRelayerError = e;
     const code: ProfileRelayerErrorCode | ServiceErrorCode = err.code;
     const status: number | undefined = err.status;
     console.log(status, err.retryAfter);
@@ -91,6 +93,12 @@ const quota: QuotaMessage = quotaMessage(controller, 1_700_000_000);
 const quotaSigner: Address = recoverQuotaSigner(controller, 1_700_000_000n, quota.hash, 'text');
 const revertName: string = decodeRelayCallRevert('0x').name;
 console.log(relayCalldata, relaySigner, quotaSigner, revertName);
+// the packed message is hex (viem `signMessage({ message: { raw } })`), the text one a string
+const packedMessage: Hex = quotaMessage(controller, 1).message;
+const textMessage: string = quotaMessage(controller, 1, 'text').message;
+// @ts-expect-error: the text message is not hex
+const textAsHex: Hex = quotaMessage(controller, 1, 'text').message;
+console.log(packedMessage, textMessage, textAsHex);
 // @ts-expect-error: the quota scheme is "packed" or "text"
 quotaMessage(controller, 1, 'utf8');
 
@@ -103,12 +111,21 @@ predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations:
 
 async function clients(): Promise<[CreateProfileResult, IndexRecord | NotIndexed]> {
   const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: 'prk_…' });
-  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787' });
+  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787', timeout: 5000, retries: 2, maxRetryDelay: 10,
+    signal: new AbortController().signal, fetch: (url, init) => fetch(url, init) });
+  // @ts-expect-error: timeout is milliseconds, a number
+  new LookupClient({ baseUrl: 'x', timeout: '5s' });
   const created = await relayer.createProfile({ metadata: { LSP3Profile: { name: 'x' } }, controllers: [controller] });
   const deployed: Address = (await relayer.deployProfile({ lsp6ControllerAddress: [controller] })).universalProfileAddress;
   const quota: number | undefined = (await relayer.registerProfile(deployed)).quota.remaining;
   const record = await lookup.address(42, created.universalProfileAddress);
   const hits = (await lookup.search(42, 'alice', { hitsPerPage: 5 })).profiles.hits;
+  // options are optional, as at run time
+  const first = (await lookup.search(42, 'alice')).assets.hits;
+  const indexed = await lookup.searchIndex('profiles', 'alice');
+  console.log(first.length, indexed.hits.length);
+  // `using` frees the client's wasm memory (no esnext.disposable lib needed to type it)
+  lookup[Symbol.dispose]();
   const [, profiles] = await lookup.stats(42);
   const lag: number | null = (await lookup.indexer(42)).lag;
   console.log(profiles.entries, lag);

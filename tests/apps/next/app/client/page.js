@@ -1,0 +1,5 @@
+import Probe from './probe-client.js';
+
+export default function Page() {
+  return <Probe />;
+}

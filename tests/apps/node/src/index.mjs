@@ -1,0 +1,3 @@
+import { probe } from './probe.js';
+
+console.log(JSON.stringify(probe()));

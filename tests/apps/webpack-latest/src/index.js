@@ -1,0 +1,3 @@
+import { probe } from './probe.js';
+
+window.__result = probe();

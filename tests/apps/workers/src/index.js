@@ -1,0 +1,7 @@
+import { probe } from './probe.js';
+
+export default {
+  fetch() {
+    return Response.json(probe());
+  },
+};
