@@ -179,6 +179,8 @@ before(async () => {
     rmSync(join(dir, 'node_modules', 'profile-relayer'), { recursive: true, force: true });
     run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
       join(pack, tarball)], dir);
+    // src/ is not in git for every app (Next keeps its pages in app/): made here
+    mkdirSync(join(dir, 'src'), { recursive: true });
     copyFileSync(join(apps, 'probe.js'), join(dir, 'src', 'probe.js'));
   }
   browser = await chromium.launch({
