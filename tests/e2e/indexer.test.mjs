@@ -66,7 +66,13 @@ test('a profile with uploaded LSP3 metadata is indexed by the cron and found by 
   assert.equal(params.hits[0].objectID, profile);
   const simple = await get('/v1/31337/search?q=Zephyrine');
   assert.equal(simple.profiles.hits[0].address, profile);
-  await get('/1/indexes/unknown_index/query', 404).catch(() => {});
+  // an index this deployment does not have: 404 INDEX_NOT_FOUND, as Algolia answers it (the route takes POST)
+  const unknown = await fetch(`${stack.workerUrl}/1/indexes/unknown_index/query`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'x' }),
+  });
+  const missing = await unknown.json();
+  assert.equal(unknown.status, 404, JSON.stringify(missing));
+  assert.equal(missing.error.code, 'INDEX_NOT_FOUND');
 });
 
 test('real LSP7 and LSP8 contracts: lookup, token route, token list', async () => {

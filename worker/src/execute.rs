@@ -189,7 +189,7 @@ async fn check(
         }
         Err(e) => return Err(e.into()),
     };
-    let gas_limit = gas.saturating_add(gas / 5).saturating_add(20_000);
+    let gas_limit = crate::signer::gas_limit_for(gas);
     if gas_limit > config.max_transaction_gas {
         return Err(ApiError::new(
             Code::GasLimitTooHigh,

@@ -5,6 +5,14 @@ use alloy_eips::eip2718::{Decodable2718, Encodable2718};
 use alloy_primitives::{Address, B256, Bytes, Signature, TxKind, U256, hex};
 use k256::ecdsa::SigningKey;
 
+/// The gas limit the relayer sends for a transaction whose `eth_estimateGas` is `estimate`: the estimate + 20 % +
+/// 20,000 (state the estimate did not see, e.g. a nonce slot already warm, a storage refund cap). The one margin of
+/// every transaction the relayer signs; the whole limit is reserved on the meters, `gasUsed` is charged.
+#[must_use]
+pub const fn gas_limit_for(estimate: u64) -> u64 {
+    estimate.saturating_add(estimate / 5).saturating_add(20_000)
+}
+
 /// The relayer's key.
 #[derive(Clone)]
 pub struct Signer {

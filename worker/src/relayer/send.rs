@@ -157,7 +157,7 @@ impl Relayer {
                         ),
                         other => other.into(),
                     })?;
-                gas.saturating_add(gas / 5).saturating_add(20_000)
+                crate::signer::gas_limit_for(gas)
             }
         };
         if gas_limit > ctx.config.max_transaction_gas {
