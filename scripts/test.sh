@@ -17,6 +17,10 @@ cargo clippy --target wasm32-unknown-unknown --features wasm,wasm-recover --all-
 step "lint: clippy (worker, wasm32)"
 cargo clippy -p profile-relayer-worker --target wasm32-unknown-unknown --all-targets -- -D warnings
 
+step "lint: cargo doc, warnings denied (workspace native; core with the wasm features)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --target wasm32-unknown-unknown --features wasm,wasm-recover --quiet
+
 step "core: unit, property, vector and doc tests (native)"
 cargo test
 step "worker: unit tests (native)"

@@ -10,7 +10,7 @@
 //! - feature `wasm-recover` (`profile-relayer/recover`, built with `wasm-lite`): the encodings plus LSP25 / LSP15
 //!   signer recovery (secp256k1), which the clients don't need.
 //!
-//! Strings and results cross the boundary through [`io`] (native string writes and reads, objects built with
+//! Strings and results cross the boundary through `io` (native string writes and reads, objects built with
 //! cached keys), not through serde.
 
 #[cfg(feature = "wasm")]

@@ -261,7 +261,7 @@ pub fn relay_call_digest_js(
     returned(relay_call_digest(input))
 }
 
-/// [`relay_call_digest_js`] as a `Result`.
+/// `relay_call_digest_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
@@ -279,7 +279,7 @@ pub fn encode_relay_call_message_js(
     returned(encode_relay_call_message(input))
 }
 
-/// [`encode_relay_call_message_js`] as a `Result`.
+/// `encode_relay_call_message_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
@@ -310,7 +310,7 @@ pub fn encode_execute_relay_call_js(
     returned(encode_execute_relay_call(input))
 }
 
-/// [`encode_execute_relay_call_js`] as a `Result`.
+/// `encode_execute_relay_call_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
