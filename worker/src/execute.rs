@@ -4,7 +4,7 @@
 //! nothing; the transaction's gas limit is then reserved against the profile's monthly quota and the relayer's
 //! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
 
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use alloy_primitives::{Address, B256, Bytes, U256};
 use futures_util::future::join;
 use profile_relayer::{
     api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
@@ -12,77 +12,16 @@ use profile_relayer::{
     lsp6::Permissions,
     lsp25::{Revert, decode_get_nonce, get_nonce_calldata},
 };
-use serde::{Deserialize, Serialize};
 use worker::{Env, Request, Response};
 
 use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
     meter::{Limit, MeterClient, Subject, reserve_all},
+    relayer::{ExecuteJob, RelayerClient, execute_id},
     rpc::{Rpc, RpcError},
     store,
 };
-
-/// A relay call handed to the Relayer object, checked, with the profile's monthly quota reserved.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecuteJob {
-    /// The reservation id of this transaction ([`execute_id`]): one job per profile and signed nonce, so a
-    /// replayed or concurrent call can never be sent (or charged) twice, and no two profiles share one.
-    pub id: B256,
-    /// The profile (charged).
-    pub profile: Address,
-    /// Its KeyManager (the transaction's `to`).
-    pub key_manager: Address,
-    /// `executeRelayCall` calldata.
-    pub calldata: Bytes,
-    /// Gas limit (reserved).
-    pub gas_limit: u64,
-    /// Whether this request created the profile's reservation (only then may it be released when nothing is
-    /// sent); the relayer's daily ceiling is reserved by the Relayer object itself, for the transaction it sends.
-    pub profile_reserved: bool,
-}
-
-/// The reservation id of a relay call: `keccak256("execute" ‖ chain id ‖ profile ‖ key manager ‖ signer ‖
-/// nonce)` (the LSP25 nonce carries the channel in its upper 128 bits).
-pub fn execute_id(
-    chain_id: u64,
-    profile: Address,
-    key_manager: Address,
-    signer: Address,
-    nonce: U256,
-) -> B256 {
-    let mut input = Vec::with_capacity(7 + 8 + 3 * 20 + 32);
-    input.extend_from_slice(b"execute");
-    input.extend_from_slice(&chain_id.to_be_bytes());
-    input.extend_from_slice(profile.as_slice());
-    input.extend_from_slice(key_manager.as_slice());
-    input.extend_from_slice(signer.as_slice());
-    input.extend_from_slice(&nonce.to_be_bytes::<32>());
-    keccak256(&input)
-}
-
-/// What the Relayer object answers for an execute job.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecuteOutcome {
-    /// The transaction (the mined one, or the latest sent).
-    pub transaction_hash: B256,
-    /// Receipt facts when mined within the wait.
-    pub mined: Option<MinedFacts>,
-}
-
-/// A receipt, as the service reports it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MinedFacts {
-    /// Whether it succeeded.
-    pub success: bool,
-    /// `gasUsed` (what was charged).
-    pub gas_used: u64,
-    /// The block.
-    pub block_number: u64,
-}
 
 async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes>> {
     match rpc.eth_call(to, data).await {
@@ -242,9 +181,9 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
     )
     .await?;
     job.profile_reserved = !created.is_empty();
-    let outcome: ExecuteOutcome =
-        crate::plumbing::call_do(&crate::plumbing::relayer(env, &config)?, "/execute", &job).await?;
-    let quota = quota(env, &config, job.profile).await.ok();
+    let profile = job.profile;
+    let outcome = RelayerClient::new(env, &config)?.execute(job).await?;
+    let quota = quota(env, &config, profile).await.ok();
     let response = ExecuteResponse {
         transaction_hash: outcome.transaction_hash,
         gas_used: outcome.mined.map(|m| m.gas_used),

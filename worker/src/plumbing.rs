@@ -4,12 +4,9 @@
 
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
-use worker::{Date, Env, Headers, Method, Request, RequestInit, Response, Stub};
+use worker::{Date, Headers, Method, Request, RequestInit, Response, Stub};
 
-use crate::{
-    config::Config,
-    error::{ApiError, ApiResult, Code},
-};
+use crate::error::{ApiError, ApiResult, Code};
 
 /// The OpenAPI document as written (`routes::openapi` fills in the deployment; tests check answers against it).
 pub const OPENAPI: &str = include_str!("../openapi.json");
@@ -67,14 +64,6 @@ pub(crate) async fn call_do<B: Serialize, T: DeserializeOwned>(
         return Err(err);
     }
     Ok(response.json().await?)
-}
-
-/// The stub of this deployment's `Relayer` object (one per relayer chain).
-pub(crate) fn relayer(env: &Env, config: &Config) -> ApiResult<Stub> {
-    Ok(env
-        .durable_object("RELAYER")?
-        .id_from_name(&format!("chain-{}", config.chain_id))?
-        .get_stub()?)
 }
 
 /// A JSON integer: also one written with a zero fraction (`5.0`), which JSON Schema counts as an integer.

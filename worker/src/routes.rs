@@ -6,7 +6,6 @@ mod openapi;
 mod profiles;
 mod table;
 
-use alloy_primitives::B256;
 use profile_relayer::{
     api::{ProfileStatus, admin::Health},
     hex::parse_address,
@@ -15,13 +14,13 @@ use worker::{Context, Env, Request, Response};
 
 use table::{Handler, Matched, ROUTES, allowed_methods};
 
-use crate::plumbing::{call_do, json_response, relayer};
+use crate::plumbing::json_response;
 
 use crate::{
     auth::{self, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
-    relayer::RegisterJob,
+    relayer::RelayerClient,
     store,
 };
 
@@ -170,8 +169,7 @@ async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> 
     let deployed = !config.rpc().code(address).await?.is_empty();
     let kv = env.kv("PROFILES")?;
     let record = store::profile(&kv, address).await?;
-    let pending: Option<B256> =
-        call_do(&relayer(env, &config)?, "/pending", &RegisterJob { address }).await?;
+    let pending = RelayerClient::new(env, &config)?.pending(address).await?;
     if !deployed && record.is_none() && pending.is_none() {
         return Err(ApiError::new(
             Code::ProfileNotFound,

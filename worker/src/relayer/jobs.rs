@@ -1,7 +1,7 @@
 //! What the lane transactions are for: deploy, register and relay jobs, their metering (reserve → settle or
 //! release) and their transaction log records.
 
-use alloy_primitives::{Address, B256, Bytes};
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use profile_relayer::{api::Quota, lsp23::deploy_erc1167_proxies_calldata};
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,6 @@ use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus}
 use crate::{
     config::{self, Config},
     error::{ApiError, ApiResult, Code},
-    execute::{ExecuteJob, ExecuteOutcome, MinedFacts},
     meter::{Charge, Limit, Subject, release_all, settle_all},
     signer::{self},
     store::{self, ProfileRecord},
@@ -20,6 +19,67 @@ use crate::{
 use super::send::SendPlan;
 use super::wait::Waited;
 use super::{ALARM_MS, Ctx, Relayer, now_ms};
+
+/// A relay call handed to the Relayer object, checked, with the profile's monthly quota reserved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteJob {
+    /// The reservation id of this transaction ([`execute_id`]): one job per profile and signed nonce, so a
+    /// replayed or concurrent call can never be sent (or charged) twice, and no two profiles share one.
+    pub id: B256,
+    /// The profile (charged).
+    pub profile: Address,
+    /// Its KeyManager (the transaction's `to`).
+    pub key_manager: Address,
+    /// `executeRelayCall` calldata.
+    pub calldata: Bytes,
+    /// Gas limit (reserved).
+    pub gas_limit: u64,
+    /// Whether this request created the profile's reservation (only then may it be released when nothing is
+    /// sent); the relayer's daily ceiling is reserved by the Relayer object itself, for the transaction it sends.
+    pub profile_reserved: bool,
+}
+
+/// The reservation id of a relay call: `keccak256("execute" ‖ chain id ‖ profile ‖ key manager ‖ signer ‖
+/// nonce)` (the LSP25 nonce carries the channel in its upper 128 bits).
+pub fn execute_id(
+    chain_id: u64,
+    profile: Address,
+    key_manager: Address,
+    signer: Address,
+    nonce: U256,
+) -> B256 {
+    let mut input = Vec::with_capacity(7 + 8 + 3 * 20 + 32);
+    input.extend_from_slice(b"execute");
+    input.extend_from_slice(&chain_id.to_be_bytes());
+    input.extend_from_slice(profile.as_slice());
+    input.extend_from_slice(key_manager.as_slice());
+    input.extend_from_slice(signer.as_slice());
+    input.extend_from_slice(&nonce.to_be_bytes::<32>());
+    keccak256(&input)
+}
+
+/// What the Relayer object answers for an execute job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteOutcome {
+    /// The transaction (the mined one, or the latest sent).
+    pub transaction_hash: B256,
+    /// Receipt facts when mined within the wait.
+    pub mined: Option<MinedFacts>,
+}
+
+/// A receipt, as the service reports it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MinedFacts {
+    /// Whether it succeeded.
+    pub success: bool,
+    /// `gasUsed` (what was charged).
+    pub gas_used: u64,
+    /// The block.
+    pub block_number: u64,
+}
 
 /// A deployment to perform.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -25,17 +25,19 @@ mod wait;
 
 use std::cell::Cell;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use futures_util::lock::Mutex;
+use profile_relayer::api::TransactionStatus;
 use serde::{Deserialize, Serialize};
 use worker::{Date, DurableObject, Env, Request, Response, Result, State, durable_object};
 
 use self::jobs::Job;
-pub use self::jobs::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome};
+pub use self::jobs::{
+    DeployJob, DeployOutcome, ExecuteJob, ExecuteOutcome, RegisterJob, RegisterOutcome, execute_id,
+};
 use crate::{
     config::{self, Config},
     error::{ApiError, ApiResult, Code},
-    execute::ExecuteJob,
     rpc::Rpc,
     signer::Signer,
     txlog,
@@ -67,7 +69,83 @@ pub struct Relayer {
     started: Cell<bool>,
 }
 
-/// What `/status` answers: the lane of the relayer key.
+/// What the `Relayer` object is asked: the body of every request to it ([`RelayerClient`] sends them).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum RelayerOp {
+    /// Deploy a profile (answers [`DeployOutcome`]).
+    Deploy(DeployJob),
+    /// Register a profile (answers [`RegisterOutcome`]).
+    Register(RegisterJob),
+    /// Send a checked relay call (answers [`ExecuteOutcome`]).
+    Execute(ExecuteJob),
+    /// The lane (answers [`LaneStatus`]).
+    Status,
+    /// The record of a transaction (answers `Option<TransactionStatus>`).
+    Transaction {
+        /// Its hash.
+        hash: B256,
+    },
+    /// The pending deployment of a profile (answers `Option<B256>`, its latest hash).
+    Pending {
+        /// The profile.
+        address: Address,
+    },
+}
+
+/// A typed client of this deployment's `Relayer` object (one per relayer chain).
+#[derive(Debug)]
+pub struct RelayerClient {
+    stub: worker::Stub,
+}
+
+impl RelayerClient {
+    /// The Relayer object of `config`'s chain.
+    pub fn new(env: &Env, config: &Config) -> ApiResult<Self> {
+        Ok(Self {
+            stub: env
+                .durable_object("RELAYER")?
+                .id_from_name(&format!("chain-{}", config.chain_id))?
+                .get_stub()?,
+        })
+    }
+
+    async fn ask<T: serde::de::DeserializeOwned>(&self, op: &RelayerOp) -> ApiResult<T> {
+        crate::plumbing::call_do(&self.stub, "/", op).await
+    }
+
+    /// Deploys (or finds deployed) the profile of `job`.
+    pub async fn deploy(&self, job: DeployJob) -> ApiResult<DeployOutcome> {
+        self.ask(&RelayerOp::Deploy(job)).await
+    }
+
+    /// Registers `address`.
+    pub async fn register(&self, address: Address) -> ApiResult<RegisterOutcome> {
+        self.ask(&RelayerOp::Register(RegisterJob { address })).await
+    }
+
+    /// Sends a checked relay call through the lane.
+    pub async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
+        self.ask(&RelayerOp::Execute(job)).await
+    }
+
+    /// The lane's state.
+    pub async fn status(&self) -> ApiResult<LaneStatus> {
+        self.ask(&RelayerOp::Status).await
+    }
+
+    /// The record of the transaction `hash`.
+    pub async fn transaction(&self, hash: B256) -> ApiResult<Option<TransactionStatus>> {
+        self.ask(&RelayerOp::Transaction { hash }).await
+    }
+
+    /// The latest hash of `address`'s pending deployment.
+    pub async fn pending(&self, address: Address) -> ApiResult<Option<B256>> {
+        self.ask(&RelayerOp::Pending { address }).await
+    }
+}
+
+/// What [`RelayerOp::Status`] answers: the lane of the relayer key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LaneStatus {
@@ -124,38 +202,27 @@ impl DurableObject for Relayer {
 
 impl Relayer {
     async fn handle(&self, mut req: Request) -> ApiResult<Response> {
-        match req.path().as_str() {
-            "/deploy" => {
-                let job: DeployJob = req.json().await.map_err(ApiError::internal)?;
-                Ok(Response::from_json(&self.deploy(job).await?)?)
-            }
-            "/register" => {
-                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
-                Ok(Response::from_json(&self.register(job.address).await?)?)
-            }
-            "/execute" => {
-                let job: ExecuteJob = req.json().await.map_err(ApiError::internal)?;
+        let op: RelayerOp = req.json().await.map_err(ApiError::internal)?;
+        match op {
+            RelayerOp::Deploy(job) => Ok(Response::from_json(&self.deploy(job).await?)?),
+            RelayerOp::Register(job) => Ok(Response::from_json(&self.register(job.address).await?)?),
+            RelayerOp::Execute(job) => {
                 let result = self.execute(job).await;
                 if let Err(e) = &result {
                     self.note_error(e);
                 }
                 Ok(Response::from_json(&result?)?)
             }
-            "/status" => Ok(Response::from_json(&self.status()?)?),
-            "/transaction" => {
-                let hash: B256 = req.json().await.map_err(ApiError::internal)?;
-                Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?)
-            }
-            "/pending" => {
-                let job: RegisterJob = req.json().await.map_err(ApiError::internal)?;
+            RelayerOp::Status => Ok(Response::from_json(&self.status()?)?),
+            RelayerOp::Transaction { hash } => Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?),
+            RelayerOp::Pending { address } => {
                 let pending = self.find_job(&Job::Deploy {
-                    universal_profile: job.address,
+                    universal_profile: address,
                 })?;
                 Ok(Response::from_json(
                     &pending.and_then(|p| p.hashes.last().copied()),
                 )?)
             }
-            _ => Err(ApiError::not_found("no such relayer operation")),
         }
     }
 

@@ -11,13 +11,13 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use crate::plumbing::{call_do, integer, json_response, now, read_body, relayer};
+use crate::plumbing::{integer, json_response, now, read_body};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Subject},
-    relayer::LaneStatus,
+    relayer::RelayerClient,
 };
 
 /// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
@@ -83,12 +83,12 @@ pub(super) async fn relayer_status(req: &Request, env: &Env) -> ApiResult<Respon
     let since = month_start(now);
     let meter = MeterClient::new(env, &Subject::Relayer(config.chain_id))?;
     let rpc = config.rpc();
-    let stub = relayer(env, &config)?;
+    let relayer = RelayerClient::new(env, &config)?;
     let (balance, today, month, lane) = join4(
         rpc.balance(signer),
         meter.usage(config.max_gas_per_day, now),
         meter.send(&MeterOp::Periods { from: since }),
-        call_do::<_, LaneStatus>(&stub, "/status", &()),
+        relayer.status(),
     )
     .await;
     let (today, lane) = (today?, lane?);

@@ -7,12 +7,12 @@ use profile_relayer::{
 };
 use worker::{Env, Request, Response};
 
-use crate::plumbing::{call_do, json_response, read_body, relayer};
+use crate::plumbing::{json_response, read_body};
 use crate::{
     auth::{self, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
-    relayer::{DeployJob, DeployOutcome, RegisterJob, RegisterOutcome},
+    relayer::{DeployJob, RelayerClient},
 };
 
 pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
@@ -44,30 +44,20 @@ pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
         ));
     }
     let prediction = predict_addresses(salt, &calldata, &config.constants)?;
-    let stub = relayer(env, &config)?;
-    let outcome: DeployOutcome = call_do(
-        &stub,
-        "/deploy",
-        &DeployJob {
+    let relayer = RelayerClient::new(env, &config)?;
+    let outcome = relayer
+        .deploy(DeployJob {
             salt,
             post_deployment_call_data: calldata.into(),
             universal_profile: prediction.universal_profile,
             key_manager: prediction.key_manager,
             key_budget: key.gas_budget_per_month.unwrap_or(config.default_key_gas_budget),
             key_id: Some(key.id),
-        },
-    )
-    .await?;
+        })
+        .await?;
     if outcome.deployed && outcome.transaction_hash.is_none() {
         // it existed already: make sure it is registered, send nothing
-        let _: RegisterOutcome = call_do(
-            &stub,
-            "/register",
-            &RegisterJob {
-                address: prediction.universal_profile,
-            },
-        )
-        .await?;
+        relayer.register(prediction.universal_profile).await?;
     }
     let response = DeployResponse {
         universal_profile_address: prediction.universal_profile,
@@ -84,8 +74,7 @@ pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     // only a genuine LUKSO profile with its KeyManager gets a quota; a refusal registers nothing
     crate::genuine::key_manager_of(&config, &config.rpc(), address).await?;
-    let outcome: RegisterOutcome =
-        call_do(&relayer(env, &config)?, "/register", &RegisterJob { address }).await?;
+    let outcome = RelayerClient::new(env, &config)?.register(address).await?;
     json_response(
         200,
         &RegisterResponse {
@@ -100,8 +89,7 @@ pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
 pub(super) async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
     let config = Config::from_env(env)?;
     let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
-    let record: Option<profile_relayer::api::TransactionStatus> =
-        call_do(&relayer(env, &config)?, "/transaction", &hash).await?;
+    let record = RelayerClient::new(env, &config)?.transaction(hash).await?;
     let record = record.ok_or_else(|| {
         ApiError::new(
             Code::TransactionNotFound,
