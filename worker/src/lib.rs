@@ -1,6 +1,9 @@
-//! profile-relayer's Cloudflare Worker: the relayer user API (deploy and register Universal Profiles), API keys,
-//! quota and rate limits. Encodings, validation and prediction come from the core crate; this crate converts,
-//! checks and does I/O (JSON-RPC, KV, Durable Objects).
+//! profile-relayer's Cloudflare Worker, one service per network: the relayer (deploy and register Universal
+//! Profiles, LSP15 gasless relay calls, gas metering, API keys, rate limits), the lookup and search API for every
+//! configured chain (D1 + FTS5, Algolia-compatible), the IPFS relay, image resizing and uploads, the indexer (cron)
+//! and the operator routes (`/ready`, `/admin/*`). Encodings, validation and prediction come from the core crate;
+//! this crate converts, checks and does I/O (JSON-RPC, KV, D1, R2, Durable Objects). The module map is
+//! ARCHITECTURE.md.
 
 mod algolia;
 mod auth;
