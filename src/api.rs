@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod algolia;
 mod calendar;
+pub mod codes;
 pub mod records;
 mod relay;
 pub mod shape;

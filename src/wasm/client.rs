@@ -38,6 +38,10 @@ declare global {
 }
 "#;
 
+/// `ServiceErrorCode`: generated from the service's code table (`api::codes`).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SERVICE_CODES: &'static str = crate::api::codes::SERVICE_CODE_TS;
+
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CLIENT_TYPES: &'static str = r#"
 /** Options of `new RelayerClient(…)`. `apiKey` is needed for the deploy / register / status routes; the LSP15 relay
@@ -71,23 +75,6 @@ export interface CreateProfileInput { metadata: unknown; controllers: Address[];
 export interface CreateProfileResult extends DeployResponse {
   salt: Hex; lsp3Profile: Hex; metadataCid: string; postDeploymentCallData: Hex; pending: boolean;
 }
-/** Codes a client call can reject with, besides the core's ProfileRelayerErrorCode: the service's codes and the
- * client's own (`NETWORK_ERROR`, `HTTP_ERROR`, `PREDICTION_MISMATCH`, `UPLOAD_MISMATCH`, `CONTENT_MISMATCH`). */
-export type ServiceErrorCode =
-  | "MISSING_API_KEY" | "INVALID_API_KEY" | "INVALID_UPLOAD_TOKEN" | "API_KEY_REVOKED" | "INSUFFICIENT_SCOPE" | "RATE_LIMITED" | "NOT_FOUND"
-  | "PROFILE_NOT_FOUND" | "NOT_A_UNIVERSAL_PROFILE" | "METHOD_NOT_ALLOWED" | "BODY_TOO_LARGE" | "UNSUPPORTED_CONTENT_TYPE"
-  | "INVALID_MULTIPART" | "UNKNOWN_CHAIN" | "INDEX_NOT_FOUND" | "API_KEY_NOT_FOUND" | "INVALID_ADMIN_TOKEN"
-  | "CONFIGURATION_ERROR" | "INTERNAL_ERROR" | "RPC_ERROR" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS"
-  | "DEPLOYMENT_WOULD_REVERT" | "DEPLOYMENT_REVERTED" | "DEPLOYMENT_MISMATCH" | "GATEWAY_ERROR" | "GATEWAY_TIMEOUT"
-  | "CONTENT_NOT_FOUND" | "RANGE_NOT_SATISFIABLE" | "SEARCH_BACKEND_ERROR"
-  | "NOT_A_CONTROLLER" | "PROFILE_NOT_REGISTERED" | "NOT_A_KEY_MANAGER" | "GAS_LIMIT_TOO_HIGH" | "DAILY_GAS_CEILING"
-  | "GAS_BUDGET_EXCEEDED" | "TRANSACTION_NOT_FOUND" | "DEPLOY_DATA_TOO_LARGE" | "FEE_TOO_HIGH" | "INVALID_BODY"
-  | "INVALID_PARAMETER" | "TOKEN_NOT_FOUND" | "IMAGE_TOO_LARGE" | "INVALID_IMAGE"
-  | "RPC_ANSWER_TOO_LARGE"
-  | "UNKNOWN_PROFILE_CODE" | "UNKNOWN_KEY_MANAGER_CODE" | "KEY_MANAGER_TARGET_MISMATCH"
-  | "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH"
-  | "INVALID_RESPONSE" | "SIGNER_ERROR"
-  | "INVALID_FILTERS" | "INVALID_CURSOR" | "TOO_MANY_QUERIES" | "UNSUPPORTED_QUERY_TYPE";
 "#;
 
 fn base(url: &str) -> Result<String, Error> {

@@ -115,12 +115,10 @@ export type KeyNameInput = string | { keyName: string; dynamicKeyParts?: string 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ERROR_CODES: &'static str = crate::error::ERROR_CODE_TS;
 
+/// The lite and recover entries' `ServiceErrorCode`: the clients' own codes (generated).
 #[cfg(not(feature = "wasm"))]
 #[wasm_bindgen(typescript_custom_section)]
-const TS_LITE: &'static str = r#"
-/** Codes only the clients of the full package (`profile-relayer`) produce. */
-export type ServiceErrorCode = "NETWORK_ERROR" | "HTTP_ERROR" | "PREDICTION_MISMATCH" | "UPLOAD_MISMATCH" | "CONTENT_MISMATCH";
-"#;
+const TS_LITE: &'static str = crate::api::codes::CLIENT_CODE_TS;
 
 #[wasm_bindgen]
 extern "C" {
