@@ -75,7 +75,7 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
     }
     let kv = env.kv("API_KEYS")?;
     let record: ApiKeyRecord = kv
-        .get(&format!("key:{}", hash_secret(&key)))
+        .get(&crate::store::api_key_key(&hash_secret(&key)))
         .json()
         .await
         .map_err(ApiError::internal)?

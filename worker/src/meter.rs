@@ -581,7 +581,7 @@ impl Meter {
         self.schedule(&written, now).await?;
         if let Subject::Profile(address) = subject {
             for (start, used) in written.used.iter().rev().take(2) {
-                let key = format!("usage:{address:#x}:{start}");
+                let key = crate::store::usage_key_of_month(*address, *start);
                 self.env
                     .kv("PROFILES")?
                     .put(&key, used.to_string())

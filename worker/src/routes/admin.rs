@@ -18,6 +18,7 @@ use crate::{
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Subject},
     relayer::RelayerClient,
+    store,
 };
 
 /// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
@@ -238,12 +239,12 @@ pub(super) async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
 /// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
 /// (for listing and revoking).
 async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
-    kv.put(&format!("key:{hash}"), record)
+    kv.put(&store::api_key_key(hash), record)
         .map_err(ApiError::internal)?
         .execute()
         .await
         .map_err(ApiError::internal)?;
-    kv.put(&format!("id:{}", record.id), hash)
+    kv.put(&store::api_key_id_key(&record.id), hash)
         .map_err(ApiError::internal)?
         .metadata(record)
         .map_err(ApiError::internal)?
@@ -297,13 +298,13 @@ pub(super) async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<
         return Err(not_found());
     }
     let hash: String = kv
-        .get(&format!("id:{id}"))
+        .get(&store::api_key_id_key(id))
         .text()
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(not_found)?;
     let mut record: ApiKeyRecord = kv
-        .get(&format!("key:{hash}"))
+        .get(&store::api_key_key(&hash))
         .json()
         .await
         .map_err(ApiError::internal)?
