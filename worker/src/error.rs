@@ -6,8 +6,8 @@ use worker::Response;
 
 use crate::rpc::RpcError;
 
-/// Every error code the Worker answers with itself, declared in the core's wire module with its status and meaning
-/// (core errors keep the core's codes: [`profile_relayer::Error::ALL_CODES`]).
+// Every error code the Worker answers with itself, declared in the core's wire module (`api::codes`) with its status
+// and meaning; core errors keep the core's codes (`profile_relayer::Error::ALL_CODES`).
 pub use profile_relayer::api::codes::ServiceCode as Code;
 
 /// An error answered to the client.
