@@ -4,7 +4,7 @@
 //! nothing; the transaction's gas limit is then reserved against the profile's monthly quota and the relayer's
 //! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
 
-use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_primitives::{Address, B256, U256};
 use futures_util::future::join;
 use profile_relayer::{
     api::{ExecuteRequest, ExecuteResponse, Quota, QuotaRequest, QuotaResponse},
@@ -23,14 +23,6 @@ use crate::{
     store,
 };
 
-async fn eth_call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes>> {
-    match rpc.eth_call(to, data).await {
-        Ok(out) => Ok(Some(out)),
-        Err(RpcError::Node { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// The profile's KeyManager, when the profile is genuine: LUKSO's Universal Profile code owned by LUKSO's
 /// KeyManager code whose `target()` is the profile ([`crate::genuine`]); claimed interfaces are never enough.
 async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
@@ -43,7 +35,8 @@ async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiRes
         "AddressPermissions:Permissions:<address>",
         &[controller.to_string()],
     )?;
-    let value = eth_call(rpc, profile, &profile_relayer::erc725y::get_data_calldata(key))
+    let value = rpc
+        .eth_call_or_revert(profile, &profile_relayer::erc725y::get_data_calldata(key))
         .await?
         .and_then(|out| profile_relayer::erc725y::decode_get_data(&out))
         .unwrap_or_default();
@@ -78,7 +71,7 @@ async fn check(
     // the cheap reads first, together; the simulation only once they pass
     let (granted, expected) = join(
         permissions(&rpc, profile, signer),
-        eth_call(&rpc, key_manager, &nonce_call),
+        rpc.eth_call_or_revert(key_manager, &nonce_call),
     )
     .await;
     let granted = granted?;

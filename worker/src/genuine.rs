@@ -14,7 +14,7 @@
 
 use std::{cell::RefCell, collections::HashMap};
 
-use alloy_primitives::{Address, B256, Bytes, keccak256};
+use alloy_primitives::{Address, B256, keccak256};
 use futures_util::future::join;
 use profile_relayer::{
     erc165,
@@ -24,7 +24,7 @@ use profile_relayer::{
 use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
-    rpc::{Rpc, RpcError},
+    rpc::Rpc,
 };
 
 /// Most implementations whose code hash one instance keeps.
@@ -35,15 +35,6 @@ thread_local! {
     /// address without code may get some later, while code that exists stays (no known implementation can
     /// self-destruct, and since EIP-6780 nothing deployed earlier can).
     static IMPLEMENTATIONS: RefCell<HashMap<(u64, Address), B256>> = RefCell::new(HashMap::new());
-}
-
-/// `eth_call`, with a revert as `None`.
-async fn call(rpc: &Rpc, to: Address, data: &[u8]) -> ApiResult<Option<Bytes>> {
-    match rpc.eth_call(to, data).await {
-        Ok(out) => Ok(Some(out)),
-        Err(RpcError::Node { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// `keccak256` of the runtime code at `implementation`.
@@ -99,10 +90,13 @@ async fn refuse_profile(rpc: &Rpc, profile: Address, verdict: Verdict) -> ApiErr
             return ApiError::internal(format!("{profile}: refused with verdict {verdict:?}"));
         }
     };
-    let claims_lsp0 = match call(rpc, profile, &erc165::supports_interface_calldata(erc165::LSP0)).await {
+    let claims_lsp0 = match rpc
+        .eth_call_or_revert(profile, &erc165::supports_interface_calldata(erc165::LSP0))
+        .await
+    {
         Ok(out) => out.is_some_and(|out| erc165::decode_supports_interface(&out)),
         // the node failing is no answer about the profile
-        Err(e) => return e,
+        Err(e) => return e.into(),
     };
     if claims_lsp0 {
         ApiError::new(
@@ -134,7 +128,7 @@ async fn refuse_profile(rpc: &Rpc, profile: Address, verdict: Verdict) -> ApiErr
 pub async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
     let (profile_verdict, owner) = join(
         verdict(config, rpc, Contract::UniversalProfile, profile),
-        call(rpc, profile, &erc165::owner_calldata()),
+        rpc.eth_call_or_revert(profile, &erc165::owner_calldata()),
     )
     .await;
     let profile_verdict = profile_verdict?;
@@ -149,7 +143,7 @@ pub async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> Api
     })?;
     let (key_manager, target) = join(
         verdict(config, rpc, Contract::KeyManager, owner),
-        call(rpc, owner, &target_calldata()),
+        rpc.eth_call_or_revert(owner, &target_calldata()),
     )
     .await;
     match key_manager? {

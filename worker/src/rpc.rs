@@ -375,6 +375,18 @@ impl Rpc {
         .await
     }
 
+    /// [`Rpc::eth_call`] with a revert (the node's error answer) as `None`: what a contract refusing a call is.
+    ///
+    /// # Errors
+    /// Every failure but a revert.
+    pub async fn eth_call_or_revert(&self, to: Address, data: &[u8]) -> Result<Option<Bytes>, RpcError> {
+        match self.eth_call(to, data).await {
+            Ok(out) => Ok(Some(out)),
+            Err(RpcError::Node { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `eth_getBalance`.
     pub async fn balance(&self, address: Address) -> Result<U256, RpcError> {
         self.call("eth_getBalance", json!([address, "latest"])).await
