@@ -156,9 +156,14 @@ impl Job {
 
 impl Relayer {
     /// Settles `charge` on each of its meters to `gas_used`; the first meter's charge is returned.
-    pub(super) async fn settle(&self, charge: Option<&Charge>, gas_used: u64) -> ApiResult<Option<u64>> {
+    pub(super) async fn settle(
+        &self,
+        ctx: &Ctx,
+        charge: Option<&Charge>,
+        gas_used: u64,
+    ) -> ApiResult<Option<u64>> {
         match charge {
-            Some(charge) => settle_all(&self.env, charge, gas_used, Config::from_env(&self.env)?.now()).await,
+            Some(charge) => settle_all(&self.env, charge, gas_used, ctx.config.now()).await,
             None => Ok(None),
         }
     }

@@ -108,7 +108,7 @@ impl Relayer {
         let reverted = receipt.status.is_zero();
         let gas_used = u64::try_from(receipt.gas_used).unwrap_or(u64::MAX);
         // charged before the row goes: a failed settlement is retried by the next round (settling is idempotent)
-        let charged = self.settle(tx.charge.as_ref(), gas_used).await?;
+        let charged = self.settle(ctx, tx.charge.as_ref(), gas_used).await?;
         // its nonce is used: whatever version is stored is done
         if self.lane_get(tx.nonce)?.is_some_and(|s| s.job == tx.job) {
             self.lane_write(Some(tx.nonce), None)?;
