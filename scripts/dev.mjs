@@ -12,6 +12,8 @@ const stack = await startStack({
   chainPort: Number(process.env.CHAIN_PORT ?? 8545),
   workerPort: Number(process.env.WORKER_PORT ?? 8787),
   secrets: { UPLOAD_JWT_SECRET: uploadJwtSecret },
+  // as in production: the indexer object follows the chain every INDEXER_INTERVAL_SECONDS, no manual runs
+  followChain: true,
 });
 const { chain, workerUrl, apiKey, adminToken, relayerAddress } = stack;
 const www = await serveWww({

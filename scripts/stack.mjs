@@ -49,8 +49,10 @@ export async function fund(chain, address, wei = 10n ** 20n) {
  * random), vars (extra Worker vars), log, extraChains: more anvil chains (each with the LUKSO contracts) served by
  * the same Worker, `[{ chainId, indexPrefix, ...CHAINS fields }]`; with them the Worker gets a `CHAINS` var listing
  * the relayer's chain (prefix `vars.INDEX_PREFIX` or dev_local) and these, and `stack.chains` lists all of them.
+ * followChain: false (tests) sets INDEXER_INTERVAL_SECONDS=0, so the indexer follows the chain only when a test runs
+ * it (reported receipts are still indexed at once); true (the dev stack) keeps wrangler.toml's interval.
  */
-export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [] } = {}) {
+export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [], followChain = false } = {}) {
   const chain = await startChain({ port: chainPort, chainId });
   const others = [];
   try {
@@ -85,7 +87,8 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
   // wrangler dev on the chain with the persisted state (KV, D1, Durable Objects): started here and by restartWorker
   const launch = async (port, extraVars = {}) => {
     const inspectorPort = await freePort();
-    const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...vars, ...extraVars };
+    const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
+    const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
     const args = [
       join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
       '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),

@@ -34,6 +34,7 @@ mod upload_token;
 #[cfg(test)]
 mod wire;
 
+pub use indexer::clock::Indexer;
 pub use meter::Meter;
 pub use ratelimit::RateLimiter;
 pub use relayer::Relayer;
@@ -57,6 +58,7 @@ async fn serve(req: Request, env: Env, ctx: Context) -> Result<Response> {
         let _ = res.headers_mut().set("access-control-max-age", "86400");
         return Ok(res);
     }
+    indexer::clock::wake_once(&env, &ctx);
     let mut res = routes::handle(req, &env, &ctx)
         .await
         .unwrap_or_else(error::ApiError::into_response);
@@ -87,18 +89,22 @@ fn cors(res: &mut Response) {
 /// its share of the budget); one chain failing does not stop the others.
 #[event(scheduled)]
 pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    match indexer::run_all(&env).await {
-        Ok(runs) => {
-            for (chain_id, result) in runs {
-                match result {
-                    Ok(stats) => worker::console_log!(
-                        "indexer {chain_id}: {}",
-                        serde_json::to_string(&stats).unwrap_or_default()
-                    ),
-                    Err(e) => worker::console_error!("indexer {chain_id}: {} {}", e.code, e.message),
-                }
-            }
+    // every chain's run in its indexer object (one run at a time with the object's alarm), then the alarms started
+    let chains = match config::chains(&env) {
+        Ok(chains) => chains,
+        Err(e) => return worker::console_error!("indexer: {} {}", e.code, e.message),
+    };
+    for chain in &chains {
+        match indexer::clock::run(&env, chain).await {
+            Ok(stats) => worker::console_log!(
+                "indexer {}: {}",
+                chain.chain_id,
+                serde_json::to_string(&stats).unwrap_or_default()
+            ),
+            Err(e) => worker::console_error!("indexer {}: {} {}", chain.chain_id, e.code, e.message),
         }
-        Err(e) => worker::console_error!("indexer: {} {}", e.code, e.message),
+    }
+    if let Err(e) = indexer::clock::wake_all(&env).await {
+        worker::console_error!("indexer wake: {} {}", e.code, e.message);
     }
 }

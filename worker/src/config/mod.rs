@@ -103,6 +103,15 @@ pub fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiRe
     }
 }
 
+/// `INDEXER_INTERVAL_SECONDS` (default 5): seconds between two runs of a chain's indexer object (its alarm); 0 runs
+/// it only when woken (the cron, each minute).
+///
+/// # Errors
+/// `CONFIGURATION_ERROR` when it is not a number.
+pub fn indexer_interval_seconds(env: &Env) -> ApiResult<u64> {
+    number(env, "INDEXER_INTERVAL_SECONDS", 5)
+}
+
 /// A list of runtime code hashes (comma-separated 32-byte hex), empty when unset; `CONFIGURATION_ERROR` naming
 /// `name` when a value is malformed.
 fn code_hashes(name: &str, value: Option<&str>) -> ApiResult<Vec<B256>> {

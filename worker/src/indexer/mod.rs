@@ -13,6 +13,7 @@
 mod answers;
 mod caps;
 mod chain;
+pub mod clock;
 mod discovery;
 mod metadata;
 mod records;
@@ -265,31 +266,6 @@ fn invocation_budget(env: &Env) -> ApiResult<(u64, u32)> {
 pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
     let (deadline, subrequests) = invocation_budget(env)?;
     run_with(env, chain, Budget::share(env, deadline, subrequests, 1)?).await
-}
-
-/// One run of every configured chain (the cron), in order, as `(chain id, result)`: each chain gets an equal share
-/// of what the chains before it left of the invocation's budget, and one chain failing (its node down, …) does not
-/// stop the others.
-///
-/// # Errors
-/// `CONFIGURATION_ERROR` only: a chain's own failure is its result.
-pub async fn run_all(env: &Env) -> ApiResult<Vec<(u64, ApiResult<RunStats>)>> {
-    let chains = crate::config::chains(env)?;
-    let (deadline, mut subrequests) = invocation_budget(env)?;
-    let mut runs = Vec::with_capacity(chains.len());
-    let count = chains.len();
-    for (i, chain) in chains.iter().enumerate() {
-        let shares = u32::try_from(count.saturating_sub(i)).unwrap_or(u32::MAX).max(1);
-        let budget = Budget::share(env, deadline, subrequests, shares)?;
-        let result = run_with(env, chain, budget).await;
-        subrequests = subrequests.saturating_sub(match &result {
-            Ok(stats) => stats.subrequests,
-            // a failed run spent an unknown part of its share: count all of it
-            Err(_) => subrequests / shares,
-        });
-        runs.push((chain.chain_id, result));
-    }
-    Ok(runs)
 }
 
 async fn run_with(env: &Env, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {

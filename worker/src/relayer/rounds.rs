@@ -132,6 +132,14 @@ impl Relayer {
             record.gas_used = Some(gas_used);
             record.charged = charged.or(record.charged);
             self.log_put(ctx, &record)?;
+            if !reverted {
+                // indexed in seconds, not at the indexer's next pass over the chain
+                if let Err(e) =
+                    crate::indexer::clock::touched(&self.env, ctx.config.chain_id, vec![profile]).await
+                {
+                    worker::console_warn!("reporting {profile} to the indexer: {} {}", e.code, e.message);
+                }
+            }
         }
         match tx.job {
             Job::Filler | Job::Execute { .. } => Ok(()),

@@ -133,12 +133,13 @@ pub(super) async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response>
     let url = req.url()?;
     if let Some((_, chain_id)) = url.query_pairs().find(|(k, _)| k == "chainId") {
         let chain = crate::config::chain(env, &chain_id)?;
-        return json_response(200, &crate::indexer::run(env, &chain).await?);
+        return json_response(200, &crate::indexer::clock::run(env, &chain).await?);
     }
     let mut chains = Vec::new();
     let mut first_error = None;
-    for (i, (chain_id, result)) in crate::indexer::run_all(env).await?.into_iter().enumerate() {
-        match result {
+    for (i, chain) in crate::config::chains(env)?.iter().enumerate() {
+        let chain_id = chain.chain_id;
+        match crate::indexer::clock::run(env, chain).await {
             Ok(stats) => chains.push(ChainRun::Ran(stats)),
             Err(e) => {
                 chains.push(ChainRun::Failed {
