@@ -8,8 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { encodeDeployData, encodeFunctionData } from 'viem';
+import { encodeDeployData } from 'viem';
 import * as sdk from 'profile-relayer';
+import { waitForReceipt } from '../../scripts/chain.mjs';
 import { startStack } from '../../scripts/stack.mjs';
 
 if (process.argv.includes('--backfill')) {
@@ -70,8 +71,7 @@ try {
   }
   for (let i = 0; i < 50; i++) {
     const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x4c4b40', data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: [`Bench Token ${i}`, `BT${i}`, OWNER, 0n, false] }) }]);
-    let receipt;
-    while (!(receipt = await stack.chain.rpc('eth_getTransactionReceipt', [hash]))) await new Promise((r) => setTimeout(r, 20));
+    const receipt = await waitForReceipt(stack.chain.rpc, hash);
     assert.equal(receipt.status, '0x1', `LSP7 deployment ${i}`);
   }
   const fromBlock = (await (await fetch(`${stack.workerUrl}/v1/31337/stats`)).json()).lastIndexedBlock + 1;
