@@ -50,7 +50,15 @@ step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --
 step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmark smoke run (outputs equal to erc725.js / viem)"
-(cd tests && node bench/sdk.bench.mjs --quick)
+step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 45 s)"
+(
+  cd tests
+  node bench/sdk.bench.mjs --quick
+  node bench/relayer.bench.mjs --quick
+  node bench/execute.bench.mjs --quick
+  node bench/indexer.bench.mjs --quick
+  node bench/indexer.bench.mjs --backfill --quick
+  node bench/ipfs-relay.bench.mjs --quick
+)
 
 step "all tests passed"
