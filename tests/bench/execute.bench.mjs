@@ -24,7 +24,9 @@ const kmAbi = parseAbi([
 ]);
 const upAbi = parseAbi(['function owner() view returns (address)', 'function setData(bytes32 key, bytes value)']);
 const url = (p) => `${stack.workerUrl}${p}`;
-const post = (path, body) => fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+// a request that never answers fails the bench after a minute instead of hanging it (seen once on a loaded machine)
+const post = (path, body) =>
+  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
 async function read(to, abi, functionName, args = []) {
   const out = await stack.chain.rpc('eth_call', [{ to, data: encodeFunctionData({ abi, functionName, args }) }, 'latest']);
   return decodeFunctionResult({ abi, functionName, data: out });

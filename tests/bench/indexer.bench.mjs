@@ -131,7 +131,7 @@ try {
   }
 
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
-  console.log(`catch-up, empty range: ${N.empty} blocks in ${emptySeconds.toFixed(2)} s (${(N.empty / emptySeconds).toFixed(0)} blocks/s, ${emptyRuns} runs of ≤ 500 blocks)`);
+  console.log(`catch-up, empty range: ${N.empty} blocks in ${emptySeconds.toFixed(2)} s (${(N.empty / emptySeconds).toFixed(0)} blocks/s, ${emptyRuns} indexer run(s), first eth_getLogs window 500 blocks)`);
   console.log(`catch-up with ${N.profiles} profiles + ${N.assets} LSP7 assets from block ${fromBlock}: ${fullSeconds.toFixed(2)} s (${((N.profiles + N.assets) / fullSeconds).toFixed(1)} records/s); index entries now ${entries} (${stats.indexes.map((i) => `${i.name}: ${i.entries}`).join(', ')})`);
   console.log(`deploy → searchable (indexer run right after the deploy): p50 ${percentile(searchable, 50).toFixed(0)} ms, max ${Math.max(...searchable).toFixed(0)} ms`);
   console.log(`cached lookup /v1/31337/address (autocannon, 10 connections, ${N.loadSeconds} s): ${out.requests.average.toFixed(0)} req/s, p50 ${out.latency.p50} ms, p99 ${out.latency.p99} ms`);
