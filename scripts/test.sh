@@ -10,6 +10,9 @@ step() { printf '\n\033[1;32m==> %s\033[0m\n' "$*"; }
 step "lint: rustfmt"
 cargo fmt --all --check
 
+step "lint: JS/TS (Biome: format and lint of tests/, scripts/, www/, worker/js/; fix with npx biome check --write)"
+npx --no-install biome ci --error-on-warnings .
+
 step "lint: clippy (core, native)"
 cargo clippy --all-targets -- -D warnings
 step "lint: clippy (core + wasm bindings, wasm32)"
