@@ -88,7 +88,7 @@ export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/a
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
-# 6. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
+# 6. Project npm dependencies: wrangler and Biome (root), LUKSO artifacts and test/benchmark peers (tests/).
 for dir in "$PROJECT_DIR" "$PROJECT_DIR/tests"; do
   stamp="$dir/node_modules/.stamp"
   if [ ! -f "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
