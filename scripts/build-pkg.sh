@@ -6,8 +6,8 @@
 #                                     recovery, built like lite)
 # One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
 # The lite entry is built for speed (opt-level 3, wasm-opt -O3): it is what hot encoding loops import. The full entry is
-# built for size (opt-level "s", wasm-opt -Oz): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
-# on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another 9 % smaller,
+# built for size (opt-level "s", wasm-opt -Oz): less gzip wasm than opt-level 3, slower than the lite build
+# on encodings but still faster than erc725.js / viem on every case (BENCHMARKS.md#wasm-size). ("z" is smaller still,
 # but its VerifiableURI decode falls below erc725.js's.)
 #
 #   scripts/build-pkg.sh                      # everything (what the tests and the package need)
@@ -21,7 +21,7 @@ source scripts/setup.sh
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types
   --enable-sign-ext --enable-mutable-globals --enable-simd)
 # 128-bit SIMD (every browser since 2023, Node ≥ 16.4): hex decoding / encoding of arguments and results runs on
-# const-hex's simd128 path (≈ 5× the scalar one on a 1 KB calldata). cargo keeps these artifacts apart from the
+# const-hex's simd128 path (BENCHMARKS.md#wasm-boundary). cargo keeps these artifacts apart from the
 # other wasm builds sharing the target directory (rustflags are part of their fingerprint)
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # The dependencies' source paths in panic locations without the machine's cargo home and registry directory
@@ -90,7 +90,7 @@ for flavour in full lite recover; do
     rm -rf "$dir"
     wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
     if [ "$target" = bundler ]; then rethrow "$dir/profile_relayer_bg.js"; else rethrow "$dir/profile_relayer.js"; fi
-    # the `producers` and `target_features` custom sections are read by no engine or bundler: ≈ 0.2 KB of gzip
+    # the `producers` and `target_features` custom sections are read by no engine or bundler: bytes saved
     wasm-opt "$wasm_opt" --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
       "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
     # the Node build is CommonJS (the top-level pkg/package.json says "module"); its `inline_js` snippets are written

@@ -68,7 +68,7 @@ export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
 export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
-# 6. Project npm dependencies: wrangler (root), LUKSO artifacts and test/benchmark peers (tests/).
+# 6. Project npm dependencies: wrangler and Biome (root), LUKSO artifacts and test/benchmark peers (tests/).
 for dir in "$PROJECT_DIR" "$PROJECT_DIR/tests"; do
   stamp="$dir/node_modules/.stamp"
   if [ ! -f "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then

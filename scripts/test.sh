@@ -10,6 +10,9 @@ step() { printf '\n\033[1;32m==> %s\033[0m\n' "$*"; }
 step "lint: rustfmt"
 cargo fmt --all --check
 
+step "lint: JS/TS (Biome: format and lint of tests/, scripts/, www/, worker/js/; fix with npx biome check --write)"
+npx --no-install biome ci --error-on-warnings .
+
 step "lint: clippy (core, native)"
 cargo clippy --all-targets -- -D warnings
 step "lint: clippy (core + wasm bindings, wasm32)"
@@ -50,7 +53,15 @@ step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --
 step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmark smoke run (outputs equal to erc725.js / viem)"
-(cd tests && node bench/sdk.bench.mjs --quick)
+step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 45 s)"
+(
+  cd tests
+  node bench/sdk.bench.mjs --quick
+  node bench/relayer.bench.mjs --quick
+  node bench/execute.bench.mjs --quick
+  node bench/indexer.bench.mjs --quick
+  node bench/indexer.bench.mjs --backfill --quick
+  node bench/ipfs-relay.bench.mjs --quick
+)
 
 step "all tests passed"

@@ -31,8 +31,8 @@ impl fmt::Display for Quoted<'_> {
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
 /// The text of an ABI decoding error, written here rather than by the error's `Display`: that one formats its
-/// type names and logs with `{:?}` (Unicode escaping tables) and its hex errors' characters likewise, ≈ 1 KB of
-/// the npm package's gzipped wasm for messages these decoders never produce.
+/// type names and logs with `{:?}` (Unicode escaping tables) and its hex errors' characters likewise: wasm the npm
+/// package would carry for messages these decoders never produce (BENCHMARKS.md#wasm-size).
 pub(crate) fn abi_reason(e: &alloy_sol_types::Error) -> String {
     use alloy_sol_types::Error as E;
     match e {

@@ -107,7 +107,8 @@ pub fn parse_uint256(field: &str, s: &str) -> Result<U256> {
 }
 
 /// The value of a non-empty string of ASCII decimal digits (checked by the caller); `None` above 2^256 - 1. Up to
-/// 19 digits (always below 2^64) by the standard library's `u64` parser, ≈ 4× faster than `ruint`'s chunked one.
+/// 19 digits (always below 2^64) by the standard library's `u64` parser, faster than `ruint`'s chunked one
+/// (BENCHMARKS.md#wasm-boundary).
 pub(crate) fn decimal_u256(digits: &str) -> Option<U256> {
     if digits.len() <= 19 {
         return digits.parse::<u64>().ok().map(U256::from);

@@ -2,7 +2,7 @@
 //! of raw blocks against their CID. CID and multihash handling is the `cid` / `multihash` crates'; the digest is
 //! SHA-256 from `sha2`. CID text in the usual bases (CIDv0 `Qm…`, base32 `b…`/`B…`, base58btc `z…`, base16 `f…`/`F…`)
 //! is decoded with `bs58` / `base32` / `alloy_primitives::hex`; any other multibase goes through `cid`'s `multibase`
-//! table, except in the npm package (feature `wasm-lite`), which leaves that table (≈ 90 KB of wasm) out.
+//! table, except in the npm package (feature `wasm-lite`), which leaves that large table out (BENCHMARKS.md#wasm-size).
 
 use cid::Cid;
 use multihash::Multihash;

@@ -192,7 +192,7 @@ pub fn encode_token_id(format: TokenIdFormat, value: &str) -> Result<B256> {
                 U256::from_str_radix(hex, 16).map_err(|e| bad(e.to_string()))?
             } else if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
                 // below 2^64: the last 8 bytes, with no 256-bit integer on the way (what
-                // dApps pass in loops; the SDK's full entry, built for size, spent ≈ 8 % of a call on the U256)
+                // dApps pass in loops; the U256 was a measurable part of the call: BENCHMARKS.md#wasm-boundary)
                 if let Ok(n) = value.parse::<u64>() {
                     write_right(&mut out, n.to_be_bytes());
                     return Ok(B256::from(out));

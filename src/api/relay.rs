@@ -149,7 +149,7 @@ fn json_integer(n: &serde_json::Number) -> Option<u64> {
 }
 
 /// A JSON number as text for an error message, without a float formatter: serde_json's `Display` formats floats
-/// with `ryu`, whose tables were 2.2 KB of the npm package's gzipped wasm for these two messages alone. Integers
+/// with `ryu`, whose tables outweigh these two messages in the npm package's wasm (BENCHMARKS.md#wasm-size). Integers
 /// (also as floats below 10^19) are exact; other numbers show their integer part and up to nine decimals, with
 /// `≈` when that does not read back as the number.
 fn number_text(n: &serde_json::Number) -> String {

@@ -3,7 +3,7 @@
 //! `INVALID_RESPONSE`, never a silently wrong object.
 //!
 //! The clients read answers this way instead of deserializing them with serde: a serde deserializer for JS values
-//! and the types' generated visitors cost ≈ 30 KB of gzip wasm, a shape table and [`Shape::check`] under 2 KB. A
+//! and the types' generated visitors weigh many times a shape table and [`Shape::check`] (BENCHMARKS.md#wasm-size). A
 //! test per type (below) serializes full samples with serde and checks that the shape accepts them and lists
 //! exactly the fields they have, so a field added to a type without its shape fails the tests.
 //!

@@ -185,8 +185,8 @@ pub fn encode_key_name<S: AsRef<str>>(name: &str, dynamic_parts: &[S]) -> Result
     // one walk over the words, keeping the first three (a key name is encoded with no allocation); the checks
     // below come in the order of their errors
     let (mut words, mut count, mut empty, mut expected) = ([""; 3], 0usize, false, 0usize);
-    // a char predicate, not `split(':')`: names are short, and its memchr set-up was ≈ 1 % of a one-call encoding
-    // (and 0.5 KB of gzip wasm)
+    // a char predicate, not `split(':')`: names are short, and its memchr set-up costs more than it saves, in time
+    // and in wasm size (BENCHMARKS.md#wasm-boundary)
     let colon = |c: char| c == ':';
     for word in name.split(colon) {
         if let Some(w) = words.get_mut(count) {

@@ -96,7 +96,8 @@ export function utf8In(buf, s, ptr, cap) {
 }")]
 extern "C" {
     /// A `DecodedVerifiableUri` built in JS in one call (an object literal of one shape, fields sliced from one
-    /// string): ≈ 2× faster than setting five properties across the boundary. `url` undefined: the rest of `all`.
+    /// string): faster than setting five properties across the boundary (BENCHMARKS.md#wasm-boundary). `url`
+    /// undefined: the rest of `all`.
     #[wasm_bindgen(js_name = decodedUri)]
     pub(crate) fn decoded_uri(
         format: &JsValue,
@@ -399,7 +400,7 @@ impl Args<'_> {
     /// [`Args::utf8`] as Rust text, not validated again: every way `utf8` reads a string gives well-formed UTF-8
     /// (Node's `utf8Write` and `TextEncoder.encodeInto` write lone surrogates as U+FFFD and never part of a
     /// character, and the room given is the worst case, 3 bytes per UTF-16 unit; the fallback is a Rust `String`).
-    /// Validating it again was ≈ 2 % of an `encodeVerifiableUriData` call.
+    /// Validating it again was a measurable part of a call (BENCHMARKS.md#wasm-boundary).
     #[inline(never)]
     pub(crate) fn utf8_text(&self, value: &JsValue) -> Option<Cow<'_, str>> {
         Some(match self.utf8(value)? {
@@ -564,7 +565,7 @@ thread_local! {
 
 /// [`crate::hex::parse_address`], remembering the last few mixed-case addresses whose EIP-55 checksum passed:
 /// dApps pass the same addresses (key manager, profile) call after call, and checking a checksum is a keccak256
-/// of its own (≈ 15 % of an `encodeRelayCallMessage` call). viem's `isAddress` keeps such a cache too. Only the
+/// of its own (BENCHMARKS.md#wasm-boundary). viem's `isAddress` keeps such a cache too. Only the
 /// exact text that passed is remembered: any other casing is checked again.
 pub(crate) fn parse_address(field: &str, text: &str) -> Result<alloy_primitives::Address> {
     let digits = text
@@ -648,7 +649,7 @@ thread_local! {
 }
 
 /// What a key-name argument is, asked of JS before its text is read (a `Map` look-up costs less than writing the
-/// name into wasm memory and parsing it: ≈ 12 % of an `encodeVerifiableUriData` call).
+/// name into wasm memory and parsing it: BENCHMARKS.md#wasm-boundary).
 pub(crate) enum KnownName {
     /// One of the standard names (its index in the core's table), without dynamic parts: its key from the table.
     Key(usize, alloy_primitives::B256),
@@ -685,7 +686,7 @@ pub(crate) fn interned(text: &'static str) -> JsValue {
     with_interned(text, JsValue::clone)
 }
 
-/// How JS prints a value that is a number (`String(n)`), without Rust's float formatting (≈ 14 KB of wasm).
+/// How JS prints a value that is a number (`String(n)`), without Rust's float formatting (BENCHMARKS.md#wasm-size).
 pub(crate) fn number_text(value: &JsValue) -> String {
     value
         .dyn_ref::<js_sys::Number>()

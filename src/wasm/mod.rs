@@ -77,7 +77,7 @@ impl From<Error> for JsValue {
 /// The value of a function whose JS wrapper rethrows errors (`RETHROWN` / `KEY_VALUE` / `RETHROWN_OBJECTS` in
 /// `scripts/build-pkg.sh`, which patch the generated wrapper to throw a result that is not a string / that is an
 /// `Error`): the value, or the error object *returned*. A `Result` crosses the boundary as two values and a slot of
-/// wasm-bindgen's externref table that JS reads back and frees (≈ 8 % of a VerifiableURI encode); this crosses as
+/// wasm-bindgen's externref table that JS reads back and frees (BENCHMARKS.md#wasm-boundary); this crosses as
 /// one value. For the hot calls.
 pub(crate) fn returned<T: Into<JsValue>>(result: JsResult<T>) -> JsValue {
     result.map_or_else(error_value, Into::into)
@@ -663,7 +663,7 @@ fn deployment_args(input: &JsValue) -> JsResult<(B256, Vec<u8>, Lsp23Constants)>
             "expected an object {salt, postDeploymentCallData, network?}".into(),
         ));
     }
-    // which fields are there, and no unknown one, in one call instead of ≈ 15 (3–4 % of a prediction)
+    // which fields are there, and no unknown one, in one call instead of ≈ 15 (BENCHMARKS.md#wasm-boundary)
     let fields = Fields::of(input, DEPLOYMENT_KEYS, "input")?;
     let read = |key: &'static str| fields.get(key);
     let required = |key: &'static str| -> JsResult<JsValue> {

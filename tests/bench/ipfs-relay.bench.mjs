@@ -3,6 +3,9 @@
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
 //     [--only 1KB|100KB|1MB] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
+//   ... ipfs-relay.bench.mjs --quick   (the test command's smoke run: 3 rounds, same checks; without --lukso it runs
+//     against a stand-in for LUKSO's relay: a Worker of a few lines that races the two upstreams and streams the
+//     winner's body through unverified, as LUKSO's does, so that it needs neither LUKSO's code nor the network)
 //
 // LUKSO's relay hard-codes `https://` upstreams, so the gateway speaks TLS with a certificate from a throwaway CA made
 // here with openssl (in a temp dir, deleted at the end) and trusted by both workerd processes through
@@ -31,10 +34,11 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
-const ROUNDS = Number(arg('--rounds', 40));
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = Number(arg('--rounds', QUICK ? 3 : 40));
 // idle time before each request (ms): background work of one request (our R2 write) then does not land in the next
 const GAP = Number(arg('--gap', 0));
-const LUKSO = arg('--lukso', '/work/.mirror/lukso-network+service-ipfs-proxy/repo');
+const LUKSO = arg('--lukso', QUICK ? undefined : '/work/.mirror/lukso-network+service-ipfs-proxy/repo');
 const SIZES = [['1 KB', 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024]].filter(([label]) => !arg('--only') || arg('--only') === label.replace(' ', ''));
 const deadline = Date.now() + 10 * 60_000;
 
@@ -99,23 +103,38 @@ async function waitUp(url, child, timeoutMs = 180_000) {
   throw new Error(`${url} did not answer in time`);
 }
 
+// the stand-in for LUKSO's relay (--quick without --lukso): the same race of two upstreams, the winner streamed through
+const STAND_IN = `export default {
+  async fetch(req, env) {
+    const path = new URL(req.url).pathname;
+    if (!path.startsWith('/ipfs/')) return new Response('stand-in');
+    const upstream = (host) => fetch('https://' + host + path).then((r) => (r.ok ? r : Promise.reject(new Error(String(r.status)))));
+    const res = await Promise.any([upstream(env.INFURA_GATEWAY_HOSTNAME), upstream(env.PINATA_GATEWAY)]);
+    return new Response(res.body, { headers: { 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' } });
+  },
+};
+`;
+
 // 3. LUKSO's relay: its source copied into a temp dir, its three runtime dependencies installed there, and run by
 // this repository's wrangler (the same workerd as ours)
 async function startLukso() {
   const dir = join(tmp, 'lukso');
   mkdirSync(dir);
-  if (existsSync(join(LUKSO, 'src'))) {
+  if (!LUKSO) {
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src/index.js'), STAND_IN);
+  } else if (existsSync(join(LUKSO, 'src'))) {
     cpSync(join(LUKSO, 'src'), join(dir, 'src'), { recursive: true });
   } else {
     // a bare mirror: export src/ from its HEAD
     execFileSync('sh', ['-c', `git --git-dir="${LUKSO}" archive HEAD src | tar -x -C "${dir}"`]);
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({
+  if (LUKSO) writeFileSync(join(dir, 'package.json'), JSON.stringify({
     name: 'lukso-ipfs-proxy-bench', private: true,
     // the ranges of its package.json (its yarn.lock's @picojs/pico 0.3.1 is no longer published: 0.3.4 is used)
     dependencies: { '@picojs/pico': '^0.3.1', '@tsndr/cloudflare-worker-jwt': '^2.2.5', 'date-fns': '^2.30.0' },
   }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+  if (LUKSO) execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: dir, stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: inherited ?? '' },
   });
   // its wrangler.toml, for wrangler 4 (`node_compat` became the `nodejs_compat` flag)
@@ -152,9 +171,10 @@ try {
     const res = await fetch(`${base}/ipfs/${cid}`);
     const body = new Uint8Array(await res.arrayBuffer());
     const ms = performance.now() - t0;
-    encodings.add(`${base === ours ? 'ours' : 'LUKSO'}: ${res.headers.get('content-encoding') ?? 'identity'}`);
+    encodings.add(`${base === ours ? 'ours' : LUKSO ? 'LUKSO' : 'stand-in'}: ${res.headers.get('content-encoding') ?? 'identity'}`);
     assert.equal(res.status, 200, `${base}: ${res.status} ${new TextDecoder().decode(body.slice(0, 200))}`);
     assert.equal(body.length, size);
+    assert.ok(Buffer.from(body).equals(blocks.get(cid)), `${base}: the bytes of ${cid}`);
     return ms;
   };
   const fresh = (size) => {
@@ -169,7 +189,7 @@ try {
   };
 
   // warm-up: both relays compile and open their connections
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < (QUICK ? 2 : 5); i++) {
     const cid = fresh(1024);
     await get(ours, cid, 1024);
     await get(lukso, cid, 1024);
@@ -199,8 +219,11 @@ try {
       f(t.oursWarm), f(t.luksoWarm), (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2), f(t.direct)]);
     blocks.clear();
   }
-  console.log(`IPFS relay vs LUKSO's service-ipfs-proxy (wrangler dev, one local TLS gateway), ms p50 / p95:`);
-  console.log('| block | n | ours cold | LUKSO cold | cold ratio (p50) | ours warm | LUKSO warm | warm ratio (p50) | gateway directly |');
+  if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
+  const peer = LUKSO ? "LUKSO's service-ipfs-proxy" : "a stand-in for LUKSO's relay (race + unverified stream)";
+  console.log(`IPFS relay vs ${peer} (wrangler dev, one local TLS gateway), ms p50 / p95:`);
+  const them = LUKSO ? 'LUKSO' : 'stand-in';
+  console.log(`| block | n | ours cold | ${them} cold | cold ratio (p50) | ours warm | ${them} warm | warm ratio (p50) | gateway directly |`);
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   console.log(`content encodings seen: ${[...encodings].join(', ')}`);

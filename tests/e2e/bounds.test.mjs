@@ -96,7 +96,10 @@ before(async () => {
 });
 after(async () => {
   await stack?.stop();
-  for (const server of [proxy, gateway]) server?.closeAllConnections?.(), server?.close();
+  for (const server of [proxy, gateway]) {
+    server?.closeAllConnections?.();
+    server?.close();
+  }
   rmSync(stateDir, { recursive: true, force: true });
 });
 

@@ -82,7 +82,10 @@ before(async () => {
 });
 after(async () => {
   await stack?.stop();
-  for (const s of [http, https, gateway]) s?.closeAllConnections?.(), s?.close();
+  for (const s of [http, https, gateway]) {
+    s?.closeAllConnections?.();
+    s?.close();
+  }
   rmSync(certDir, { recursive: true, force: true });
 });
 

@@ -44,7 +44,10 @@ before(async () => {
 });
 after(async () => {
   await stack?.stop();
-  for (const s of servers) s.closeAllConnections?.(), s.close();
+  for (const s of servers) {
+    s.closeAllConnections?.();
+    s.close();
+  }
 });
 
 const relay = (path, headers = {}, method = 'GET') => fetch(`${stack.workerUrl}/ipfs/${path}`, { headers, method });

@@ -255,7 +255,7 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     match store {
         // the answer waits for verification, never for R2: the write starts a moment after the runtime has taken
         // the answer's last byte (in `wrangler dev` R2 and D1 run in the Worker's own process, and a 1 MB write
-        // while the answer was still going out delayed its end by ≈ 30 ms; in production it changes nothing but
+        // while the answer was still going out delayed its end: BENCHMARKS.md#ipfs-relay; in production nothing but
         // the time the block reaches R2)
         Some(store) if req.method() != Method::Head => {
             let (body, sent) = native::body_with_end(&content.bytes).map_err(ApiError::internal)?;
