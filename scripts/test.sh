@@ -53,7 +53,7 @@ step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --
 step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 45 s)"
+step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 55 s)"
 (
   cd tests
   node bench/sdk.bench.mjs --quick
@@ -61,6 +61,7 @@ step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts
   node bench/execute.bench.mjs --quick
   node bench/indexer.bench.mjs --quick
   node bench/indexer.bench.mjs --backfill --quick
+  node bench/freshness.bench.mjs --quick
   node bench/ipfs-relay.bench.mjs --quick
 )
 
