@@ -2,6 +2,7 @@
 //! check and do I/O: parsing and encodings live in the core crate.
 
 mod admin;
+mod metrics;
 mod openapi;
 mod profiles;
 mod table;
@@ -125,6 +126,7 @@ async fn dispatch(
             admin::run_indexer(&req, env).await
         }
         Handler::RelayerStatus => admin::relayer_status(&req, env).await,
+        Handler::Metrics => metrics::metrics(&req, env).await,
         Handler::Panic => {
             auth::authenticate_admin(&req, env).await?;
             admin::deliberate_panic()

@@ -309,17 +309,22 @@ pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Respon
 pub async fn indexer_status(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
     let config = chain(env, chain_id)?;
     limit_ip(req, env).await?;
+    Ok(Response::from_json(&indexer_status_of(env, &config).await?)?)
+}
+
+/// Where the indexer of `config`'s chain stands (`GET /v1/:chainId/indexer`, `GET /admin/metrics`).
+pub async fn indexer_status_of(env: &Env, config: &ChainConfig) -> ApiResult<IndexerStatus> {
     let head = config.rpc().block_number().await.ok();
     let next = indexer::checkpoint(env, config.chain_id).await?;
     let last = next.map(|n| n.saturating_sub(1));
-    Ok(Response::from_json(&IndexerStatus {
+    Ok(IndexerStatus {
         chain_id: config.chain_id,
-        indexes: index_stats(env, &config).await?,
+        indexes: index_stats(env, config).await?,
         unindexable: indexer::error_count(env, config.chain_id).await?,
         last_indexed_block: last,
         head_block: head,
         lag: head.map(|h| last.map_or(h, |l| h.saturating_sub(l))),
-    })?)
+    })
 }
 
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.

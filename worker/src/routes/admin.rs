@@ -78,6 +78,11 @@ pub struct PendingView {
 
 pub(super) async fn relayer_status(req: &Request, env: &Env) -> ApiResult<Response> {
     auth::authenticate_admin(req, env).await?;
+    json_response(200, &relayer_view(env).await?)
+}
+
+/// The relayer's state (`GET /admin/relayer`, `GET /admin/metrics`).
+pub(super) async fn relayer_view(env: &Env) -> ApiResult<RelayerView> {
     let config = Config::from_env(env)?;
     let signer = Config::signer(env)?.address();
     let now = config.now();
@@ -116,7 +121,7 @@ pub(super) async fn relayer_status(req: &Request, env: &Env) -> ApiResult<Respon
             oldest_age_seconds: lane.oldest_pending_age_seconds,
         },
     };
-    json_response(200, &view)
+    Ok(view)
 }
 
 /// The end-to-end test of the panic guard (`worker/src/panic_guard.rs`) needs a panic: only with the var

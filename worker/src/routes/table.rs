@@ -33,6 +33,7 @@ pub enum Handler {
     AlgoliaQueries,
     RunIndexer,
     RelayerStatus,
+    Metrics,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -89,6 +90,7 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/1/indexes/*/queries", Handler::AlgoliaQueries),
     route("POST", "/admin/indexer/run", Handler::RunIndexer),
     route("GET", "/admin/relayer", Handler::RelayerStatus),
+    route("GET", "/admin/metrics", Handler::Metrics),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

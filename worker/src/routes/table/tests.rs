@@ -92,11 +92,12 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::AlgoliaBrowse
         | Handler::AlgoliaQueries
         | Handler::RunIndexer
-        | Handler::RelayerStatus => (1, 0),
+        | Handler::RelayerStatus
+        | Handler::Metrics => (1, 0),
     }
 }
 
-const HANDLERS: [Handler; 27] = [
+const HANDLERS: [Handler; 28] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -123,6 +124,7 @@ const HANDLERS: [Handler; 27] = [
     Handler::AlgoliaQueries,
     Handler::RunIndexer,
     Handler::RelayerStatus,
+    Handler::Metrics,
     Handler::Panic,
 ];
 
@@ -178,6 +180,7 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::AlgoliaBrowse
         | Handler::AlgoliaQueries
         | Handler::RelayerStatus
+        | Handler::Metrics
         | Handler::Ready => true,
         Handler::Health | Handler::OpenApi => false,
     }
