@@ -49,10 +49,11 @@ export async function fund(chain, address, wei = 10n ** 20n) {
  * random), vars (extra Worker vars), log, extraChains: more anvil chains (each with the LUKSO contracts) served by
  * the same Worker, `[{ chainId, indexPrefix, ...CHAINS fields }]`; with them the Worker gets a `CHAINS` var listing
  * the relayer's chain (prefix `vars.INDEX_PREFIX` or dev_local) and these, and `stack.chains` lists all of them.
+ * captureLogs: the Worker's log lines (console output) are kept in `stack.logs` (the last 5,000).
  * followChain: false (tests) sets INDEXER_INTERVAL_SECONDS=0, so the indexer follows the chain only when a test runs
  * it (reported receipts are still indexed at once); true (the dev stack) keeps wrangler.toml's interval.
  */
-export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [], followChain = false } = {}) {
+export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [], followChain = false, captureLogs = false } = {}) {
   const chain = await startChain({ port: chainPort, chainId });
   const others = [];
   try {
@@ -80,7 +81,7 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
   const extra = Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join('');
   writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n${extra}`, { mode: 0o600 });
   const state = stateDir ?? join(dir, 'state');
-  const stack = {};
+  const stack = { logs: [] };
   let child;
   let exited;
   let stderr = '';
@@ -93,17 +94,26 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
       join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
       '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
       '--env-file', envFile, '--persist-to', state,
-      '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : 'warn',
+      '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : captureLogs ? 'log' : 'warn',
       ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ];
     child = spawn(process.execPath, args, {
       cwd: root,
       detached: true, // own process group: stop() ends wrangler and its workerd children together
-      stdio: ['ignore', log ? 'inherit' : 'ignore', log ? 'inherit' : 'pipe'],
+      stdio: ['ignore', log ? 'inherit' : captureLogs ? 'pipe' : 'ignore', log ? 'inherit' : 'pipe'],
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' },
     });
     stderr = '';
     child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    if (captureLogs) {
+      let partial = '';
+      child.stdout.on('data', (d) => {
+        const lines = (partial + d).split('\n');
+        partial = lines.pop();
+        stack.logs.push(...lines);
+        if (stack.logs.length > 5000) stack.logs.splice(0, stack.logs.length - 5000);
+      });
+    }
     exited = new Promise((resolve) => child.once('exit', resolve));
     stack.workerUrl = `http://127.0.0.1:${port}`;
     await waitFor(`${stack.workerUrl}/health`, 180_000, child);
@@ -192,7 +202,7 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
   };
 
   return Object.assign(stack, {
-    chain, chains: [chain, ...others], adminToken, apiKey: created.apiKey, apiKeyId: created.id,
+    chain, chains: [chain, ...others], adminToken, relayerKey, apiKey: created.apiKey, apiKeyId: created.id,
     relayerAddress: relayer.address, admin, stop, stopWorker, restartWorker, restartChain,
   });
 }

@@ -80,6 +80,7 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::new(Code::InvalidApiKey, "unknown API key"))?;
+    crate::reqlog::note_key(&record.id);
     let revoked = || ApiError::new(Code::ApiKeyRevoked, "this API key was revoked");
     if record.revoked_at.is_some() {
         return Err(revoked());

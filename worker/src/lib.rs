@@ -24,6 +24,7 @@ mod r2_cache;
 mod ratelimit;
 mod ready;
 mod relayer;
+mod reqlog;
 mod routes;
 mod rpc;
 mod search;
@@ -51,18 +52,25 @@ pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 }
 
 async fn serve(req: Request, env: Env, ctx: Context) -> Result<Response> {
-    if req.method() == worker::Method::Options {
+    let log = reqlog::RequestLog::start(&req);
+    let (mut res, code) = if req.method() == worker::Method::Options {
         // 200, not 204: workerd leaves an unread request body of a 204 answer on the connection
         let mut res = Response::empty()?.with_status(200);
-        cors(&mut res);
         let _ = res.headers_mut().set("access-control-max-age", "86400");
-        return Ok(res);
-    }
-    indexer::clock::wake_once(&env, &ctx);
-    let mut res = routes::handle(req, &env, &ctx)
-        .await
-        .unwrap_or_else(error::ApiError::into_response);
+        (res, None)
+    } else {
+        indexer::clock::wake_once(&env, &ctx);
+        match routes::handle(req, &env, &ctx).await {
+            Ok(res) => (res, None),
+            Err(e) => {
+                let code = e.code.to_string();
+                (e.into_response(), Some(code))
+            }
+        }
+    };
     cors(&mut res);
+    let _ = res.headers_mut().set("x-request-id", log.id());
+    log.finish(res.status_code(), code.as_deref());
     Ok(res)
 }
 
@@ -77,7 +85,7 @@ fn cors(res: &mut Response) {
         ),
         (
             "access-control-expose-headers",
-            "retry-after, etag, content-range, x-content-verified, x-verified",
+            "retry-after, etag, content-range, x-content-verified, x-verified, x-request-id",
         ),
     ] {
         // a response with immutable headers keeps its own; never turn that into an error

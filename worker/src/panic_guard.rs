@@ -19,6 +19,11 @@ thread_local! {
     static CURRENT: Cell<u32> = const { Cell::new(0) };
 }
 
+/// The id of the request whose future is being polled (0 outside a request).
+pub fn current() -> u32 {
+    CURRENT.with(Cell::get)
+}
+
 /// The id the entry module gave the request (0 when it came another way).
 pub fn request_id(req: &Request) -> u32 {
     req.headers()

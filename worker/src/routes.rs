@@ -43,6 +43,7 @@ pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Respons
     let Some(found) = found else {
         return no_route(method.as_ref(), &path, &segments);
     };
+    crate::reqlog::note_route(found.route.pattern);
     dispatch(&found, req, env, ctx, &path).await
 }
 

@@ -47,6 +47,15 @@ pub fn get(sql: &SqlStorage, hash: B256) -> ApiResult<Option<TransactionStatus>>
 /// Writes `record`, and forgets records unchanged for longer than `keep_ms`.
 pub fn put(sql: &SqlStorage, record: &TransactionStatus, now_ms: u64, keep_ms: u64) -> ApiResult<()> {
     ensure(sql)?;
+    if get(sql, record.hash)?.map(|r| r.status) != Some(record.status) {
+        // one log line per state change (`reqlog` writes the request lines)
+        worker::console_log!(
+            "{}",
+            serde_json::json!({"event": "transaction", "hash": record.hash, "kind": record.kind,
+                "profile": record.profile, "status": record.status, "blockNumber": record.block_number,
+                "gasUsed": record.gas_used, "charged": record.charged, "replacedBy": record.replaced_by})
+        );
+    }
     let json = serde_json::to_string(record).map_err(ApiError::internal)?;
     sql.exec(
         "INSERT OR REPLACE INTO txs (hash, record, updated_ms) VALUES (?, ?, ?)",

@@ -58,18 +58,46 @@ pub(super) async fn metrics(req: &Request, env: &Env) -> ApiResult<Response> {
     let set = |family: &Gauges<ChainLabel>, value: f64| {
         family.get_or_create(&chain).set(value);
     };
-    let balance = family(&mut registry, "relayer_balance_wei", "The relayer signer's balance in wei");
+    let balance = family(
+        &mut registry,
+        "relayer_balance_wei",
+        "The relayer signer's balance in wei",
+    );
     if let Some(wei) = relayer.balance.as_deref().and_then(|b| b.parse::<f64>().ok()) {
         set(&balance, wei);
     }
     let today = relayer.today;
     for (name, help, value) in [
-        ("relayer_gas_used_today", "Gas settled today (UTC) on the relayer's daily meter", today.gas_used),
-        ("relayer_gas_reserved_today", "Gas reserved today by transactions not mined yet", today.gas_reserved),
-        ("relayer_gas_ceiling_daily", "The relayer's daily gas ceiling (MAX_GAS_PER_DAY)", today.ceiling),
-        ("relayer_gas_remaining_today", "Gas left today for new sends", today.remaining),
-        ("relayer_gas_used_month", "Gas settled this calendar month (UTC)", relayer.month.gas_used),
-        ("relayer_pending_transactions", "Transactions sent and not mined yet", relayer.pending.count),
+        (
+            "relayer_gas_used_today",
+            "Gas settled today (UTC) on the relayer's daily meter",
+            today.gas_used,
+        ),
+        (
+            "relayer_gas_reserved_today",
+            "Gas reserved today by transactions not mined yet",
+            today.gas_reserved,
+        ),
+        (
+            "relayer_gas_ceiling_daily",
+            "The relayer's daily gas ceiling (MAX_GAS_PER_DAY)",
+            today.ceiling,
+        ),
+        (
+            "relayer_gas_remaining_today",
+            "Gas left today for new sends",
+            today.remaining,
+        ),
+        (
+            "relayer_gas_used_month",
+            "Gas settled this calendar month (UTC)",
+            relayer.month.gas_used,
+        ),
+        (
+            "relayer_pending_transactions",
+            "Transactions sent and not mined yet",
+            relayer.pending.count,
+        ),
         (
             "relayer_pending_oldest_age_seconds",
             "Seconds since the oldest pending transaction was first sent (0 when none is pending)",
@@ -79,9 +107,21 @@ pub(super) async fn metrics(req: &Request, env: &Env) -> ApiResult<Response> {
         set(&family(&mut registry, name, help), float(value));
     }
 
-    let last = family::<ChainLabel>(&mut registry, "indexer_last_block", "The last block the indexer completed");
-    let head = family::<ChainLabel>(&mut registry, "indexer_head_block", "The chain head the node answered");
-    let lag = family::<ChainLabel>(&mut registry, "indexer_lag_blocks", "Blocks between the head and the indexer");
+    let last = family::<ChainLabel>(
+        &mut registry,
+        "indexer_last_block",
+        "The last block the indexer completed",
+    );
+    let head = family::<ChainLabel>(
+        &mut registry,
+        "indexer_head_block",
+        "The chain head the node answered",
+    );
+    let lag = family::<ChainLabel>(
+        &mut registry,
+        "indexer_lag_blocks",
+        "Blocks between the head and the indexer",
+    );
     let unindexable = family::<ChainLabel>(
         &mut registry,
         "indexer_unindexable",
@@ -93,7 +133,11 @@ pub(super) async fn metrics(req: &Request, env: &Env) -> ApiResult<Response> {
         let label = ChainLabel {
             chain_id: chain.chain_id.to_string(),
         };
-        for (family, value) in [(&last, status.last_indexed_block), (&head, status.head_block), (&lag, status.lag)] {
+        for (family, value) in [
+            (&last, status.last_indexed_block),
+            (&head, status.head_block),
+            (&lag, status.lag),
+        ] {
             if let Some(value) = value {
                 family.get_or_create(&label).set(float(value));
             }
