@@ -4,7 +4,8 @@
 use alloy_primitives::{Address, B256};
 
 use super::{
-    AssetData, AssetRecord, MAX_DATA_URL, MetadataInfo, PROFILE_STANDARD, ProfileRecord, TokenRecord,
+    AssetData, AssetRecord, MAX_DATA_URL, MetadataInfo, PROFILE_STANDARD, ProfileRecord, RecordHeader,
+    RecordStamp, TokenRecord,
 };
 use crate::{
     api::calendar::iso8601, ipfs::CidPath, lsp3::Lsp3Profile, lsp4::Lsp4Metadata, lsp8::TokenIdFormat,
@@ -20,6 +21,17 @@ pub struct Stamp {
     pub block: u64,
     /// Now, unix seconds.
     pub now: u64,
+}
+
+impl From<Stamp> for RecordStamp {
+    fn from(stamp: Stamp) -> Self {
+        Self {
+            indexed_block: stamp.block,
+            updated_at_block: stamp.block,
+            updated_at: stamp.now,
+            last_updated_at: iso8601(stamp.now),
+        }
+    }
 }
 
 impl ProfileRecord {
@@ -41,12 +53,14 @@ impl ProfileRecord {
         let profile_image_url = first_image_url(p.and_then(|p| p.profile_image.as_deref()), base);
         let background_image_url = first_image_url(p.and_then(|p| p.background_image.as_deref()), base);
         Self {
-            object_id: id.clone(),
-            address: id,
-            chain_id: stamp.chain_id,
-            kind: "LSP0ERC725Account".to_owned(),
-            lsp_standard: PROFILE_STANDARD.to_owned(),
-            record_type: PROFILE_STANDARD.to_owned(),
+            header: RecordHeader {
+                object_id: id.clone(),
+                address: id,
+                chain_id: stamp.chain_id,
+                kind: "LSP0ERC725Account".to_owned(),
+                lsp_standard: PROFILE_STANDARD.to_owned(),
+                record_type: PROFILE_STANDARD.to_owned(),
+            },
             has_profile_name: non_empty(name.as_deref()),
             has_profile_description: non_empty(description.as_deref()),
             has_profile_links: !links.is_empty(),
@@ -60,10 +74,7 @@ impl ProfileRecord {
             profile_image_url,
             background_image_url,
             lsp3_profile: profile,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata,
         }
     }
@@ -94,12 +105,14 @@ impl AssetRecord {
             base,
         );
         Self {
-            object_id: id.clone(),
-            address: id,
-            chain_id: stamp.chain_id,
-            kind: standard.to_owned(),
-            lsp_standard: standard.to_owned(),
-            record_type: legacy.to_owned(),
+            header: RecordHeader {
+                object_id: id.clone(),
+                address: id,
+                chain_id: stamp.chain_id,
+                kind: standard.to_owned(),
+                lsp_standard: standard.to_owned(),
+                record_type: legacy.to_owned(),
+            },
             name: data.name.clone().or_else(|| m.and_then(|m| m.name.clone())),
             symbol: data.symbol.clone(),
             has_token_name: non_empty(data.name.as_deref()),
@@ -118,10 +131,7 @@ impl AssetRecord {
             icon_url,
             image_url,
             lsp4_metadata: metadata,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata: info,
             tokens: None,
         }
@@ -147,12 +157,14 @@ impl TokenRecord {
             base,
         );
         Self {
-            object_id: format!("{}:{token_id}", collection.to_checksum(None)),
-            address: collection.to_checksum(None),
-            chain_id: stamp.chain_id,
-            kind: "LSP8Token".to_owned(),
-            lsp_standard: "LSP8IdentifiableDigitalAsset".to_owned(),
-            record_type: "LSP8DigitalAsset".to_owned(),
+            header: RecordHeader {
+                object_id: format!("{}:{token_id}", collection.to_checksum(None)),
+                address: collection.to_checksum(None),
+                chain_id: stamp.chain_id,
+                kind: "LSP8Token".to_owned(),
+                lsp_standard: "LSP8IdentifiableDigitalAsset".to_owned(),
+                record_type: "LSP8DigitalAsset".to_owned(),
+            },
             token_id,
             token_id_format: format,
             token_id_text: crate::lsp8::decode_token_id(format, token_id).ok(),
@@ -163,10 +175,7 @@ impl TokenRecord {
             icon_url,
             image_url,
             lsp4_metadata: metadata,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata: info,
         }
     }
