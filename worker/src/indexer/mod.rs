@@ -11,7 +11,6 @@
 //! the next run continues where it stopped.
 
 mod answers;
-mod caps;
 mod chain;
 mod discovery;
 mod metadata;

@@ -4,7 +4,6 @@
 
 use alloy_primitives::{Address, B256};
 use serde::Deserialize;
-use serde_json::Value;
 use worker::{D1PreparedStatement, Env};
 
 use super::{
@@ -18,7 +17,7 @@ use crate::{
     config::number,
     d1::{Param, Statement},
     error::{ApiError, ApiResult},
-    search::{self, Record},
+    search::{self, Stored},
 };
 
 /// The indexer's tables: the checkpoint per chain, contracts that cannot be indexed (per chain) and candidates
@@ -49,7 +48,7 @@ pub(crate) struct Cursor {
 /// refuse them.
 struct Group {
     statements: Vec<D1PreparedStatement>,
-    record: Option<(String, Record, Who)>,
+    record: Option<(String, Box<Stored>, Who)>,
 }
 
 /// A candidate as `unindexable` records it.
@@ -169,10 +168,10 @@ pub(crate) async fn write(
                 retry: reason,
                 ..
             } => {
-                let field = |k: &str| record.0.get(k).and_then(Value::as_str).map(str::to_owned);
-                let id = field("objectID").unwrap_or_default();
-                let address = field("address").unwrap_or_default();
-                let token = field("tokenId");
+                let header = record.record.header();
+                let id = header.object_id.clone();
+                let address = header.address.clone();
+                let token = record.record.token_id();
                 let mut statements = search::upsert_statements(&db, &index, &record)?;
                 statements.push(
                     db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
@@ -185,22 +184,14 @@ pub(crate) async fn write(
                         .bind_params(&[chain_id.into(), address.as_str().into()])?,
                 );
                 statements.push(match reason {
-                    Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
+                    Some(r) => retry(&index, &id, &address, token.map(|t| t.to_string()).as_deref(), &r)?,
                     None => clear_retry(&index, &id)?,
                 });
-                let who = match (
-                    address.parse::<Address>(),
-                    token.as_deref().map(str::parse::<B256>),
-                ) {
-                    (Ok(address), None) => Some((address, None)),
-                    (Ok(address), Some(Ok(t))) => Some((address, Some(t))),
-                    _ => None,
-                }
-                .map(|(address, token_id)| Who {
+                let who = address.parse::<Address>().ok().map(|address| Who {
                     object_id: id,
                     address,
-                    token_id,
-                    block: record.0.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0),
+                    token_id: token,
+                    block: record.record.stamp().indexed_block,
                 });
                 groups.push(Group {
                     statements,
@@ -249,9 +240,9 @@ pub(crate) async fn write(
     ctx.budget.add_rows(u32::try_from(records).unwrap_or(u32::MAX));
     let failure = match db.batch(all).await {
         Ok(_) => {
-            let pushed: Vec<(String, Record)> = groups
+            let pushed: Vec<(String, Stored)> = groups
                 .into_iter()
-                .filter_map(|g| g.record.map(|(index, record, ..)| (index, record)))
+                .filter_map(|g| g.record.map(|(index, record, ..)| (index, *record)))
                 .collect();
             search::push(ctx.env, &pushed).await?;
             return Ok(Vec::new());
@@ -263,7 +254,7 @@ pub(crate) async fn write(
     worker::console_warn!(
         "indexer: D1 refused a batch of {records} records, writing them one by one: {failure}"
     );
-    let mut pushed: Vec<(String, Record)> = Vec::new();
+    let mut pushed: Vec<(String, Stored)> = Vec::new();
     let mut refused: Vec<(String, ItemError)> = Vec::new();
     let mut rest: Vec<D1PreparedStatement> = Vec::new();
     for group in groups {
@@ -276,7 +267,7 @@ pub(crate) async fn write(
             ctx.budget.spend(1);
             match db.batch(group.statements).await {
                 Ok(_) => {
-                    pushed.push((index, record));
+                    pushed.push((index, *record));
                     continue;
                 }
                 Err(e) => {
