@@ -1,5 +1,6 @@
 //! Turning reads into records: one candidate (an address, or an LSP8 token) read, classified and built into the
-//! record the index stores, or into the error or retry that takes its place. Written by [`super::writer`].
+//! record the index stores, or into the error or retry that takes its place. Written by [`super::writer`] (a
+//! run: [`super::run`]).
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
@@ -12,11 +13,10 @@ use profile_relayer::{
 use serde_json::Value;
 
 use super::{
-    Ctx, Kind,
-    answers::ItemError,
+    answers::{ItemError, Kind},
     chain::{self, AddressRead, TokenRead},
+    ctx::{Ctx, now},
     metadata::{Fetched, fetch_metadata, fetch_url},
-    now,
 };
 use crate::{
     rpc::RpcError,
