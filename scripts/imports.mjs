@@ -2,7 +2,8 @@
 // The import structure of the two crates, counted from their `use crate::…` / `use super::…` lines and inline
 // `crate::…` paths: which module uses which, the import cycles (strongly connected components), the imports from
 // outside `routes` into it (upward: the dispatcher is above every feature module), and the spec modules of the core
-// that use the wire layer (`api`). Prints the figures ARCHITECTURE.md quotes.
+// that use the wire layer (`api`). Test modules (`#[cfg(test)] mod … { … }`) are left out. Prints the figures
+// ARCHITECTURE.md quotes.
 //
 //   node scripts/imports.mjs            figures
 //   node scripts/imports.mjs --edges    also every edge (module -> module)
@@ -30,11 +31,27 @@ function moduleOf(srcDir, file) {
 
 /** The source without comments and string literals (their text is not code). */
 function code(text) {
-  return text
-    .replace(/\/\*[\s\S]*?\*\//g, ' ')
-    .replace(/\/\/[^\n]*/g, ' ')
-    .replace(/r#*"[\s\S]*?"#*/g, '""')
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  // one pass, so that whichever starts first wins: a `/*` inside a doc comment or a string is no block comment
+  return text.replace(
+    /\/\/[^\n]*|\/\*[\s\S]*?\*\/|\br(#*)"[\s\S]*?"\1|b?"(?:[^"\\]|\\[\s\S])*"|b?'(?:[^'\\\n]|\\[^\n]{1,10}?)'/g,
+    (m) => (m.startsWith('/') ? ' ' : '""'),
+  );
+}
+
+/** The code without its `#[cfg(test)] mod … { … }` blocks: what tests import is no part of the structure. */
+function withoutTests(text) {
+  let out = text;
+  for (;;) {
+    const m = /#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*mod\s+\w+\s*\{/.exec(out);
+    if (!m) return out;
+    let depth = 1;
+    let i = m.index + m[0].length;
+    for (; i < out.length && depth > 0; i++) {
+      if (out[i] === '{') depth++;
+      else if (out[i] === '}') depth--;
+    }
+    out = out.slice(0, m.index) + out.slice(i);
+  }
 }
 
 /** Expands a use tree (`a::{b, c::{d}}`) into paths. */
@@ -73,7 +90,7 @@ function crateGraph(srcDir) {
   };
   const edges = new Map();
   for (const [module, file] of modules) {
-    const text = code(readFileSync(file, 'utf8'));
+    const text = withoutTests(code(readFileSync(file, 'utf8')));
     const targets = new Set();
     const here = module === 'crate' ? [] : module.split('::');
     const parentOf = (parts) => parts.slice(0, -1);

@@ -64,26 +64,52 @@ pub struct MetadataInfo {
     pub truncated: bool,
 }
 
+/// What every record starts with: who it is.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordHeader {
+    /// The address (EIP-55); a token's is `<collection>:<tokenId>`.
+    #[serde(rename = "objectID")]
+    pub object_id: String,
+    /// The address (EIP-55); a token's is its collection's.
+    pub address: String,
+    /// The chain.
+    pub chain_id: u64,
+    /// `LSP0ERC725Account`, `LSP7DigitalAsset`, `LSP8IdentifiableDigitalAsset` or `LSP8Token`.
+    pub kind: String,
+    /// `LSP3Profile`, `LSP7DigitalAsset` or `LSP8IdentifiableDigitalAsset` (tokens too).
+    #[serde(rename = "LSPStandard")]
+    pub lsp_standard: String,
+    /// The incumbent's legacy field: `LSP3Profile`, `LSP7DigitalAsset` or `LSP8DigitalAsset` (collections and
+    /// tokens).
+    #[serde(rename = "type")]
+    pub record_type: String,
+}
+
+/// What every record ends with (before its [`MetadataInfo`]): when it was read.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordStamp {
+    /// The block the record was read at.
+    pub indexed_block: u64,
+    /// The block the record was read at (the incumbent's name).
+    pub updated_at_block: u64,
+    /// When the record was written, unix seconds.
+    pub updated_at: u64,
+    /// When the record was written, ISO 8601 (UTC).
+    pub last_updated_at: String,
+}
+
 /// A Universal Profile (`<prefix>_universal_profiles`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileRecord {
-    /// The address (EIP-55).
-    #[serde(rename = "objectID")]
-    pub object_id: String,
-    /// The address (EIP-55).
-    pub address: String,
-    /// The chain.
-    pub chain_id: u64,
-    /// `LSP0ERC725Account`.
-    pub kind: String,
-    /// `LSP3Profile`.
-    #[serde(rename = "LSPStandard")]
-    pub lsp_standard: String,
-    /// `LSP3Profile` (the incumbent's legacy field).
-    #[serde(rename = "type")]
-    pub record_type: String,
+    /// Who the record is.
+    #[serde(flatten)]
+    pub header: RecordHeader,
     /// `LSP3Profile.name`.
     #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub name: Option<String>,
@@ -115,14 +141,9 @@ pub struct ProfileRecord {
     #[serde(rename = "LSP3Profile", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
     pub lsp3_profile: Option<Lsp3Profile>,
-    /// The block the record was read at.
-    pub indexed_block: u64,
-    /// The block the record was read at (the incumbent's name).
-    pub updated_at_block: u64,
-    /// When the record was written, unix seconds.
-    pub updated_at: u64,
-    /// When the record was written, ISO 8601 (UTC).
-    pub last_updated_at: String,
+    /// When the record was read.
+    #[serde(flatten)]
+    pub stamp: RecordStamp,
     /// Metadata fetch and parse outcome.
     #[serde(flatten)]
     pub metadata: MetadataInfo,
@@ -148,21 +169,9 @@ pub struct AssetData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetRecord {
-    /// The address (EIP-55).
-    #[serde(rename = "objectID")]
-    pub object_id: String,
-    /// The address (EIP-55).
-    pub address: String,
-    /// The chain.
-    pub chain_id: u64,
-    /// `LSP7DigitalAsset` or `LSP8IdentifiableDigitalAsset`.
-    pub kind: String,
-    /// `LSP7DigitalAsset` or `LSP8IdentifiableDigitalAsset`.
-    #[serde(rename = "LSPStandard")]
-    pub lsp_standard: String,
-    /// The incumbent's legacy field: `LSP7DigitalAsset` or `LSP8DigitalAsset`.
-    #[serde(rename = "type")]
-    pub record_type: String,
+    /// Who the record is.
+    #[serde(flatten)]
+    pub header: RecordHeader,
     /// `LSP4TokenName`, else the metadata's name.
     #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub name: Option<String>,
@@ -214,14 +223,9 @@ pub struct AssetRecord {
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
     pub lsp4_metadata: Option<Lsp4Metadata>,
-    /// The block the record was read at.
-    pub indexed_block: u64,
-    /// The block the record was read at (the incumbent's name).
-    pub updated_at_block: u64,
-    /// When the record was written, unix seconds.
-    pub updated_at: u64,
-    /// When the record was written, ISO 8601 (UTC).
-    pub last_updated_at: String,
+    /// When the record was read.
+    #[serde(flatten)]
+    pub stamp: RecordStamp,
     /// Metadata fetch and parse outcome.
     #[serde(flatten)]
     pub metadata: MetadataInfo,
@@ -251,21 +255,9 @@ pub struct TokenSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenRecord {
-    /// `<collection>:<tokenId>`.
-    #[serde(rename = "objectID")]
-    pub object_id: String,
-    /// The collection (EIP-55).
-    pub address: String,
-    /// The chain.
-    pub chain_id: u64,
-    /// `LSP8Token`.
-    pub kind: String,
-    /// `LSP8IdentifiableDigitalAsset`.
-    #[serde(rename = "LSPStandard")]
-    pub lsp_standard: String,
-    /// `LSP8DigitalAsset` (the incumbent's legacy field).
-    #[serde(rename = "type")]
-    pub record_type: String,
+    /// Who the record is.
+    #[serde(flatten)]
+    pub header: RecordHeader,
     /// The token id (bytes32).
     #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
     pub token_id: B256,
@@ -293,14 +285,9 @@ pub struct TokenRecord {
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
     pub lsp4_metadata: Option<Lsp4Metadata>,
-    /// The block the record was read at.
-    pub indexed_block: u64,
-    /// The block the record was read at (the incumbent's name).
-    pub updated_at_block: u64,
-    /// When the record was written, unix seconds.
-    pub updated_at: u64,
-    /// When the record was written, ISO 8601 (UTC).
-    pub last_updated_at: String,
+    /// When the record was read.
+    #[serde(flatten)]
+    pub stamp: RecordStamp,
     /// Metadata fetch and parse outcome.
     #[serde(flatten)]
     pub metadata: MetadataInfo,

@@ -25,7 +25,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'indexer-oversized-'));
 // D1's limit on a string, BLOB or row (developers.cloudflare.com/d1/platform/limits)
 const D1_MAX_ROW_BYTES = 2_000_000;
-// the indexer's cap on a record's JSON (worker/src/indexer/caps.rs MAX_RECORD_BYTES)
+// the indexer's cap on a record's JSON (worker/src/search/caps.rs MAX_RECORD_BYTES)
 const MAX_RECORD_BYTES = 64 * 1024;
 
 const words = 'lorem ipsum dolor sit amet consectetur adipiscing elit ';

@@ -3,8 +3,12 @@
 //! Index names, per chain: `<indexPrefix>_universal_profiles`, `<indexPrefix>_assets` (`prod_mainnet`, `prod_testnet`,
 //! …; see `config::ChainConfig`).
 
-use profile_relayer::api::SearchResult;
-use serde::{Deserialize, Serialize};
+use alloy_primitives::B256;
+use profile_relayer::api::{
+    SearchResult,
+    records::{AssetRecord, ProfileRecord, RecordHeader, RecordStamp, TokenRecord},
+};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Request, RequestInit};
 
@@ -26,20 +30,110 @@ attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_i
 
 pub use crate::d1::db;
 
-/// A record as stored and returned.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record(pub Value);
+pub(crate) mod caps;
+pub mod trim;
+
+/// A record the indexer built, by kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Profile(ProfileRecord),
+    Asset(AssetRecord),
+    Token(TokenRecord),
+}
 
 impl Record {
-    fn text(&self, field: &str) -> String {
-        match self.0.get(field).unwrap_or(&Value::Null) {
-            Value::String(s) => s.clone(),
-            Value::Array(items) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" "),
-            _ => String::new(),
+    /// Who the record is.
+    pub fn header(&self) -> &RecordHeader {
+        match self {
+            Self::Profile(r) => &r.header,
+            Self::Asset(r) => &r.header,
+            Self::Token(r) => &r.header,
+        }
+    }
+
+    /// When it was read.
+    pub fn stamp(&self) -> &RecordStamp {
+        match self {
+            Self::Profile(r) => &r.stamp,
+            Self::Asset(r) => &r.stamp,
+            Self::Token(r) => &r.stamp,
+        }
+    }
+
+    /// The token id of a token record.
+    pub fn token_id(&self) -> Option<B256> {
+        match self {
+            Self::Token(r) => Some(r.token_id),
+            Self::Profile(_) | Self::Asset(_) => None,
+        }
+    }
+
+    /// The row the `records` table and the full-text index get for it.
+    pub fn row(&self) -> SearchRow {
+        let header = self.header();
+        let (name, symbol, description, tags) = match self {
+            Self::Profile(r) => (&r.name, &None, &r.description, r.tags.as_slice()),
+            Self::Asset(r) => (&r.name, &r.symbol, &r.description, [].as_slice()),
+            Self::Token(r) => (&r.name, &None, &r.description, [].as_slice()),
+        };
+        let text = |key: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map_or_else(String::new, |v| caps::capped_text(key, v))
+        };
+        SearchRow {
+            object_id: header.object_id.clone(),
+            address: header.address.to_lowercase(),
+            token_id: self.token_id().map(|t| t.to_string()),
+            kind: header.kind.clone(),
+            indexed_block: self.stamp().indexed_block,
+            name: text("name", name),
+            symbol: text("symbol", symbol),
+            description: text("description", description),
+            tags: caps::capped_tags(tags).join(" "),
+        }
+    }
+}
+
+/// What the `records` table and the full-text index hold of a record besides its JSON: its identity and its
+/// text, cut as the stored JSON is ([`caps`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRow {
+    pub object_id: String,
+    /// Lower case.
+    pub address: String,
+    pub token_id: Option<String>,
+    pub kind: String,
+    pub indexed_block: u64,
+    pub name: String,
+    pub symbol: String,
+    pub description: String,
+    /// Space-separated.
+    pub tags: String,
+}
+
+/// A record as it is stored: the typed record, its row and its JSON within the caps of [`caps`] (what D1 keeps,
+/// the lookup routes answer and Algolia gets).
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub record: Record,
+    pub row: SearchRow,
+    json: Value,
+}
+
+impl Stored {
+    pub fn new(record: Record) -> Self {
+        let mut json = match &record {
+            Record::Profile(r) => serde_json::to_value(r),
+            Record::Asset(r) => serde_json::to_value(r),
+            Record::Token(r) => serde_json::to_value(r),
+        }
+        .unwrap_or(Value::Null);
+        caps::cap(&mut json);
+        Self {
+            row: record.row(),
+            record,
+            json,
         }
     }
 }
@@ -48,28 +142,27 @@ impl Record {
 pub fn upsert_statements(
     db: &D1Database,
     index: &str,
-    record: &Record,
+    stored: &Stored,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let object_id = record.text("objectID");
     fn args<'a>(values: &[&'a str]) -> Vec<Param<'a>> {
         values.iter().map(|v| Param::from(*v)).collect()
     }
-    let json = serde_json::to_string(&record.0).map_err(ApiError::internal)?;
-    let block = record.0.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0);
+    let row = &stored.row;
+    let json = serde_json::to_string(&stored.json).map_err(ApiError::internal)?;
     Ok(vec![
-        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind_params(&args(&[index, &object_id]))?,
+        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind_params(&args(&[index, &row.object_id]))?,
         db.prepare(
             "INSERT INTO records_fts (index_name, object_id, name, symbol, description, tags, address) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .bind_params(&args(&[
             index,
-            &object_id,
-            &record.text("name"),
-            &record.text("symbol"),
-            &record.text("description"),
-            &record.text("tags"),
-            &record.text("address").to_lowercase(),
+            &row.object_id,
+            &row.name,
+            &row.symbol,
+            &row.description,
+            &row.tags,
+            &row.address,
         ]))?,
         db.prepare(
             "INSERT OR REPLACE INTO records (index_name, object_id, address, token_id, kind, record, indexed_block, updated_at) \
@@ -77,12 +170,12 @@ pub fn upsert_statements(
         )
         .bind_params(&[
             index.into(),
-            object_id.as_str().into(),
-            record.text("address").to_lowercase().into(),
-            record.0.get("tokenId").and_then(Value::as_str).into(),
-            record.text("kind").into(),
+            row.object_id.as_str().into(),
+            row.address.as_str().into(),
+            row.token_id.as_deref().into(),
+            row.kind.as_str().into(),
             json.into(),
-            block.into(),
+            row.indexed_block.into(),
             worker::Date::now().as_millis().into(),
         ])?,
     ])
@@ -103,25 +196,25 @@ pub fn delete_statements(
 }
 
 /// Pushes records to Algolia when configured: one batch request per index, every record trimmed below
-/// `ALGOLIA_MAX_RECORD_BYTES` (see [`crate::algolia::trim`]). When Algolia rejects a batch (4xx), its records are
+/// `ALGOLIA_MAX_RECORD_BYTES` (see [`trim`]). When Algolia rejects a batch (4xx), its records are
 /// pushed one by one; a record rejected alone (or too large even trimmed) is recorded in `push_rejections` (index,
 /// objectID, Algolia's answer) and never blocks the others or the checkpoint. Transient failures (5xx, 429, network) fail.
-pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
+pub async fn push(env: &Env, records: &[(String, Stored)]) -> ApiResult<()> {
     let Some(algolia) = Algolia::from_env(env)? else {
         return Ok(());
     };
     let max = var(env, "ALGOLIA_MAX_RECORD_BYTES")
         .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(crate::algolia::trim::DEFAULT_MAX_RECORD_BYTES);
+        .unwrap_or(trim::DEFAULT_MAX_RECORD_BYTES);
     let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
     indexes.sort_unstable();
     indexes.dedup();
-    let mut rejected: Vec<(&str, &Record, String)> = Vec::new();
+    let mut rejected: Vec<(&str, &Stored, String)> = Vec::new();
     for index in indexes {
-        let mut batch: Vec<(&Record, Record)> = Vec::new();
+        let mut batch: Vec<(&Stored, Value)> = Vec::new();
         for (_, record) in records.iter().filter(|(i, _)| i == index) {
-            match crate::algolia::trim::trim(&record.0, max) {
-                Some(trimmed) => batch.push((record, Record(trimmed))),
+            match trim::trim(&record.json, max) {
+                Some(trimmed) => batch.push((record, trimmed)),
                 None => rejected.push((
                     index,
                     record,
@@ -129,7 +222,7 @@ pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
                 )),
             }
         }
-        let all: Vec<&Record> = batch.iter().map(|(_, t)| t).collect();
+        let all: Vec<&Value> = batch.iter().map(|(_, t)| t).collect();
         if all.is_empty() {
             continue;
         }
@@ -157,19 +250,15 @@ pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
     let now = worker::Date::now().as_millis();
     let mut statements = Vec::with_capacity(rejected.len());
     for (index, record, message) in rejected {
-        worker::console_warn!("algolia: rejected {}: {message}", record.text("objectID"));
+        let object_id = record.row.object_id.as_str();
+        worker::console_warn!("algolia: rejected {object_id}: {message}");
         statements.push(
             db.prepare(
                 "INSERT INTO push_rejections (index_name, object_id, message, attempts, updated_at) \
                  VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT (index_name, object_id) DO UPDATE SET \
                  message = ?3, attempts = attempts + 1, updated_at = ?4",
             )
-            .bind_params(&[
-                index.into(),
-                record.text("objectID").into(),
-                message.into(),
-                now.into(),
-            ])?,
+            .bind_params(&[index.into(), object_id.into(), message.into(), now.into()])?,
         );
     }
     db.batch(statements).await.map_err(ApiError::internal)?;
@@ -329,9 +418,9 @@ impl Algolia {
 
     /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).
     /// `Ok(Err(message))` when Algolia refuses the batch (a 4xx other than 429): retrying it would fail again.
-    pub async fn push(&self, index: &str, records: &[&Record]) -> ApiResult<Result<(), String>> {
+    pub async fn push(&self, index: &str, records: &[&Value]) -> ApiResult<Result<(), String>> {
         let body = json!({
-            "requests": records.iter().map(|r| json!({ "action": "updateObject", "body": r.0 })).collect::<Vec<_>>()
+            "requests": records.iter().map(|r| json!({ "action": "updateObject", "body": r })).collect::<Vec<_>>()
         });
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
@@ -360,8 +449,199 @@ impl Algolia {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
+    use alloy_primitives::Address;
+    use profile_relayer::{
+        api::records::{AssetData, MetadataInfo, Stamp},
+        lsp3::Lsp3ProfileJson,
+        lsp4::Lsp4MetadataJson,
+        lsp8::TokenIdFormat,
+    };
+
     use super::*;
+
+    const STAMP: Stamp = Stamp {
+        chain_id: 42,
+        block: 7,
+        now: 1_711_015_200,
+    };
+
+    fn address() -> Address {
+        "0x77ae93d6fabcc1369ee3fa3651e55a2f2e136bcc".parse().unwrap()
+    }
+
+    fn profile(name: &str, description: &str, tags: &[String]) -> Record {
+        let lsp3 = Lsp3ProfileJson::from_value_lenient(
+            json!({ "LSP3Profile": { "name": name, "description": description, "tags": tags } }),
+        )
+        .unwrap()
+        .value
+        .profile;
+        Record::Profile(ProfileRecord::new(
+            address(),
+            STAMP,
+            Some(lsp3),
+            MetadataInfo::default(),
+            "",
+        ))
+    }
+
+    fn asset(name: &str, symbol: &str, description: &str) -> Record {
+        let lsp4 = Lsp4MetadataJson::from_value_lenient(
+            json!({ "LSP4Metadata": { "name": "ignored", "description": description } }),
+        )
+        .unwrap()
+        .value
+        .metadata;
+        let data = AssetData {
+            name: Some(name.to_owned()),
+            symbol: Some(symbol.to_owned()),
+            ..AssetData::default()
+        };
+        Record::Asset(AssetRecord::new(
+            address(),
+            false,
+            STAMP,
+            data,
+            Some(lsp4),
+            MetadataInfo::default(),
+            "",
+        ))
+    }
+
+    fn token(name: &str, description: &str) -> Record {
+        let lsp4 = Lsp4MetadataJson::from_value_lenient(
+            json!({ "LSP4Metadata": { "name": name, "description": description } }),
+        )
+        .unwrap()
+        .value
+        .metadata;
+        Record::Token(TokenRecord::new(
+            address(),
+            B256::with_last_byte(9),
+            TokenIdFormat::Number,
+            STAMP,
+            Some(lsp4),
+            MetadataInfo::default(),
+            "",
+        ))
+    }
+
+    /// The row as it was read from the stored JSON by field name before records were typed: what the typed row
+    /// must stay equal to.
+    fn row_of_json(json: &Value) -> SearchRow {
+        let text = |field: &str| match json.get(field).unwrap_or(&Value::Null) {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        };
+        SearchRow {
+            object_id: text("objectID"),
+            address: text("address").to_lowercase(),
+            token_id: json.get("tokenId").and_then(Value::as_str).map(str::to_owned),
+            kind: text("kind"),
+            indexed_block: json.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0),
+            name: text("name"),
+            symbol: text("symbol"),
+            description: text("description"),
+            tags: text("tags"),
+        }
+    }
+
+    #[test]
+    fn the_row_of_each_kind_comes_from_its_type() {
+        let id = address().to_checksum(None);
+        let lower = id.to_lowercase();
+        let row = profile("Alice", "about", &["a".into(), "b c".into()]).row();
+        assert_eq!(
+            row,
+            SearchRow {
+                object_id: id.clone(),
+                address: lower.clone(),
+                token_id: None,
+                kind: "LSP0ERC725Account".into(),
+                indexed_block: 7,
+                name: "Alice".into(),
+                symbol: String::new(),
+                description: "about".into(),
+                tags: "a b c".into(),
+            }
+        );
+        let row = asset("Coin", "C", "a coin").row();
+        assert_eq!(
+            (
+                row.object_id.as_str(),
+                row.kind.as_str(),
+                row.name.as_str(),
+                row.symbol.as_str()
+            ),
+            (id.as_str(), "LSP7DigitalAsset", "Coin", "C")
+        );
+        assert_eq!(
+            (row.description.as_str(), row.tags.as_str(), row.token_id),
+            ("a coin", "", None)
+        );
+        let row = token("Coin #9", "one coin").row();
+        let token_id = B256::with_last_byte(9).to_string();
+        assert_eq!(row.object_id, format!("{id}:{token_id}"));
+        assert_eq!(row.address, lower);
+        assert_eq!(row.token_id.as_deref(), Some(token_id.as_str()));
+        assert_eq!(
+            (
+                row.kind.as_str(),
+                row.name.as_str(),
+                row.symbol.as_str(),
+                row.description.as_str()
+            ),
+            ("LSP8Token", "Coin #9", "", "one coin")
+        );
+        // the stored JSON is the record's own serialization
+        for record in [profile("A", "", &[]), asset("B", "b", ""), token("C", "")] {
+            let stored = Stored::new(record.clone());
+            assert_eq!(stored.row, row_of_json(&stored.json));
+            assert_eq!(stored.json["objectID"], record.header().object_id.as_str());
+        }
+    }
+
+    #[test]
+    fn huge_texts_are_cut_as_the_stored_json_cuts_them() {
+        let tags: Vec<String> = (0..100).map(|i| format!("{i}{}", "t\"".repeat(300))).collect();
+        let long = "é\u{1}x".repeat(20_000);
+        for record in [
+            profile(&long, &long, &tags),
+            asset(&long, &long, &long),
+            token(&long, &long),
+        ] {
+            let stored = Stored::new(record);
+            assert_eq!(stored.json[caps::TRUNCATED], true);
+            assert_eq!(stored.row, row_of_json(&stored.json));
+            assert!(stored.row.name.len() < caps::MAX_NAME_BYTES);
+            assert!(stored.row.description.len() < caps::MAX_DESCRIPTION_BYTES);
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn typed_rows_equal_the_capped_json(
+            name in "[a-z\"\\\u{1}é😀 ]{0,8}", n in 0usize..3000,
+            description in "[a-z\"\u{1}é ]{0,8}", d in 0usize..6000,
+            tags in proptest::collection::vec("[a-z\"é]{0,40}", 0..60),
+        ) {
+            let name = name.repeat(n);
+            let description = description.repeat(d);
+            for record in [profile(&name, &description, &tags), asset(&name, &description, &description), token(&name, &description)] {
+                let stored = Stored::new(record);
+                proptest::prop_assert_eq!(&stored.row, &row_of_json(&stored.json));
+            }
+        }
+    }
 
     #[test]
     fn fts_queries_are_sanitized() {

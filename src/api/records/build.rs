@@ -4,7 +4,8 @@
 use alloy_primitives::{Address, B256};
 
 use super::{
-    AssetData, AssetRecord, MAX_DATA_URL, MetadataInfo, PROFILE_STANDARD, ProfileRecord, TokenRecord,
+    AssetData, AssetRecord, MAX_DATA_URL, MetadataInfo, PROFILE_STANDARD, ProfileRecord, RecordHeader,
+    RecordStamp, TokenRecord,
 };
 use crate::{
     api::calendar::iso8601, ipfs::CidPath, lsp3::Lsp3Profile, lsp4::Lsp4Metadata, lsp8::TokenIdFormat,
@@ -20,6 +21,17 @@ pub struct Stamp {
     pub block: u64,
     /// Now, unix seconds.
     pub now: u64,
+}
+
+impl From<Stamp> for RecordStamp {
+    fn from(stamp: Stamp) -> Self {
+        Self {
+            indexed_block: stamp.block,
+            updated_at_block: stamp.block,
+            updated_at: stamp.now,
+            last_updated_at: iso8601(stamp.now),
+        }
+    }
 }
 
 impl ProfileRecord {
@@ -41,12 +53,14 @@ impl ProfileRecord {
         let profile_image_url = first_image_url(p.and_then(|p| p.profile_image.as_deref()), base);
         let background_image_url = first_image_url(p.and_then(|p| p.background_image.as_deref()), base);
         Self {
-            object_id: id.clone(),
-            address: id,
-            chain_id: stamp.chain_id,
-            kind: "LSP0ERC725Account".to_owned(),
-            lsp_standard: PROFILE_STANDARD.to_owned(),
-            record_type: PROFILE_STANDARD.to_owned(),
+            header: RecordHeader {
+                object_id: id.clone(),
+                address: id,
+                chain_id: stamp.chain_id,
+                kind: "LSP0ERC725Account".to_owned(),
+                lsp_standard: PROFILE_STANDARD.to_owned(),
+                record_type: PROFILE_STANDARD.to_owned(),
+            },
             has_profile_name: non_empty(name.as_deref()),
             has_profile_description: non_empty(description.as_deref()),
             has_profile_links: !links.is_empty(),
@@ -60,10 +74,7 @@ impl ProfileRecord {
             profile_image_url,
             background_image_url,
             lsp3_profile: profile,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata,
         }
     }
@@ -94,12 +105,14 @@ impl AssetRecord {
             base,
         );
         Self {
-            object_id: id.clone(),
-            address: id,
-            chain_id: stamp.chain_id,
-            kind: standard.to_owned(),
-            lsp_standard: standard.to_owned(),
-            record_type: legacy.to_owned(),
+            header: RecordHeader {
+                object_id: id.clone(),
+                address: id,
+                chain_id: stamp.chain_id,
+                kind: standard.to_owned(),
+                lsp_standard: standard.to_owned(),
+                record_type: legacy.to_owned(),
+            },
             name: data.name.clone().or_else(|| m.and_then(|m| m.name.clone())),
             symbol: data.symbol.clone(),
             has_token_name: non_empty(data.name.as_deref()),
@@ -118,10 +131,7 @@ impl AssetRecord {
             icon_url,
             image_url,
             lsp4_metadata: metadata,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata: info,
             tokens: None,
         }
@@ -147,12 +157,14 @@ impl TokenRecord {
             base,
         );
         Self {
-            object_id: format!("{}:{token_id}", collection.to_checksum(None)),
-            address: collection.to_checksum(None),
-            chain_id: stamp.chain_id,
-            kind: "LSP8Token".to_owned(),
-            lsp_standard: "LSP8IdentifiableDigitalAsset".to_owned(),
-            record_type: "LSP8DigitalAsset".to_owned(),
+            header: RecordHeader {
+                object_id: format!("{}:{token_id}", collection.to_checksum(None)),
+                address: collection.to_checksum(None),
+                chain_id: stamp.chain_id,
+                kind: "LSP8Token".to_owned(),
+                lsp_standard: "LSP8IdentifiableDigitalAsset".to_owned(),
+                record_type: "LSP8DigitalAsset".to_owned(),
+            },
             token_id,
             token_id_format: format,
             token_id_text: crate::lsp8::decode_token_id(format, token_id).ok(),
@@ -163,10 +175,7 @@ impl TokenRecord {
             icon_url,
             image_url,
             lsp4_metadata: metadata,
-            indexed_block: stamp.block,
-            updated_at_block: stamp.block,
-            updated_at: stamp.now,
-            last_updated_at: iso8601(stamp.now),
+            stamp: stamp.into(),
             metadata: info,
         }
     }
@@ -407,4 +416,79 @@ mod tests {
             Some(refusal)
         );
     }
+
+    /// Full samples of the three kinds (every optional field set), as their JSON is stored and answered.
+    fn full_records() -> (ProfileRecord, AssetRecord, TokenRecord) {
+        let info = || MetadataInfo {
+            status: "verified".into(),
+            url: Some(format!("ipfs://{CID}")),
+            error: Some("HTTP_404".into()),
+            dropped: vec!["links[1]".into()],
+            raw: Some("{}".into()),
+            truncated: true,
+        };
+        let image = json!([{ "width": 1, "height": 1, "url": "https://x.org/a.png" }]);
+        let lsp3 = Lsp3ProfileJson::from_value_lenient(json!({ "LSP3Profile": {
+            "name": "Alice", "description": "d", "tags": ["a"], "links": [{ "title": "x", "url": "https://x.org" }],
+            "profileImage": image, "backgroundImage": image,
+        } }))
+        .unwrap()
+        .value
+        .profile;
+        let lsp4 = || {
+            Lsp4MetadataJson::from_value_lenient(json!({ "LSP4Metadata": {
+                "name": "Coin", "description": "d", "links": [{ "title": "x", "url": "https://x.org" }],
+                "icon": image, "images": [image],
+            } }))
+            .unwrap()
+            .value
+            .metadata
+        };
+        let data = AssetData {
+            name: Some("Coin".into()),
+            symbol: Some("C".into()),
+            token_type: Some(TokenType::Nft),
+            token_id_format: Some(TokenIdFormat::Number),
+            creators: vec![addr()],
+        };
+        let mut asset = AssetRecord::new(addr(), true, stamp(), data, Some(lsp4()), info(), BASE);
+        asset.tokens = Some(vec![crate::api::records::TokenSummary {
+            token_id: B256::repeat_byte(1).to_string(),
+            name: Some("Coin #1".into()),
+            image_url: None,
+        }]);
+        let token = TokenRecord::new(
+            addr(),
+            B256::with_last_byte(5),
+            TokenIdFormat::Number,
+            stamp(),
+            Some(lsp4()),
+            info(),
+            BASE,
+        );
+        let profile = ProfileRecord::new(addr(), stamp(), Some(lsp3), info(), BASE);
+        (profile, asset, token)
+    }
+
+    #[test]
+    fn record_json_is_byte_for_byte_the_wire_format() {
+        let (profile, asset, token) = full_records();
+        let texts = [
+            serde_json::to_string(&profile).unwrap(),
+            serde_json::to_string(&asset).unwrap(),
+            serde_json::to_string(&token).unwrap(),
+        ];
+        // field order and names as stored in D1 and answered since the first release
+        assert_eq!(texts, WIRE);
+        // and each reads back as itself
+        assert_eq!(serde_json::from_str::<ProfileRecord>(&texts[0]).unwrap(), profile);
+        assert_eq!(serde_json::from_str::<AssetRecord>(&texts[1]).unwrap(), asset);
+        assert_eq!(serde_json::from_str::<TokenRecord>(&texts[2]).unwrap(), token);
+    }
+
+    const WIRE: [&str; 3] = [
+        r#"{"objectID":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","address":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","chainId":42,"kind":"LSP0ERC725Account","LSPStandard":"LSP3Profile","type":"LSP3Profile","name":"Alice","description":"d","tags":["a"],"links":[{"title":"x","url":"https://x.org"}],"profileImageUrl":"https://x.org/a.png","backgroundImageUrl":"https://x.org/a.png","hasProfileName":true,"hasProfileDescription":true,"hasProfileLinks":true,"hasProfileTags":true,"hasProfileImage":true,"hasBackgroundImage":true,"LSP3Profile":{"name":"Alice","description":"d","links":[{"title":"x","url":"https://x.org"}],"tags":["a"],"profileImage":[{"width":1,"height":1,"url":"https://x.org/a.png"}],"backgroundImage":[{"width":1,"height":1,"url":"https://x.org/a.png"}]},"indexedBlock":7,"updatedAtBlock":7,"updatedAt":1711015200,"lastUpdatedAt":"2024-03-21T10:00:00.000Z","metadataStatus":"verified","metadataUrl":"ipfs://bafkreibm6jg3ux5qumhcn2b3flc3tyu6dmlb4xa7u5bf44yegnrjhc4yeq","metadataError":"HTTP_404","metadataDropped":["links[1]"],"metadataRaw":"{}","metadataTruncated":true}"#,
+        r#"{"objectID":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","address":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","chainId":42,"kind":"LSP8IdentifiableDigitalAsset","LSPStandard":"LSP8IdentifiableDigitalAsset","type":"LSP8DigitalAsset","name":"Coin","symbol":"C","LSP4TokenName":"Coin","LSP4TokenSymbol":"C","LSP4TokenType":"NFT","tokenType":"NFT","LSP4Creators":["0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC"],"tokenIdFormat":"NUMBER","description":"d","links":[{"title":"x","url":"https://x.org"}],"iconUrl":"https://x.org/a.png","imageUrl":"https://x.org/a.png","hasTokenName":true,"hasTokenSymbol":true,"hasTokenType":true,"hasAssetImage":true,"hasIconImage":true,"LSP4Metadata":{"name":"Coin","description":"d","links":[{"title":"x","url":"https://x.org"}],"icon":[{"width":1,"height":1,"url":"https://x.org/a.png"}],"images":[[{"width":1,"height":1,"url":"https://x.org/a.png"}]]},"indexedBlock":7,"updatedAtBlock":7,"updatedAt":1711015200,"lastUpdatedAt":"2024-03-21T10:00:00.000Z","metadataStatus":"verified","metadataUrl":"ipfs://bafkreibm6jg3ux5qumhcn2b3flc3tyu6dmlb4xa7u5bf44yegnrjhc4yeq","metadataError":"HTTP_404","metadataDropped":["links[1]"],"metadataRaw":"{}","metadataTruncated":true,"tokens":[{"tokenId":"0x0101010101010101010101010101010101010101010101010101010101010101","name":"Coin #1","imageUrl":null}]}"#,
+        r#"{"objectID":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC:0x0000000000000000000000000000000000000000000000000000000000000005","address":"0x77Ae93D6FAbcc1369Ee3fA3651e55A2f2E136bCC","chainId":42,"kind":"LSP8Token","LSPStandard":"LSP8IdentifiableDigitalAsset","type":"LSP8DigitalAsset","tokenId":"0x0000000000000000000000000000000000000000000000000000000000000005","tokenIdFormat":"NUMBER","tokenIdText":"5","name":"Coin","description":"d","iconUrl":"https://x.org/a.png","imageUrl":"https://x.org/a.png","hasAssetImage":true,"hasIconImage":true,"LSP4Metadata":{"name":"Coin","description":"d","links":[{"title":"x","url":"https://x.org"}],"icon":[{"width":1,"height":1,"url":"https://x.org/a.png"}],"images":[[{"width":1,"height":1,"url":"https://x.org/a.png"}]]},"indexedBlock":7,"updatedAtBlock":7,"updatedAt":1711015200,"lastUpdatedAt":"2024-03-21T10:00:00.000Z","metadataStatus":"verified","metadataUrl":"ipfs://bafkreibm6jg3ux5qumhcn2b3flc3tyu6dmlb4xa7u5bf44yegnrjhc4yeq","metadataError":"HTTP_404","metadataDropped":["links[1]"],"metadataRaw":"{}","metadataTruncated":true}"#,
+    ];
 }

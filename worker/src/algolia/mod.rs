@@ -9,7 +9,6 @@ pub mod highlight;
 pub mod hit;
 pub mod params;
 pub mod sql;
-pub mod trim;
 
 use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
 use serde::{Deserialize, Serialize};

@@ -13,8 +13,8 @@ use profile_relayer::{
 use serde_json::{Value, json};
 
 use super::{
-    Ctx,
     answers::{Answer, ItemError, Kind, answer, array_length, as_bool, claims, data_values},
+    ctx::Ctx,
 };
 use crate::rpc::RpcError;
 

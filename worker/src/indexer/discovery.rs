@@ -5,19 +5,15 @@
 //! megabytes) halves too, and grows only while its answer is small. Candidates are numbered per block (first
 //! occurrence within the block, in log order), which is what the cursor's item count refers to.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use alloy_primitives::{Address, B256, U256};
-use futures_util::{StreamExt, stream};
 use profile_relayer::{erc725y, lsp7, lsp8, lsp23};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    Ctx, RunStats,
-    writer::{self, Cursor, Outcome},
-};
-use crate::{config::number, error::ApiResult, rpc::RpcError};
+use super::ctx::Ctx;
+use crate::rpc::RpcError;
 
 /// One thing to index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,10 +147,12 @@ async fn get_logs_of(ctx: &Ctx<'_>, from: u64, to: u64, topics: &[B256]) -> Resu
 }
 
 /// The logs of one block too large to read at once (one full block of `DataChanged` logs is cheap on LUKSO): read
-/// event by event; an event whose logs alone are still too large is skipped in this block and recorded in
-/// `unindexable` (`LOGS_TOO_LARGE`, object `block:<n>:<event>`), so one block can never hold the cursor.
-async fn one_block(ctx: &Ctx<'_>, block: u64, stats: &mut RunStats) -> ApiResult<Vec<Log>> {
+/// event by event; an event whose logs alone are still too large is skipped in this block (given by name, for the
+/// caller to record in `unindexable` as `LOGS_TOO_LARGE`, object `block:<n>:<event>`), so one block can never hold
+/// the cursor.
+async fn one_block(ctx: &Ctx<'_>, block: u64) -> Result<(Vec<Log>, Vec<&'static str>), RpcError> {
     let mut logs = Vec::new();
+    let mut skipped = Vec::new();
     for (name, topic) in TOPICS {
         match get_logs_of(ctx, block, block, &[topic]).await {
             Ok(found) => logs.extend(found),
@@ -163,174 +161,56 @@ async fn one_block(ctx: &Ctx<'_>, block: u64, stats: &mut RunStats) -> ApiResult
                     "chain {}: {name} logs of block {block} too large to read ({e:?}); skipped",
                     ctx.config.chain_id
                 );
-                writer::skipped_logs(ctx, block, name).await?;
-                stats.errors += 1;
+                skipped.push(name);
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     // in log order, as one answer would have had them
     logs.sort_by_key(|l| l.log_index);
-    Ok(logs)
+    Ok((logs, skipped))
 }
 
-/// Processes one item; a failed read is told apart: a dead node stops the run (`Err`), a node that answers means
-/// the candidate itself is at fault (its calls time out): it is recorded and retried later.
-async fn process(ctx: &Ctx<'_>, item: Item, block: u64) -> ApiResult<Outcome> {
-    let result = match item {
-        Item::Address(a) => writer::process_address(ctx, a, block).await,
-        Item::Token(a, t) => writer::process_token(ctx, a, t, block).await,
+/// What one window of blocks holds.
+pub(crate) struct Window {
+    /// The candidates of each block, in order.
+    pub(crate) blocks: BTreeMap<u64, Vec<Item>>,
+    /// The window the next read starts with: grown while answers are small, shrunk when large (in logs or bytes).
+    pub(crate) next_window: u64,
+    /// The events of a single-block window whose logs were too large to read: skipped.
+    pub(crate) skipped: Vec<&'static str>,
+}
+
+/// Reads the candidates of blocks `from..=to` (a window of `window` blocks, cut by the head when shorter).
+/// `None`: the answer would be too large and the window is more than one block (read a smaller one); a single
+/// block too large is read event by event ([`Window::skipped`]).
+pub(crate) async fn read_window(
+    ctx: &Ctx<'_>,
+    from: u64,
+    to: u64,
+    window: u64,
+    target_logs: usize,
+    max_window: u64,
+) -> Result<Option<Window>, RpcError> {
+    let (logs, skipped) = match get_logs(ctx, from, to).await {
+        Ok(logs) => (logs, Vec::new()),
+        Err(e) if too_large(&e) && window > 1 => return Ok(None),
+        Err(e) if too_large(&e) => one_block(ctx, from).await?,
+        Err(e) => return Err(e),
     };
-    match result {
-        Ok(o) => Ok(o),
-        Err(e) => {
-            ctx.budget.spend(1);
-            ctx.rpc.block_number().await?;
-            let (address, token) = match item {
-                Item::Address(a) => (a, None),
-                Item::Token(a, t) => (a, Some(t)),
-            };
-            Ok(Outcome::failed(address, token, block, &e))
-        }
-    }
-}
-
-/// Processes items (each with the block it was seen in) with bounded parallelism (`INDEXER_CONCURRENCY`),
-/// addresses before tokens. The outcomes come back in item order.
-pub(crate) async fn process_all(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> ApiResult<Vec<Outcome>> {
-    let mut slots: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
-    for tokens in [false, true] {
-        let jobs = items
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, i))| matches!(i, Item::Token(..)) == tokens)
-            .map(|(n, (block, item))| async move { (n, process(ctx, *item, *block).await) });
-        let mut done = stream::iter(jobs).buffer_unordered(ctx.concurrency);
-        while let Some((n, outcome)) = done.next().await {
-            if let Some(slot) = slots.get_mut(n) {
-                *slot = Some(outcome?);
-            }
-        }
-    }
-    Ok(slots.into_iter().map(|o| o.unwrap_or(Outcome::Skip)).collect())
-}
-
-/// Follows the chain from the cursor to `head - confirmations`, window by window, chunk by chunk, until
-/// the head or the budget.
-pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
-    let env = ctx.env;
-    // per chain (`CHAINS`, default `INDEXER_CONFIRMATIONS` / `INDEXER_MAX_BLOCKS` / `INDEXER_START_BLOCK`)
-    let confirmations = ctx.config.confirmations;
-    let first_window = ctx.config.max_blocks.max(1);
-    let max_window = number::<u64>(env, "INDEXER_MAX_WINDOW", 200_000)?.max(first_window);
-    let target_logs = number::<usize>(env, "INDEXER_TARGET_LOGS", 500)?.max(1);
-    let start = ctx.config.start_block;
-    let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
-        block: start,
-        item: 0,
-        window: first_window,
-    });
-    if cursor.window == 0 {
-        cursor.window = first_window;
-    }
-    cursor.window = cursor.window.min(max_window);
-    let safe_head = head.saturating_sub(confirmations);
-    stats.from_block = cursor.block;
-    stats.to_block = cursor.block.saturating_sub(1);
-    stats.window = cursor.window;
-    while cursor.block <= safe_head {
-        if let Some(why) = ctx.budget.exhausted(2) {
-            stats.stopped = Some(why.to_owned());
-            break;
-        }
-        let from = cursor.block;
-        let to = safe_head.min(from.saturating_add(cursor.window - 1));
-        let logs = match get_logs(ctx, from, to).await {
-            Ok(logs) => logs,
-            Err(e) if too_large(&e) && cursor.window > 1 => {
-                cursor.window = (cursor.window / 4).max(1);
-                stats.window = cursor.window;
-                continue;
-            }
-            Err(e) if too_large(&e) => one_block(ctx, from, stats).await?,
-            Err(e) => return Err(e.into()),
-        };
-        stats.windows += 1;
-        // what the next window will be: grow while small, shrink when large (in logs or in bytes)
-        let next_window = next_window(
-            cursor.window,
-            to - from + 1 == cursor.window,
-            logs.len(),
-            answer_bytes(&logs),
-            target_logs,
-            max_window,
-        );
-        let blocks = candidates(logs);
-        // the window's items in order, from the cursor on
-        let mut queue: Vec<(u64, u64, Item)> = Vec::new();
-        for (block, items) in &blocks {
-            for (i, item) in items.iter().enumerate() {
-                let i = i as u64;
-                if *block > from || i >= cursor.item {
-                    queue.push((*block, i, *item));
-                }
-            }
-        }
-        let mut seen: BTreeSet<Item> = BTreeSet::new();
-        let mut stopped = false;
-        let mut rest = queue.as_slice();
-        while !rest.is_empty() {
-            // a chunk costs at most ~5 subrequests per item (a batch, a legacy batch, a fetch, a redirect, and its
-            // own write should D1 refuse the chunk's batch)
-            let fits = (ctx.budget.left() / 5).saturating_sub(2) as usize;
-            if let Some(why) = ctx.budget.exhausted(6).or((fits == 0).then_some("subrequests")) {
-                stats.stopped = Some(why.to_owned());
-                stopped = true;
-                break;
-            }
-            let (chunk, tail) = rest.split_at(rest.len().min(fits).min(ctx.concurrency * 4));
-            rest = tail;
-            // an item already done in this window needs no second read
-            let todo: Vec<(u64, Item)> = chunk
-                .iter()
-                .filter(|(_, _, item)| seen.insert(*item))
-                .map(|(b, _, item)| (*b, *item))
-                .collect();
-            let outcomes = process_all(ctx, &todo).await?;
-            writer::count(stats, &outcomes);
-            let next = match rest.first() {
-                Some((block, i, _)) => Cursor {
-                    block: *block,
-                    item: *i,
-                    window: cursor.window,
-                },
-                None => Cursor {
-                    block: to + 1,
-                    item: 0,
-                    window: next_window,
-                },
-            };
-            let refused = writer::write(ctx, outcomes, Some(next)).await?;
-            writer::count_refused(stats, &refused);
-            stats.to_block = next.block.saturating_sub(1);
-            cursor = next;
-        }
-        if stopped {
-            break;
-        }
-        if cursor.block <= to {
-            // no items left in the window (or none at all): the window is complete
-            cursor = Cursor {
-                block: to + 1,
-                item: 0,
-                window: next_window,
-            };
-            writer::write(ctx, Vec::new(), Some(cursor)).await?;
-        }
-        stats.to_block = to;
-        stats.window = cursor.window;
-    }
-    Ok(())
+    let next_window = next_window(
+        window,
+        to - from + 1 == window,
+        logs.len(),
+        answer_bytes(&logs),
+        target_logs,
+        max_window,
+    );
+    Ok(Some(Window {
+        blocks: candidates(logs),
+        next_window,
+        skipped,
+    }))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use profile_relayer::{
 use serde_json::Value;
 use worker::{Delay, Method, Request, RequestInit, RequestRedirect};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::{
     ipfs::fetch_content,
     rpc::{TimedFetchError, fetch_with_timeout},

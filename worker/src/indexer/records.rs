@@ -1,5 +1,6 @@
 //! Turning reads into records: one candidate (an address, or an LSP8 token) read, classified and built into the
-//! record the index stores, or into the error or retry that takes its place. Written by [`super::writer`].
+//! record the index stores, or into the error or retry that takes its place. Written by [`super::writer`] (a
+//! run: [`super::run`]).
 
 use alloy_primitives::{Address, B256};
 use profile_relayer::{
@@ -9,18 +10,18 @@ use profile_relayer::{
     lsp8::{TokenIdFormat, token_metadata_url},
     metadata::{Lenient, raw_json},
 };
-use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Ctx, Kind,
-    answers::ItemError,
-    caps::{self, MAX_RAW_BYTES},
+    answers::{ItemError, Kind},
     chain::{self, AddressRead, TokenRead},
+    ctx::{Ctx, now},
     metadata::{Fetched, fetch_metadata, fetch_url},
-    now,
 };
-use crate::{rpc::RpcError, search::Record};
+use crate::{
+    rpc::RpcError,
+    search::{Record, Stored, caps::MAX_RAW_BYTES},
+};
 
 /// The longest name, symbol or description kept from chain data.
 pub(super) const MAX_TEXT: usize = 1024;
@@ -32,7 +33,7 @@ pub(crate) enum Outcome {
     Record {
         index: String,
         kind: Option<Kind>,
-        record: Record,
+        record: Box<Stored>,
         retry: Option<String>,
     },
     /// The candidate misbehaves: recorded in `unindexable`.
@@ -115,13 +116,6 @@ fn lsp4(fetched: &Fetched) -> (Option<Lsp4Metadata>, MetadataInfo) {
     (m.map(|m| m.metadata), info)
 }
 
-/// A typed record as the JSON the index stores, within the caps of [`caps`].
-fn to_record(record: &impl Serialize) -> Record {
-    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
-    caps::cap(&mut value);
-    Record(value)
-}
-
 fn retry_reason(fetched: &Fetched) -> Option<String> {
     fetched
         .error
@@ -166,7 +160,7 @@ pub(crate) async fn process_address(
             info,
             &ctx.public_base_url,
         );
-        (ctx.profiles.clone(), fetched, to_record(&record))
+        (ctx.profiles.clone(), fetched, Record::Profile(record))
     } else {
         let fetched = fetch_metadata(ctx, &value(1)).await;
         let (metadata, info) = lsp4(&fetched);
@@ -186,13 +180,13 @@ pub(crate) async fn process_address(
             info,
             &ctx.public_base_url,
         );
-        (ctx.assets.clone(), fetched, to_record(&record))
+        (ctx.assets.clone(), fetched, Record::Asset(record))
     };
     Ok(Outcome::Record {
         index,
         kind: Some(kind),
         retry: retry_reason(&fetched),
-        record,
+        record: Box::new(Stored::new(record)),
     })
 }
 
@@ -246,7 +240,7 @@ pub(crate) async fn process_token(
         now: now(),
     };
     let (metadata, info) = lsp4(&fetched);
-    let record = to_record(&TokenRecord::new(
+    let record = Box::new(Stored::new(Record::Token(TokenRecord::new(
         address,
         token_id,
         format,
@@ -254,7 +248,7 @@ pub(crate) async fn process_token(
         metadata,
         info,
         &ctx.public_base_url,
-    ));
+    ))));
     Ok(Outcome::Record {
         index: ctx.assets.clone(),
         kind: None,
@@ -292,8 +286,9 @@ mod tests {
         assert!(info.truncated);
         assert_eq!(profile.and_then(|p| p.profile.name).as_deref(), Some("a"));
         // the flag survives into the stored record, which the caps keep small
-        let record = to_record(&info);
-        assert_eq!(record.0["metadataTruncated"], true);
+        let mut record = serde_json::to_value(&info).unwrap_or_default();
+        crate::search::caps::cap(&mut record);
+        assert_eq!(record["metadataTruncated"], true);
         // clean: nothing kept, nothing flagged
         let clean = json!({ "LSP3Profile": { "name": "a" } });
         let (_, info) = parse_metadata(&fetched(clean), Lsp3ProfileJson::from_value_lenient);

@@ -1,24 +1,23 @@
-//! Writing records: one D1 batch per chunk holds the records (built by [`super::records`]), their full-text rows,
-//! the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only the
-//! chunk in flight. Candidates that misbehave go to `unindexable`, never to the search index.
+//! Storage of the indexer: one D1 batch per chunk holds the records (built by [`super::records`]), their full-text
+//! rows, the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only
+//! the chunk in flight; then the records go to Algolia. Candidates that misbehave go to `unindexable`, never to the
+//! search index. Also the reads of that bookkeeping (cursor, due retries, recorded errors). What to write and when
+//! is [`super::run`]'s.
 
 use alloy_primitives::{Address, B256};
 use serde::Deserialize;
-use serde_json::Value;
 use worker::{D1PreparedStatement, Env};
 
 use super::{
-    Ctx, RunStats,
     answers::ItemError,
-    discovery::{Item, process_all},
-    now,
-    records::{MAX_TEXT, object_id},
+    ctx::{Ctx, now},
+    records::{MAX_TEXT, Outcome},
 };
 use crate::{
     config::number,
     d1::{Param, Statement},
     error::{ApiError, ApiResult},
-    search::{self, Record},
+    search::{self, Stored},
 };
 
 /// The indexer's tables: the checkpoint per chain, contracts that cannot be indexed (per chain) and candidates
@@ -33,9 +32,6 @@ CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT
 token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
 PRIMARY KEY (index_name, object_id));";
 
-// the record building lives in `records`; its callers keep the `writer::` paths
-pub(crate) use super::records::{Outcome, process_address, process_token};
-
 /// The cursor: the next block, and how many of its candidates are done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Cursor {
@@ -49,7 +45,7 @@ pub(crate) struct Cursor {
 /// refuse them.
 struct Group {
     statements: Vec<D1PreparedStatement>,
-    record: Option<(String, Record, Who)>,
+    record: Option<(String, Box<Stored>, Who)>,
 }
 
 /// A candidate as `unindexable` records it.
@@ -169,10 +165,10 @@ pub(crate) async fn write(
                 retry: reason,
                 ..
             } => {
-                let field = |k: &str| record.0.get(k).and_then(Value::as_str).map(str::to_owned);
-                let id = field("objectID").unwrap_or_default();
-                let address = field("address").unwrap_or_default();
-                let token = field("tokenId");
+                let header = record.record.header();
+                let id = header.object_id.clone();
+                let address = header.address.clone();
+                let token = record.record.token_id();
                 let mut statements = search::upsert_statements(&db, &index, &record)?;
                 statements.push(
                     db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
@@ -185,22 +181,14 @@ pub(crate) async fn write(
                         .bind_params(&[chain_id.into(), address.as_str().into()])?,
                 );
                 statements.push(match reason {
-                    Some(r) => retry(&index, &id, &address, token.as_deref(), &r)?,
+                    Some(r) => retry(&index, &id, &address, token.map(|t| t.to_string()).as_deref(), &r)?,
                     None => clear_retry(&index, &id)?,
                 });
-                let who = match (
-                    address.parse::<Address>(),
-                    token.as_deref().map(str::parse::<B256>),
-                ) {
-                    (Ok(address), None) => Some((address, None)),
-                    (Ok(address), Some(Ok(t))) => Some((address, Some(t))),
-                    _ => None,
-                }
-                .map(|(address, token_id)| Who {
+                let who = address.parse::<Address>().ok().map(|address| Who {
                     object_id: id,
                     address,
-                    token_id,
-                    block: record.0.get("indexedBlock").and_then(Value::as_u64).unwrap_or(0),
+                    token_id: token,
+                    block: record.record.stamp().indexed_block,
                 });
                 groups.push(Group {
                     statements,
@@ -249,9 +237,9 @@ pub(crate) async fn write(
     ctx.budget.add_rows(u32::try_from(records).unwrap_or(u32::MAX));
     let failure = match db.batch(all).await {
         Ok(_) => {
-            let pushed: Vec<(String, Record)> = groups
+            let pushed: Vec<(String, Stored)> = groups
                 .into_iter()
-                .filter_map(|g| g.record.map(|(index, record, ..)| (index, record)))
+                .filter_map(|g| g.record.map(|(index, record, ..)| (index, *record)))
                 .collect();
             search::push(ctx.env, &pushed).await?;
             return Ok(Vec::new());
@@ -263,7 +251,7 @@ pub(crate) async fn write(
     worker::console_warn!(
         "indexer: D1 refused a batch of {records} records, writing them one by one: {failure}"
     );
-    let mut pushed: Vec<(String, Record)> = Vec::new();
+    let mut pushed: Vec<(String, Stored)> = Vec::new();
     let mut refused: Vec<(String, ItemError)> = Vec::new();
     let mut rest: Vec<D1PreparedStatement> = Vec::new();
     for group in groups {
@@ -276,7 +264,7 @@ pub(crate) async fn write(
             ctx.budget.spend(1);
             match db.batch(group.statements).await {
                 Ok(_) => {
-                    pushed.push((index, record));
+                    pushed.push((index, *record));
                     continue;
                 }
                 Err(e) => {
@@ -370,86 +358,66 @@ struct RetryRow {
     token_id: Option<String>,
 }
 
-/// Due retries (failed metadata fetches, calls that failed): at most a quarter of the run's subrequests.
-pub(crate) async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()> {
-    let db = search::db(ctx.env).await?;
-    // an item costs up to 5 subrequests (two read batches, a fetch, a redirect, its own write should D1 refuse
-    // the batch): a quarter of what is left, in items
-    let limit = (ctx.budget.left() / 4 / 5).min(50);
-    // this chain's queues only: its two indexes and its errors
-    let queues = [
+/// This chain's retry queues: its two indexes and its errors.
+fn retry_queues(ctx: &Ctx<'_>) -> [String; 3] {
+    [
         ctx.profiles.clone(),
         ctx.assets.clone(),
         ctx.config.errors_queue(),
-    ];
-    let queue_args = queues.iter().map(Param::from);
+    ]
+}
+
+/// Up to `limit` candidates of this chain due for another try, soonest first (an address, and the token id of a
+/// token).
+pub(crate) async fn due_retries(ctx: &Ctx<'_>, limit: u32) -> ApiResult<Vec<(Address, Option<B256>)>> {
+    let db = search::db(ctx.env).await?;
+    let queues = retry_queues(ctx);
     let due: Vec<RetryRow> = db
         .prepare(
             "SELECT address, token_id FROM retries WHERE index_name IN (?3, ?4, ?5) AND next_attempt_at <= ?1 \
              ORDER BY next_attempt_at LIMIT ?2",
         )
-        .bind_params(&[now().into(), limit.into()].into_iter().chain(queue_args.clone()).collect::<Vec<_>>())?
+        .bind_params(
+            &[now().into(), limit.into()]
+                .into_iter()
+                .chain(queues.iter().map(Param::from))
+                .collect::<Vec<_>>(),
+        )?
         .rows()
         .await?;
-    let items: Vec<(u64, Item)> = due
+    Ok(due
         .iter()
         .filter_map(|row| {
             let address = row.address.parse::<Address>().ok()?;
-            Some(match row.token_id.as_deref().map(str::parse::<B256>) {
-                Some(Ok(token)) => (head, Item::Token(address, token)),
-                Some(Err(_)) => return None,
-                None => (head, Item::Address(address)),
-            })
+            match row.token_id.as_deref().map(str::parse::<B256>) {
+                Some(Ok(token)) => Some((address, Some(token))),
+                Some(Err(_)) => None,
+                None => Some((address, None)),
+            }
         })
-        .collect();
-    stats.retried += items.len() as u64;
-    let outcomes = process_all(ctx, &items).await?;
-    // a retried candidate that turned out to be nothing (burned token, code gone) leaves the retry queue
-    let gone: Vec<String> = items
+        .collect())
+}
+
+/// Takes candidates (by object id) out of this chain's retry queues.
+pub(crate) async fn forget_retries(ctx: &Ctx<'_>, object_ids: &[String]) -> ApiResult<()> {
+    if object_ids.is_empty() {
+        return Ok(());
+    }
+    let db = search::db(ctx.env).await?;
+    let queues = retry_queues(ctx);
+    let statements = object_ids
         .iter()
-        .zip(&outcomes)
-        .filter(|(_, o)| matches!(o, Outcome::Skip | Outcome::NotIndexed { .. }))
-        .map(|((_, item), _)| match item {
-            Item::Address(a) => object_id(*a, None),
-            Item::Token(a, t) => object_id(*a, Some(*t)),
+        .map(|id| {
+            db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
+                .bind_params(
+                    &[Param::from(id)]
+                        .into_iter()
+                        .chain(queues.iter().map(Param::from))
+                        .collect::<Vec<_>>(),
+                )
         })
-        .collect();
-    if !gone.is_empty() {
-        let statements = gone
-            .iter()
-            .map(|id| {
-                db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
-                    .bind_params(
-                        &[Param::from(id)]
-                            .into_iter()
-                            .chain(queue_args.clone())
-                            .collect::<Vec<_>>(),
-                    )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        ctx.budget.spend(1);
-        db.batch(statements).await.map_err(ApiError::internal)?;
-    }
-    count(stats, &outcomes);
-    let refused = write(ctx, outcomes, None).await?;
-    count_refused(stats, &refused);
+        .collect::<Result<Vec<_>, _>>()?;
+    ctx.budget.spend(1);
+    db.batch(statements).await.map_err(ApiError::internal)?;
     Ok(())
-}
-
-/// Moves candidates D1 refused from the indexed to the error count.
-pub(crate) fn count_refused(stats: &mut RunStats, refused: &[(String, ItemError)]) {
-    let n = refused.len() as u64;
-    stats.indexed = stats.indexed.saturating_sub(n);
-    stats.errors += n;
-}
-
-/// Adds outcomes to the run's counters.
-pub(crate) fn count(stats: &mut RunStats, outcomes: &[Outcome]) {
-    for o in outcomes {
-        match o {
-            Outcome::Record { .. } => stats.indexed += 1,
-            Outcome::Error { .. } => stats.errors += 1,
-            Outcome::Skip | Outcome::NotIndexed { .. } => {}
-        }
-    }
 }

@@ -12,8 +12,9 @@
 //!   parsed metadata (`LSP3Profile` / `LSP4Metadata`) gets what is left, then `metadataRaw` — kept whole or not at
 //!   all (cut JSON text is useless).
 //!
-//! A record that lost anything says so: `metadataTruncated: true`. The full-text row is made of the capped
-//! record's name, symbol, description and tags, so it is bounded too (≈ 22 KiB).
+//! A record that lost anything says so: `metadataTruncated: true`. The full-text row is made of the record's
+//! name, symbol, description and tags cut the same way ([`capped_text`], [`capped_tags`]), so it is bounded too
+//! (≈ 22 KiB).
 
 use serde_json::{Map, Value};
 
@@ -176,6 +177,23 @@ fn cap_object(
         map.shift_remove(key);
     }
     cut || !gone.is_empty()
+}
+
+/// `text` as a capped record holds it under the record's own field `key` (`name`, `symbol`, `description`): cut
+/// like [`cap`] cuts it. (The record's own fields come first and within their shares, so the record's budget never
+/// cuts these further.)
+pub(crate) fn capped_text(key: &str, text: &str) -> String {
+    let mut text = text.to_owned();
+    cut_string(&mut text, bound(Some(key), MAX_STRING_BYTES));
+    text
+}
+
+/// Tags as a capped record holds them: the first [`MAX_ENTRIES`], each cut to [`MAX_TAG_BYTES`].
+pub(crate) fn capped_tags(tags: &[String]) -> Vec<String> {
+    tags.iter()
+        .take(MAX_ENTRIES)
+        .map(|tag| capped_text("tags", tag))
+        .collect()
 }
 
 /// Caps a record (see the module's documentation); whether anything was cut (then `metadataTruncated` is set).
