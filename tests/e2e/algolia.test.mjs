@@ -22,6 +22,7 @@ const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
 const PROFILES = 'dev_local_universal_profiles';
 const ASSETS = 'dev_local_assets';
+const PUBLIC_BASE = 'https://relayer.example.org';
 const MAX_RECORD = 2000;
 
 // a stand-in for Algolia's write API: 400 for a batch holding a record over the size limit or the poison record
@@ -49,6 +50,7 @@ before(async () => {
     vars: {
       LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
       ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`, ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
+      PUBLIC_BASE_URL: PUBLIC_BASE,
     },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
@@ -60,7 +62,7 @@ after(async () => {
   pushed.server?.close();
 });
 
-const { send, deploy, metadataUri, runCron } = indexing(() => stack);
+const { send, deploy, metadataUri, runCron, upload, deployProfile } = indexing(() => stack);
 
 const ids = {};
 test('real contracts are indexed by the cron; the Algolia push trims and isolates refused records', async () => {
@@ -91,6 +93,31 @@ test('real contracts are indexed by the cron; the Algolia push trims and isolate
   assert.equal(points.description, undefined);
   // the poison record was retried alone, then set aside
   assert.ok(pushed.requests.some((r) => r.body.requests.length === 1 && r.body.requests[0].body.objectID === ids.poison));
+});
+
+test('a long profile keeps its name and its absolute image URLs in Algolia', async () => {
+  const cid = await upload(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+  const image = (width) => ({ url: `ipfs://${cid}`, width, height: width, verification: { method: 'keccak256(bytes)', data: `0x${'ab'.repeat(32)}` } });
+  const bio = 'a very long biography '.repeat(280); // ≈ 6,000 characters
+  const links = Array.from({ length: 12 }, (_, i) => ({ title: `link ${i}`, url: `https://example.com/${i}` }));
+  const lsp3 = await metadataUri({
+    LSP3Profile: { name: 'Longbio Wombat', description: bio, links, tags: ['wombat', 'long'], profileImage: [image(640), image(320), image(64)], backgroundImage: [image(1024)] },
+  });
+  const up = (await deployProfile(lsp3)).universalProfileAddress;
+  await runCron();
+  const records = pushed.requests.flatMap((r) => r.body.requests.map((op) => op.body)).filter((rec) => rec.objectID === up);
+  assert.ok(records.length >= 1, 'the profile was pushed');
+  const rec = records.at(-1);
+  assert.ok(JSON.stringify(rec).length <= MAX_RECORD, 'trimmed below the limit');
+  assert.equal(rec.LSP3Profile.name, 'Longbio Wombat', 'the name the wallet shows');
+  assert.equal(rec.name, 'Longbio Wombat');
+  assert.equal(rec.LSP3Profile.description, undefined, 'the bio goes first');
+  assert.equal(rec.LSP3Profile.profileImage[0].url, `ipfs://${cid}`);
+  assert.ok(rec.profileImageUrl.startsWith(PUBLIC_BASE), `absolute: ${rec.profileImageUrl}`);
+  assert.ok(rec.backgroundImageUrl.startsWith(PUBLIC_BASE), `absolute: ${rec.backgroundImageUrl}`);
+  // the D1 index keeps the whole record
+  const whole = await (await fetch(`${stack.workerUrl}/v1/31337/address/${up}`)).json();
+  assert.equal(whole.description.length, bio.length);
 });
 
 test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML-escaped)', async () => {

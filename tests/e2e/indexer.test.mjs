@@ -29,7 +29,7 @@ before(async () => {
   });
   await new Promise((r) => algolia.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}` },
+    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}`, PUBLIC_BASE_URL: 'https://relayer.example.org' },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
 });

@@ -31,6 +31,11 @@ test('a complete, funded, caught-up deployment is ready, check by check', async 
 });
 
 test('not ready: balance under the minimum, node on another chain, no node, indexer behind; /health stays 200', async () => {
+  await stack.restartWorker({ vars: { ALGOLIA_APP_ID: 'TESTAPPID' } });
+  const algolia = await ready();
+  assert.equal(algolia.status, 503, JSON.stringify(algolia.body));
+  assert.equal(algolia.check('config').ok, false);
+  assert.match(algolia.check('config').detail, /ALGOLIA_APP_ID is set but PUBLIC_BASE_URL is not/);
   await stack.restartWorker({ vars: { MIN_RELAYER_BALANCE: String(10n ** 30n) } });
   let r = await ready();
   assert.equal(r.status, 503, JSON.stringify(r.body));

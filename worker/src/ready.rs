@@ -154,7 +154,9 @@ pub async fn ready(req: &Request, env: &Env) -> ApiResult<Response> {
         secret_set(env, "RELAYER_PRIVATE_KEY"),
         secret_set(env, "ADMIN_TOKEN"),
     ];
-    let parsed = Config::from_env(env).and_then(|c| Ok((c, config::chains(env)?)));
+    let parsed = Config::from_env(env)
+        .and_then(|c| Ok((c, config::chains(env)?)))
+        .and_then(|parsed| crate::search::Algolia::from_env(env).map(|_| parsed));
     let limits = config::number(env, "MIN_RELAYER_BALANCE", DEFAULT_MIN_RELAYER_BALANCE).and_then(|min| {
         Ok((
             min,

@@ -398,12 +398,19 @@ pub struct Algolia {
 }
 
 impl Algolia {
-    /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
+    /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set (and `PUBLIC_BASE_URL`, else
+    /// `CONFIGURATION_ERROR`: pushed image URLs must be absolute). `ALGOLIA_HOST` overrides
     /// `https://<app id>.algolia.net` (tests point it at a local server).
     pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
         let Some(app_id) = var(env, "ALGOLIA_APP_ID") else {
             return Ok(None);
         };
+        if var(env, "PUBLIC_BASE_URL").is_none() {
+            // records carry image URLs on this deployment: Algolia's clients put them in `<img src>` as they are
+            return Err(ApiError::config(
+                "ALGOLIA_APP_ID is set but PUBLIC_BASE_URL is not: records pushed to Algolia need absolute image URLs",
+            ));
+        }
         let admin_key = env
             .secret("ALGOLIA_ADMIN_KEY")
             .map(|s| s.to_string())
