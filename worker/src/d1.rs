@@ -59,7 +59,7 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
 /// Each step is one transaction and can run any number of times, also in two isolates at once: once
 /// `index_errors` is dropped, the copy fails with "no such table" and changes nothing.
 async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
-    let Some(first) = crate::config::chains(env)?.into_iter().next() else {
+    let Some(first) = crate::config::Config::from_env(env).chains()?.first().cloned() else {
         return Ok(());
     };
     let copy = db

@@ -87,7 +87,8 @@ fn cors(res: &mut Response) {
 /// its share of the budget); one chain failing does not stop the others.
 #[event(scheduled)]
 pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    match indexer::run_all(&env).await {
+    let config = config::Config::from_env(&env);
+    match indexer::run_all(&env, &config).await {
         Ok(runs) => {
             for (chain_id, result) in runs {
                 match result {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::{
-    config::var,
+    config::{AlgoliaConfig, Setting},
     d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
 };
@@ -106,13 +106,16 @@ pub fn delete_statements(
 /// `ALGOLIA_MAX_RECORD_BYTES` (see [`crate::algolia::trim`]). When Algolia rejects a batch (4xx), its records are
 /// pushed one by one; a record rejected alone (or too large even trimmed) is recorded in `push_rejections` (index,
 /// objectID, Algolia's answer) and never blocks the others or the checkpoint. Transient failures (5xx, 429, network) fail.
-pub async fn push(env: &Env, records: &[(String, Record)]) -> ApiResult<()> {
-    let Some(algolia) = Algolia::from_env(env)? else {
+pub async fn push(
+    env: &Env,
+    config: &Setting<Option<AlgoliaConfig>>,
+    records: &[(String, Record)],
+) -> ApiResult<()> {
+    let Some(config) = config.get()? else {
         return Ok(());
     };
-    let max = var(env, "ALGOLIA_MAX_RECORD_BYTES")
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(crate::algolia::trim::DEFAULT_MAX_RECORD_BYTES);
+    let algolia = Algolia::new(config);
+    let max = config.max_record_bytes;
     let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
     indexes.sort_unstable();
     indexes.dedup();
@@ -309,22 +312,13 @@ pub struct Algolia {
 }
 
 impl Algolia {
-    /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
-    /// `https://<app id>.algolia.net` (tests point it at a local server).
-    pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
-        let Some(app_id) = var(env, "ALGOLIA_APP_ID") else {
-            return Ok(None);
-        };
-        let admin_key = env
-            .secret("ALGOLIA_ADMIN_KEY")
-            .map(|s| s.to_string())
-            .map_err(|_| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
-        let host = var(env, "ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
-        Ok(Some(Self {
-            host,
-            app_id,
-            admin_key,
-        }))
+    /// The adapter of the configured application (`ALGOLIA_HOST`: tests point it at a local server).
+    pub fn new(config: &AlgoliaConfig) -> Self {
+        Self {
+            host: config.host.clone(),
+            app_id: config.app_id.clone(),
+            admin_key: config.admin_key.expose().to_owned(),
+        }
     }
 
     /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).

@@ -4,9 +4,6 @@
 
 use serde_json::{Map, Value};
 
-/// Default of `ALGOLIA_MAX_RECORD_BYTES`.
-pub const DEFAULT_MAX_RECORD_BYTES: usize = 10_000;
-
 /// Fields dropped first, in this order.
 const DROP_FIRST: &[&str] = &[
     "raw",

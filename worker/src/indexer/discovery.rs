@@ -17,7 +17,7 @@ use super::{
     Ctx, RunStats,
     writer::{self, Cursor, Outcome},
 };
-use crate::{config::number, error::ApiResult, rpc::RpcError};
+use crate::{error::ApiResult, rpc::RpcError};
 
 /// One thing to index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -222,8 +222,8 @@ pub(crate) async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> Ap
     // per chain (`CHAINS`, default `INDEXER_CONFIRMATIONS` / `INDEXER_MAX_BLOCKS` / `INDEXER_START_BLOCK`)
     let confirmations = ctx.config.confirmations;
     let first_window = ctx.config.max_blocks.max(1);
-    let max_window = number::<u64>(env, "INDEXER_MAX_WINDOW", 200_000)?.max(first_window);
-    let target_logs = number::<usize>(env, "INDEXER_TARGET_LOGS", 500)?.max(1);
+    let max_window = ctx.settings.max_window.max(first_window);
+    let target_logs = ctx.settings.target_logs.max(1);
     let start = ctx.config.start_block;
     let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
         block: start,

@@ -26,7 +26,7 @@ use worker::{Date, Env};
 
 pub use self::{answers::Kind, writer::checkpoint};
 use crate::{
-    config::{ChainConfig, number, var},
+    config::{AlgoliaConfig, ChainConfig, Config, IndexerConfig, Setting},
     error::{ApiError, ApiResult, Code},
     ipfs::IpfsConfig,
     rpc::Rpc,
@@ -57,14 +57,14 @@ impl Budget {
 
     /// A run's share of the invocation's budget: `INDEXER_MAX_SECONDS` (ending at `deadline_ms`),
     /// `INDEXER_MAX_SUBREQUESTS` and `INDEXER_MAX_ROWS` divided by `shares`.
-    fn share(env: &Env, deadline_ms: u64, subrequests: u32, shares: u32) -> ApiResult<Self> {
+    fn share(settings: &IndexerConfig, deadline_ms: u64, subrequests: u32, shares: u32) -> ApiResult<Self> {
         let shares = shares.max(1);
         let time_left = deadline_ms.saturating_sub(now_ms());
         Ok(Self {
             deadline_ms: now_ms().saturating_add(time_left / u64::from(shares)),
             max_subrequests: subrequests / shares,
             subrequests: Cell::new(0),
-            max_rows: number::<u32>(env, "INDEXER_MAX_ROWS", 2000)? / shares,
+            max_rows: settings.max_rows / shares,
             rows: Cell::new(0),
         })
     }
@@ -105,6 +105,10 @@ impl Budget {
 /// Everything a run needs.
 pub(crate) struct Ctx<'a> {
     pub(crate) env: &'a Env,
+    /// The indexer's vars (`INDEXER_*`, `METADATA_*`).
+    pub(crate) settings: &'a IndexerConfig,
+    /// Algolia, when configured.
+    pub(crate) algolia: &'a Setting<Option<AlgoliaConfig>>,
     /// Whether plain `http://` metadata URLs are fetched (`METADATA_ALLOW_HTTP`, local development only).
     pub(crate) allow_http: bool,
     /// The chain indexed.
@@ -132,29 +136,26 @@ pub(crate) fn now() -> u64 {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(env: &'a Env, config: &ChainConfig, budget: Budget) -> ApiResult<Self> {
+    fn new(env: &'a Env, settings: &'a Config, config: &ChainConfig, budget: Budget) -> ApiResult<Self> {
+        let algolia = &settings.algolia;
+        let settings = settings.indexer.get()?;
         let config = config.clone();
         let rpc = config.rpc();
         let (profiles, assets) = config.index_names();
-        let mut ipfs = IpfsConfig::from_env(env)?;
-        let metadata_max = number::<usize>(env, "METADATA_MAX_BYTES", 2 * 1024 * 1024)?;
-        ipfs.max_bytes = ipfs.max_bytes.min(metadata_max);
-        let metadata_timeout_ms =
-            number::<u64>(env, "METADATA_TIMEOUT_SECONDS", ipfs.timeout_ms / 1000)? * 1000;
         Ok(Self {
-            allow_http: var(env, "METADATA_ALLOW_HTTP").is_some_and(|v| v.trim() == "true"),
+            allow_http: settings.allow_http,
             env,
-            ipfs,
-            metadata_timeout_ms,
+            settings,
+            algolia,
+            ipfs: settings.ipfs.clone(),
+            metadata_timeout_ms: settings.metadata_timeout_ms,
             config,
             rpc,
             profiles,
             assets,
-            public_base_url: var(env, "PUBLIC_BASE_URL")
-                .map(|u| u.trim().trim_end_matches('/').to_owned())
-                .unwrap_or_default(),
+            public_base_url: settings.public_base_url.clone(),
             budget,
-            concurrency: number::<usize>(env, "INDEXER_CONCURRENCY", 6)?.clamp(1, 32),
+            concurrency: settings.concurrency,
         })
     }
 }
@@ -198,8 +199,13 @@ fn refusal(error: &answers::ItemError) -> ApiResult<Refusal> {
 
 /// Reads the address from chain and indexes it now (the lookup route's read-through). A contract that misbehaves
 /// is [`Indexed::Refused`] (nothing is written then).
-pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Indexed> {
-    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
+pub async fn index_now(
+    env: &Env,
+    config: &Config,
+    chain: &ChainConfig,
+    address: Address,
+) -> ApiResult<Indexed> {
+    let ctx = Ctx::new(env, config, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     let outcome = writer::process_address(&ctx, address, head).await?;
     let kind = outcome.kind();
@@ -220,11 +226,12 @@ pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiR
 /// Indexes one existing token now (read-through of the token route).
 pub async fn index_token_now(
     env: &Env,
+    config: &Config,
     chain: &ChainConfig,
     address: Address,
     token_id: B256,
 ) -> ApiResult<TokenIndexed> {
-    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
+    let ctx = Ctx::new(env, config, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     match writer::process_token(&ctx, address, token_id, head).await? {
         writer::Outcome::Skip => Ok(TokenIndexed::Missing),
@@ -252,19 +259,25 @@ pub async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
 }
 
 /// The invocation's budget (`INDEXER_MAX_SECONDS`, `INDEXER_MAX_SUBREQUESTS`), shared by the chains it indexes.
-fn invocation_budget(env: &Env) -> ApiResult<(u64, u32)> {
-    let seconds = number::<u64>(env, "INDEXER_MAX_SECONDS", 40)?;
-    Ok((
-        now_ms().saturating_add(seconds.saturating_mul(1000)),
-        number(env, "INDEXER_MAX_SUBREQUESTS", 900)?,
-    ))
+fn invocation_budget(settings: &IndexerConfig) -> (u64, u32) {
+    (
+        now_ms().saturating_add(settings.max_seconds.saturating_mul(1000)),
+        settings.max_subrequests,
+    )
 }
 
 /// One indexer run of one chain with the whole invocation budget: due retries, then block windows until the
 /// head or the budget.
-pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
-    let (deadline, subrequests) = invocation_budget(env)?;
-    run_with(env, chain, Budget::share(env, deadline, subrequests, 1)?).await
+pub async fn run(env: &Env, config: &Config, chain: &ChainConfig) -> ApiResult<RunStats> {
+    let settings = config.indexer.get()?;
+    let (deadline, subrequests) = invocation_budget(settings);
+    run_with(
+        env,
+        config,
+        chain,
+        Budget::share(settings, deadline, subrequests, 1)?,
+    )
+    .await
 }
 
 /// One run of every configured chain (the cron), in order, as `(chain id, result)`: each chain gets an equal share
@@ -273,15 +286,16 @@ pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
 ///
 /// # Errors
 /// `CONFIGURATION_ERROR` only: a chain's own failure is its result.
-pub async fn run_all(env: &Env) -> ApiResult<Vec<(u64, ApiResult<RunStats>)>> {
-    let chains = crate::config::chains(env)?;
-    let (deadline, mut subrequests) = invocation_budget(env)?;
+pub async fn run_all(env: &Env, config: &Config) -> ApiResult<Vec<(u64, ApiResult<RunStats>)>> {
+    let chains = config.chains()?;
+    let settings = config.indexer.get()?;
+    let (deadline, mut subrequests) = invocation_budget(settings);
     let mut runs = Vec::with_capacity(chains.len());
     let count = chains.len();
     for (i, chain) in chains.iter().enumerate() {
         let shares = u32::try_from(count.saturating_sub(i)).unwrap_or(u32::MAX).max(1);
-        let budget = Budget::share(env, deadline, subrequests, shares)?;
-        let result = run_with(env, chain, budget).await;
+        let budget = Budget::share(settings, deadline, subrequests, shares)?;
+        let result = run_with(env, config, chain, budget).await;
         subrequests = subrequests.saturating_sub(match &result {
             Ok(stats) => stats.subrequests,
             // a failed run spent an unknown part of its share: count all of it
@@ -292,8 +306,8 @@ pub async fn run_all(env: &Env) -> ApiResult<Vec<(u64, ApiResult<RunStats>)>> {
     Ok(runs)
 }
 
-async fn run_with(env: &Env, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {
-    let ctx = Ctx::new(env, chain, budget)?;
+async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {
+    let ctx = Ctx::new(env, config, chain, budget)?;
     ctx.budget.spend(1);
     let head = ctx.rpc.block_number().await?;
     let mut stats = RunStats {

@@ -15,7 +15,6 @@ use super::{
     records::{MAX_TEXT, object_id},
 };
 use crate::{
-    config::number,
     d1::{Param, Statement},
     error::{ApiError, ApiResult},
     search::{self, Record},
@@ -96,7 +95,7 @@ pub(crate) async fn write(
     cursor: Option<Cursor>,
 ) -> ApiResult<Vec<(String, ItemError)>> {
     let db = search::db(ctx.env).await?;
-    let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
+    let base = ctx.settings.retry_seconds;
     let mut groups: Vec<Group> = Vec::with_capacity(outcomes.len());
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
@@ -253,7 +252,7 @@ pub(crate) async fn write(
                 .into_iter()
                 .filter_map(|g| g.record.map(|(index, record, ..)| (index, record)))
                 .collect();
-            search::push(ctx.env, &pushed).await?;
+            search::push(ctx.env, ctx.algolia, &pushed).await?;
             return Ok(Vec::new());
         }
         // nothing but bookkeeping: D1 itself is failing
@@ -297,7 +296,7 @@ pub(crate) async fn write(
     rest.extend(cursor);
     ctx.budget.spend(1);
     db.batch(rest).await.map_err(ApiError::internal)?;
-    search::push(ctx.env, &pushed).await?;
+    search::push(ctx.env, ctx.algolia, &pushed).await?;
     Ok(refused)
 }
 
