@@ -1,6 +1,6 @@
 //! `GET /ready`: whether this deployment can do its work now, check by check — unlike `/health`, which only says
 //! the Worker runs. Ready means: the configuration is complete (vars parse, the relayer key and the admin token are
-//! set), every chain's RPC answers with the chain id it is configured for, the relayer's balance is at least
+//! set), the D1 database has every migration of this build, every chain's RPC answers with the chain id it is configured for, the relayer's balance is at least
 //! `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most `READY_MAX_INDEXER_LAG` blocks behind. The answer
 //! is 200 when every check passes, else 503, with each check's result; it names variables, never their values.
 //! Unauthenticated, so limited per client address (`READY_RATE_LIMIT_PER_MINUTE`): each call costs two RPC calls per
@@ -20,7 +20,8 @@ use crate::{
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked: `config`, `secret:<NAME>`, `chain:<id>:rpc`, `chain:<id>:indexer`, `relayer:balance`.
+    /// What was checked: `config`, `secret:<NAME>`, `d1:migrations`, `chain:<id>:rpc`, `chain:<id>:indexer`,
+    /// `relayer:balance`.
     pub name: String,
     /// Whether it passed.
     pub ok: bool,
@@ -110,6 +111,20 @@ async fn indexer_check(env: &Env, chain: &ChainConfig, max_lag: u64) -> Check {
     }
 }
 
+/// Whether the D1 database has every migration this build reads it with.
+async fn migrations_check(env: &Env) -> Check {
+    let name = "d1:migrations";
+    let missing = match env.d1("DB") {
+        Ok(db) => crate::d1::missing_migration(&db).await,
+        Err(e) => Err(e.into()),
+    };
+    match missing {
+        Ok(None) => Check::new(name, true, format!("{} applied", crate::d1::MIGRATIONS.len())),
+        Ok(Some(m)) => Check::new(name, false, format!("{m} is not applied")),
+        Err(e) => Check::new(name, false, format!("no answer: {}", e.code)),
+    }
+}
+
 async fn balance_check(config: &RelayerConfig, min: u128) -> Check {
     let name = "relayer:balance";
     let signer = match config.signer() {
@@ -162,8 +177,14 @@ pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Respo
     };
     let rpc = join_all(chains.iter().map(rpc_check));
     let indexers = join_all(chains.iter().map(|c| indexer_check(env, c, max_lag)));
-    let (rpc, indexers, balance) =
-        futures_util::future::join3(rpc, indexers, balance_check(config, min_balance)).await;
+    let (rpc, indexers, balance, migrations) = futures_util::future::join4(
+        rpc,
+        indexers,
+        balance_check(config, min_balance),
+        migrations_check(env),
+    )
+    .await;
+    checks.push(migrations);
     checks.extend(rpc);
     checks.push(balance);
     checks.extend(indexers);

@@ -14,16 +14,6 @@ use crate::{
     error::{ApiError, ApiResult, Code},
 };
 
-/// The search index's tables: records and their full-text rows (per index), and the records Algolia refused.
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS records (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, kind TEXT NOT NULL, record TEXT NOT NULL, indexed_block INTEGER, updated_at INTEGER, \
-PRIMARY KEY (index_name, object_id));
-CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, object_id UNINDEXED, name, symbol, \
-description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS push_rejections (index_name TEXT NOT NULL, object_id TEXT NOT NULL, message TEXT, \
-attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));";
-
 pub use crate::d1::db;
 
 /// A record as stored and returned.

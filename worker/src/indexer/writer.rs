@@ -20,18 +20,6 @@ use crate::{
     search::{self, Record},
 };
 
-/// The indexer's tables: the checkpoint per chain, contracts that cannot be indexed (per chain) and candidates
-/// to try again (per index queue).
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
-next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
-CREATE TABLE IF NOT EXISTS unindexable (chain_id INTEGER NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER, \
-PRIMARY KEY (chain_id, object_id));
-CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
-PRIMARY KEY (index_name, object_id));";
-
 // the record building lives in `records`; its callers keep the `writer::` paths
 pub(crate) use super::records::{Outcome, process_address, process_token};
 

@@ -11,14 +11,6 @@ use crate::{
     indexer, search,
 };
 
-/// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
-/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address, and every write
-/// deletes up to [`PRUNE_BATCH`] expired ones).
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
-checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));
-CREATE INDEX IF NOT EXISTS lookup_misses_checked_at ON lookup_misses (checked_at);";
-
 /// Expired misses deleted by each write of a new one: more than one, so that the table shrinks back to what
 /// `LOOKUP_MISS_SECONDS` keeps however fast lookups of empty addresses come (each adds one row).
 pub(crate) const PRUNE_BATCH: u64 = 50;

@@ -20,7 +20,6 @@ use worker::{Cache, Env, Request, Response};
 
 mod misses;
 
-pub(crate) use self::misses::SCHEMA;
 use self::misses::{remember_miss, remembered_miss};
 use crate::{
     config::{ChainConfig, Config},
