@@ -1,8 +1,9 @@
 //! `GET /ready`: whether this deployment can do its work now, check by check — unlike `/health`, which only says
 //! the Worker runs. Ready means: the configuration is complete (vars parse, the relayer key and the admin token are
-//! set), the D1 database has every migration of this build, every chain's RPC answers with the chain id it is configured for, the relayer's balance is at least
-//! `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most `READY_MAX_INDEXER_LAG` blocks behind. The answer
-//! is 200 when every check passes, else 503, with each check's result; it names variables, never their values.
+//! set), the D1 database has every migration of this build, every chain's RPC answers with the chain id it is
+//! configured for, the relayer's balance is at least `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most
+//! `READY_MAX_INDEXER_LAG` blocks behind. The answer is 200 when every check passes, else 503, with each check's
+//! result; it names variables, never their values.
 //! Unauthenticated, so limited per client address (`READY_RATE_LIMIT_PER_MINUTE`): each call costs two RPC calls per
 //! chain, one for the balance and one D1 read per chain.
 

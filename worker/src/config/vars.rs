@@ -80,6 +80,7 @@ pub const VARS: &[Var] = &[
     var("MONTHLY_GAS_QUOTA", Value("20000000")),
     var("MAX_EXECUTE_PAYLOAD_BYTES", Value("16384")),
     var("QUOTA_SIGNATURE_WINDOW_SECONDS", Value("300")),
+    // an hour: far longer than a relayed transaction takes to be mined (fees are bumped after REPLACE_AFTER_SECONDS)
     var("RESERVATION_TTL_SECONDS", Value("3600")),
     var("TX_RECORD_DAYS", Value("30")),
     var("UNIVERSAL_PROFILE_IMPLEMENTATIONS", Unset),
@@ -89,7 +90,9 @@ pub const VARS: &[Var] = &[
     // operators
     secret("ADMIN_TOKEN"),
     var("ADMIN_FAILURES_PER_MINUTE", Value("10")),
+    // 0.1 LYX: enough for a few deployments at the default fee cap
     var("MIN_RELAYER_BALANCE", Value("100000000000000000")),
+    // an hour of LUKSO's 12-second blocks
     var("READY_MAX_INDEXER_LAG", Value("300")),
     var("READY_RATE_LIMIT_PER_MINUTE", Value("60")),
     // the chains of the lookup API, search and the indexer
