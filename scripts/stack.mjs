@@ -1,6 +1,6 @@
 // The local stack: anvil with the LUKSO contracts + the Worker in workerd (`wrangler dev`), with a fresh funded
 // relayer key, an admin token and a development API key. Used by scripts/dev.mjs and the end-to-end tests.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { installLuksoContracts, startChain } from './chain.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -42,6 +43,16 @@ async function waitFor(url, timeoutMs, child) {
 /** Funds `address` on the local chain. */
 export async function fund(chain, address, wei = 10n ** 20n) {
   await chain.rpc('anvil_setBalance', [address, '0x' + wei.toString(16)]);
+}
+
+/**
+ * Applies the D1 migrations not applied yet (`wrangler d1 migrations apply DB --local`) to the local state in
+ * `stateDir`, as a deployment runs `wrangler d1 migrations apply DB --remote` before `wrangler deploy`.
+ */
+export async function applyMigrations(stateDir) {
+  await promisify(execFile)(process.execPath, [
+    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir,
+  ], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' } });
 }
 
 /**
@@ -85,8 +96,10 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
   let child;
   let exited;
   let stderr = '';
-  // wrangler dev on the chain with the persisted state (KV, D1, Durable Objects): started here and by restartWorker
-  const launch = async (port, extraVars = {}) => {
+  // wrangler dev on the chain with the persisted state (KV, D1, Durable Objects): started here and by restartWorker,
+  // after the D1 migrations (worker/migrations), applied as a deployment applies them
+  const launch = async (port, extraVars = {}, migrate = true) => {
+    if (migrate) await applyMigrations(state);
     const inspectorPort = await freePort();
     const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
     const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
@@ -163,14 +176,15 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
 
   /**
    * Stops the Worker and starts it again on the same chain and persisted state (a new workerd: Durable Objects are
-   * constructed anew), on a new port: read `stack.workerUrl` afterwards. `vars` override the Worker vars.
+   * constructed anew), on a new port: read `stack.workerUrl` afterwards. `vars` override the Worker vars;
+   * `migrate: false` starts it without applying the D1 migrations first.
    */
-  const restartWorker = async ({ vars: extraVars = {} } = {}) => {
+  const restartWorker = async ({ vars: extraVars = {}, migrate = true } = {}) => {
     await stopWorker();
     // a busy machine may still hold one of workerd's internal sockets for a moment: try again on fresh ports
     for (let attempt = 1; ; attempt++) {
       try {
-        await launch(await freePort(), extraVars);
+        await launch(await freePort(), extraVars, migrate);
         return;
       } catch (e) {
         await stopWorker();

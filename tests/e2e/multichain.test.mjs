@@ -229,37 +229,14 @@ const wrangler = (...args) =>
 const d1 = async (command) =>
   JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
 
-test('a database written by the single-chain release is migrated to the first chain', async () => {
-  await stack.stopWorker();
-  // what the previous release stored: errors without a chain, and their retries queued under `errors`
-  const legacy = '0x000000000000000000000000000000000000dEaD';
-  await d1(`CREATE TABLE index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, token_id TEXT,
-    code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER);
-    INSERT INTO index_errors VALUES ('${legacy}', '${legacy}', NULL, 'CALL_REVERTED', 'recorded by the old release', 1, 1, 0);
-    INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason)
-      VALUES ('errors', '${legacy}', '${legacy}', NULL, 1, 99999999999, 'CALL_REVERTED');`);
-  await stack.restartWorker();
-  const refused = await get(`/v1/42/address/${legacy}`);
-  assert.match(refused.unindexable.message, /recorded by the old release/);
-  assert.equal((await get('/v1/42/indexer')).unindexable, 2);
-  assert.equal((await get('/v1/4201/indexer')).unindexable, 0);
-  const [tables] = await d1("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");
-  assert.deepEqual(tables.results, []);
-  const [retries] = await d1(`SELECT index_name FROM retries WHERE object_id = '${legacy}'`);
-  assert.deepEqual(retries.results, [{ index_name: 'dev_local_errors' }]);
-  // a second start (a new isolate) finds nothing left to migrate
-  await stack.restartWorker();
-  assert.equal((await get('/v1/42/indexer')).unindexable, 2);
-});
-
 test('records written before the incumbent record shape are re-indexed once, by the retry pass', async () => {
   const [found] = await d1(`SELECT index_name, object_id FROM records WHERE lower(address) = lower('${profileA}') AND token_id IS NULL`);
   const { index_name: index, object_id: id } = found.results[0];
   await stack.stopWorker();
-  // what the release before the incumbent's shape wrote: no `type` / `LSPStandard`
+  // what the release before the incumbent's shape wrote: no `type` / `LSPStandard`; its migration not applied yet
   await d1(`UPDATE records SET record = json_remove(record, '$.type', '$.LSPStandard') WHERE index_name = '${index}' AND object_id = '${id}';
-    DELETE FROM schema_marks;`);
-  await stack.restartWorker();
+    DELETE FROM schema_marks; DELETE FROM d1_migrations WHERE name = '0004_requeue_old_records.sql';`);
+  await stack.restartWorker(); // applies worker/migrations/0004_requeue_old_records.sql
   const old = await get(`/v1/42/address/${profileA}`);
   assert.equal(old.type, undefined, 'served as stored until re-indexed');
   const [queued] = await d1(`SELECT index_name, reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
@@ -270,7 +247,7 @@ test('records written before the incumbent record shape are re-indexed once, by 
   assert.equal(fresh.LSPStandard, 'LSP3Profile');
   const [left] = await d1(`SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
   assert.deepEqual(left.results, []);
-  // once per database: a new isolate queues nothing again
+  // once per database: the migration is recorded as applied, a new start queues nothing again
   await stack.stopWorker();
   await d1(`UPDATE records SET record = json_remove(record, '$.type') WHERE index_name = '${index}' AND object_id = '${id}'`);
   await stack.restartWorker();

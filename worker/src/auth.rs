@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use worker::{Date, Env, Request};
 
 use crate::{
+    config::{Config, Secret},
     error::{ApiError, ApiResult, Code},
     ratelimit::{Hit, Verdict},
 };
@@ -173,13 +174,13 @@ fn client_bucket(req: &Request) -> String {
 
 /// Takes one request from the client IP's bucket (a `RateLimiter` object named `ip:<address>`, an IPv6 client by
 /// its /64: [`client_key`]) for the public
-/// routes; `var` holds the requests per minute (`default` when unset, 0 turns the limit off), `what` names the
+/// routes; `limit` is the requests per minute (0 turns the limit off), `what` names the
 /// routes in the 429 message. Requests without `CF-Connecting-IP` (only possible outside Cloudflare) share a bucket.
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
-pub async fn limit_client(req: &Request, env: &Env, var: &str, default: u32, what: &str) -> ApiResult<()> {
-    limit_client_in(req, env, "ip", var, default, what).await
+pub async fn limit_client(req: &Request, env: &Env, limit: u32, what: &str) -> ApiResult<()> {
+    limit_client_in(req, env, "ip", limit, what).await
 }
 
 /// [`limit_client`] in a bucket of its own: `<bucket>:<address>`, for routes whose limit must not be shared with
@@ -191,11 +192,9 @@ pub async fn limit_client_in(
     req: &Request,
     env: &Env,
     bucket: &str,
-    var: &str,
-    default: u32,
+    limit: u32,
     what: &str,
 ) -> ApiResult<()> {
-    let limit = crate::config::number(env, var, default)?;
     if limit == 0 {
         return Ok(());
     }
@@ -219,40 +218,27 @@ pub async fn limit_client_in(
 ///
 /// # Errors
 /// As [`authenticate`]; 401 `INVALID_UPLOAD_TOKEN` for a refused token; 429 `RATE_LIMITED`.
-pub async fn authenticate_upload(req: &Request, env: &Env) -> ApiResult<()> {
-    let secret = env
-        .secret("UPLOAD_JWT_SECRET")
-        .ok()
-        .map(|s| s.to_string())
-        .filter(|s| !s.is_empty());
+pub async fn authenticate_upload(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
+    let secret = config.upload_jwt_secret.as_ref().map(Secret::expose);
     let token = bearer(req)?;
     let (Some(secret), Some(token)) = (secret, token.filter(|t| crate::upload_token::looks_like_jwt(t)))
     else {
         return authenticate(req, env, Scope::Upload).await.map(|_| ());
     };
-    let issuers: Vec<String> = crate::config::var(env, "UPLOAD_JWT_ISSUERS")
-        .unwrap_or_else(|| "extension".to_owned())
-        .split(',')
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .collect();
-    let skew = crate::config::number(env, "UPLOAD_JWT_SKEW_SECONDS", 30u32)?;
+    let issuers = config.upload_jwt_issuers.get()?;
+    let skew = config.upload_jwt_skew.value()?;
     let now = Date::now().as_millis() as f64 / 1000.0;
-    crate::upload_token::verify(&token, secret.as_bytes(), &issuers, now, f64::from(skew))
+    crate::upload_token::verify(&token, secret.as_bytes(), issuers, now, f64::from(skew))
         .map_err(|refusal| ApiError::new(Code::InvalidUploadToken, refusal.reason()))?;
     limit_client_in(
         req,
         env,
         "upload-token",
-        "UPLOAD_JWT_RATE_LIMIT_PER_MINUTE",
-        30,
+        config.limits.upload_jwt.value()?,
         "uploads with an upload token",
     )
     .await
 }
-
-/// Wrong admin tokens allowed per client IP and minute (`ADMIN_FAILURES_PER_MINUTE`).
-const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 
 /// Checks the admin token (secret `ADMIN_TOKEN`), comparing SHA-256 digests. Guesses are limited per client IP:
 /// every attempt takes a token from the IP's admin bucket *before* the comparison (one step in the `RateLimiter`
@@ -262,14 +248,14 @@ const ADMIN_FAILURES_PER_MINUTE: u32 = 10;
 ///
 /// # Errors
 /// 401 `INVALID_ADMIN_TOKEN`, 429 `RATE_LIMITED`; 500 `CONFIGURATION_ERROR` when no admin token is configured.
-pub async fn authenticate_admin(req: &Request, env: &Env) -> ApiResult<()> {
-    let expected = env
-        .secret("ADMIN_TOKEN")
-        .map(|s| s.to_string())
-        .ok()
+pub async fn authenticate_admin(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
+    let expected = config
+        .admin_token
+        .as_ref()
+        .map(Secret::expose)
         .filter(|s| s.len() >= 16)
         .ok_or_else(|| ApiError::config("the ADMIN_TOKEN secret is not set (16 characters or more)"))?;
-    let limit = crate::config::number(env, "ADMIN_FAILURES_PER_MINUTE", ADMIN_FAILURES_PER_MINUTE)?;
+    let limit = config.limits.admin_failures.value()?;
     let bucket = format!("admin:{}", client_bucket(req));
     let verdict = hit(env, &bucket, limit, 1).await?;
     if !verdict.allowed {

@@ -1,107 +1,73 @@
-//! The D1 database. Each module keeps the `CREATE TABLE` statements of its own tables next to its queries
-//! (`search::SCHEMA`, `indexer::writer::SCHEMA`, `lookup::SCHEMA`); the first use in an isolate creates them all,
-//! adds the columns later releases introduced and moves data older releases stored elsewhere.
+//! The D1 database. Its schema is the SQL files of `worker/migrations/`, applied by wrangler
+//! (`wrangler d1 migrations apply DB`, `migrations_dir` in `wrangler.toml`) before the Worker runs: the dev stack and
+//! the tests apply them when they start the Worker, a deployment before `wrangler deploy` (README). The Worker
+//! creates no table: a database missing one of [`MIGRATIONS`] answers `CONFIGURATION_ERROR` naming it (checked once
+//! per isolate, and by `/ready`).
 //!
 //! Statements bind typed [`Param`]s ([`Statement::bind_params`]): integers are checked against JavaScript's safe range
 //! (D1 takes numbers as `f64`), so a value above 2^53 − 1 is refused instead of silently rounded.
 
 use std::{borrow::Cow, cell::Cell};
 
-use serde::de::DeserializeOwned;
+use serde::{Deserialize, de::DeserializeOwned};
 
 use worker::{D1Database, D1PreparedStatement, D1Type, Env};
 
 use crate::error::{ApiError, ApiResult};
 
-thread_local! {
-    static SCHEMA_READY: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Columns added after the first release: adding one that exists fails with "duplicate column", which is fine.
-const MIGRATIONS: &[&str] = &[
-    "ALTER TABLE checkpoints ADD COLUMN next_item INTEGER NOT NULL DEFAULT 0",
-    "ALTER TABLE checkpoints ADD COLUMN window INTEGER",
+/// The migrations this build reads the database with, in order: the files of `worker/migrations/` (a test keeps the
+/// two lists equal).
+pub(crate) const MIGRATIONS: &[&str] = &[
+    "0001_initial.sql",
+    "0002_checkpoint_cursor.sql",
+    "0003_unindexable_per_chain.sql",
+    "0004_requeue_old_records.sql",
 ];
 
-/// The D1 database, with every module's tables created on first use.
+thread_local! {
+    static MIGRATED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The D1 database, once every migration of [`MIGRATIONS`] is found applied (checked until it is, then once per
+/// isolate).
+///
+/// # Errors
+/// `CONFIGURATION_ERROR` naming the first migration not applied.
 pub async fn db(env: &Env) -> ApiResult<D1Database> {
     let db = env.d1("DB")?;
-    if !SCHEMA_READY.with(Cell::get) {
-        for schema in [
-            crate::search::SCHEMA,
-            crate::indexer::writer::SCHEMA,
-            crate::lookup::SCHEMA,
-        ] {
-            for statement in schema.split(";\n") {
-                db.prepare(statement.trim_end_matches(';'))
-                    .run()
-                    .await
-                    .map_err(ApiError::internal)?;
-            }
+    if !MIGRATED.with(Cell::get) {
+        if let Some(missing) = missing_migration(&db).await? {
+            return Err(ApiError::config(format!(
+                "the D1 database lacks migration {missing}: apply worker/migrations (wrangler d1 migrations apply DB)"
+            )));
         }
-        db.prepare(MARKS).run().await.map_err(ApiError::internal)?;
-        for migration in MIGRATIONS {
-            if let Err(e) = db.prepare(*migration).run().await
-                && !e.to_string().contains("duplicate column")
-            {
-                return Err(ApiError::internal(e));
-            }
-        }
-        per_chain_errors(env, &db).await?;
-        reindex_old_records(&db).await?;
-        SCHEMA_READY.with(|c| c.set(true));
+        MIGRATED.with(|c| c.set(true));
     }
     Ok(db)
 }
 
-/// Moves what a single-chain release stored without a chain to the first configured chain (the one that release
-/// indexed): `index_errors` rows into `unindexable`, and the retries queued under `errors` to `<prefix>_errors`.
-/// Each step is one transaction and can run any number of times, also in two isolates at once: once
-/// `index_errors` is dropped, the copy fails with "no such table" and changes nothing.
-async fn per_chain_errors(env: &Env, db: &D1Database) -> ApiResult<()> {
-    let Some(first) = crate::config::chains(env)?.into_iter().next() else {
-        return Ok(());
+/// The first of [`MIGRATIONS`] wrangler has not recorded as applied (in its `d1_migrations` table), if any.
+///
+/// # Errors
+/// 500 when D1 fails.
+pub async fn missing_migration(db: &D1Database) -> ApiResult<Option<&'static str>> {
+    #[derive(Deserialize)]
+    struct Name {
+        name: String,
+    }
+    let tracked: Option<Name> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'")
+        .row()
+        .await?;
+    let applied: Vec<Name> = match tracked {
+        Some(_) => db.prepare("SELECT name FROM d1_migrations").rows().await?,
+        None => Vec::new(),
     };
-    let copy = db
-        .prepare(
-            "INSERT OR IGNORE INTO unindexable (chain_id, object_id, address, token_id, code, message, block, \
-             attempts, updated_at) SELECT ?1, object_id, address, token_id, code, message, block, attempts, \
-             updated_at FROM index_errors",
-        )
-        .bind_params(&[first.chain_id.into()])?;
-    if let Err(e) = db.batch(vec![copy, db.prepare("DROP TABLE index_errors")]).await
-        && !e.to_string().contains("no such table")
-    {
-        return Err(ApiError::internal(e));
-    }
-    db.prepare("UPDATE OR IGNORE retries SET index_name = ?1 WHERE index_name = 'errors'")
-        .bind_params(&[first.errors_queue().into()])?
-        .run()
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(())
+    Ok(MIGRATIONS
+        .iter()
+        .find(|m| !applied.iter().any(|a| a.name == **m))
+        .copied())
 }
-
-/// Queues every record written before records took the incumbent's shape (they have no `type`) for the
-/// indexer's retry pass, which re-reads it from chain and writes it anew (bounded per run like any retry). Runs
-/// once per database: the marker row and the queueing are one transaction, and a second run fails on the marker.
-async fn reindex_old_records(db: &D1Database) -> ApiResult<()> {
-    let marker = db.prepare("INSERT INTO schema_marks (name) VALUES ('records_v2_requeued')");
-    let requeue = db.prepare(
-        "INSERT OR IGNORE INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
-         SELECT index_name, object_id, address, token_id, 0, 0, 'RECORD_SHAPE' FROM records \
-         WHERE json_extract(record, '$.type') IS NULL",
-    );
-    if let Err(e) = db.batch(vec![marker, requeue]).await
-        && !e.to_string().contains("UNIQUE constraint failed")
-    {
-        return Err(ApiError::internal(e));
-    }
-    Ok(())
-}
-
-/// One-time data migrations already run in this database.
-const MARKS: &str = "CREATE TABLE IF NOT EXISTS schema_marks (name TEXT PRIMARY KEY)";
 
 /// The largest integer a JavaScript number (and so a D1 parameter) holds exactly: 2^53 − 1.
 #[allow(clippy::cast_possible_wrap)] // 2^53 − 1 fits an i64
@@ -229,6 +195,25 @@ impl Statement for D1PreparedStatement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn migrations_are_the_files_of_the_migrations_dir() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, MIGRATIONS);
+        let toml = include_str!("../../wrangler.toml");
+        // every environment's database is migrated from the same files
+        let databases = toml.matches("d1_databases]]").count();
+        assert_eq!(databases, 3);
+        assert_eq!(
+            toml.matches("migrations_dir = \"worker/migrations\"").count(),
+            databases
+        );
+    }
 
     fn d1(p: Param<'_>) -> Result<String, OutOfRange> {
         p.d1_type().map(|t| format!("{t:?}"))

@@ -15,7 +15,7 @@ use profile_relayer::{
 use worker::{Env, Request, Response};
 
 use crate::{
-    config::Config,
+    config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{Limit, MeterClient, Subject, reserve_all},
     relayer::{ExecuteJob, RelayerClient, execute_id},
@@ -25,7 +25,7 @@ use crate::{
 
 /// The profile's KeyManager, when the profile is genuine: LUKSO's Universal Profile code owned by LUKSO's
 /// KeyManager code whose `target()` is the profile ([`crate::genuine`]); claimed interfaces are never enough.
-async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
+async fn key_manager_of(config: &RelayerConfig, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
     crate::genuine::key_manager_of(config, rpc, profile).await
 }
 
@@ -47,7 +47,7 @@ async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiRes
 
 /// Checks everything that can be checked before sending; returns the job (not yet reserved).
 async fn check(
-    config: &Config,
+    config: &RelayerConfig,
     env: &Env,
     request: &ExecuteRequest,
     relayer: Address,
@@ -142,7 +142,7 @@ async fn check(
 }
 
 /// The quota of `profile` now, from its meter.
-pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Quota> {
+pub async fn quota(env: &Env, config: &RelayerConfig, profile: Address) -> ApiResult<Quota> {
     let now = config.now();
     let usage = MeterClient::new(env, &Subject::Profile(profile))?
         .usage(config.monthly_gas_quota, now)
@@ -154,12 +154,12 @@ pub async fn quota(env: &Env, config: &Config, profile: Address) -> ApiResult<Qu
 }
 
 /// `POST /api/execute`.
-pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    let config = config.relayer()?;
     let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
-    let relayer_address = Config::signer(env)?.address();
-    let mut job = check(&config, env, &request, relayer_address).await?;
+    let relayer_address = config.signer()?.address();
+    let mut job = check(config, env, &request, relayer_address).await?;
     // the profile's month here; the relayer's day by the Relayer object, for the transaction it actually sends
     let created = reserve_all(
         env,
@@ -175,8 +175,8 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
     .await?;
     job.profile_reserved = !created.is_empty();
     let profile = job.profile;
-    let outcome = RelayerClient::new(env, &config)?.execute(job).await?;
-    let quota = quota(env, &config, profile).await.ok();
+    let outcome = RelayerClient::new(env, config)?.execute(job).await?;
+    let quota = quota(env, config, profile).await.ok();
     let response = ExecuteResponse {
         transaction_hash: outcome.transaction_hash,
         gas_used: outcome.mined.map(|m| m.gas_used),
@@ -192,8 +192,8 @@ pub async fn execute(req: Request, env: &Env) -> ApiResult<Response> {
 }
 
 /// `POST /api/quota`: a controller's signature over the profile and a recent timestamp (either LSP15 scheme).
-pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub async fn quota_route(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    let config = config.relayer()?;
     let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = QuotaRequest::from_json(&body)?;
     request.check_timestamp(config.now(), config.quota_signature_window)?;
@@ -220,8 +220,8 @@ pub async fn quota_route(req: Request, env: &Env) -> ApiResult<Response> {
         ));
     }
     // a profile registered before its code was judged is refused here too
-    key_manager_of(&config, &rpc, request.address).await?;
-    let quota = quota(env, &config, request.address).await?;
+    key_manager_of(config, &rpc, request.address).await?;
+    let quota = quota(env, config, request.address).await?;
     Ok(Response::from_json(&QuotaResponse::from(&quota))?)
 }
 

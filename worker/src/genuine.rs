@@ -22,7 +22,7 @@ use profile_relayer::{
 };
 
 use crate::{
-    config::Config,
+    config::RelayerConfig,
     error::{ApiError, ApiResult, Code},
     rpc::Rpc,
 };
@@ -57,7 +57,12 @@ async fn implementation_hash(rpc: &Rpc, chain_id: u64, implementation: Address) 
 }
 
 /// The verdict on the code at `address` as `contract` (a proxy judged by its implementation's code).
-async fn verdict(config: &Config, rpc: &Rpc, contract: Contract, address: Address) -> ApiResult<Verdict> {
+async fn verdict(
+    config: &RelayerConfig,
+    rpc: &Rpc,
+    contract: Contract,
+    address: Address,
+) -> ApiResult<Verdict> {
     let code = rpc.code(address).await?;
     Ok(match config.accepted_code.verdict(contract, &code, None) {
         Verdict::Proxy(implementation) => {
@@ -125,7 +130,7 @@ async fn refuse_profile(rpc: &Rpc, profile: Address, verdict: Verdict) -> ApiErr
 /// 404 `PROFILE_NOT_FOUND` (no code) / `NOT_A_UNIVERSAL_PROFILE`, 403 `UNKNOWN_PROFILE_CODE`, 400
 /// `NOT_A_KEY_MANAGER` (the owner has no code), 403 `UNKNOWN_KEY_MANAGER_CODE` / `KEY_MANAGER_TARGET_MISMATCH`;
 /// RPC failures.
-pub async fn key_manager_of(config: &Config, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
+pub async fn key_manager_of(config: &RelayerConfig, rpc: &Rpc, profile: Address) -> ApiResult<Address> {
     let (profile_verdict, owner) = join(
         verdict(config, rpc, Contract::UniversalProfile, profile),
         rpc.eth_call_or_revert(profile, &erc165::owner_calldata()),

@@ -59,8 +59,9 @@ async fn serve(req: Request, env: Env, ctx: Context) -> Result<Response> {
         let _ = res.headers_mut().set("access-control-max-age", "86400");
         (res, None)
     } else {
-        indexer::clock::wake_once(&env, &ctx);
-        match routes::handle(req, &env, &ctx).await {
+        let config = config::Config::from_env(&env);
+        indexer::clock::wake_once(&env, &config, &ctx);
+        match routes::handle(req, &env, &config, &ctx).await {
             Ok(res) => (res, None),
             Err(e) => {
                 let code = e.code.to_string();
@@ -98,11 +99,12 @@ fn cors(res: &mut Response) {
 #[event(scheduled)]
 pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     // every chain's run in its indexer object (one run at a time with the object's alarm), then the alarms started
-    let chains = match config::chains(&env) {
+    let config = config::Config::from_env(&env);
+    let chains = match config.chains() {
         Ok(chains) => chains,
         Err(e) => return worker::console_error!("indexer: {} {}", e.code, e.message),
     };
-    for chain in &chains {
+    for chain in chains {
         match indexer::clock::run(&env, chain).await {
             Ok(stats) => worker::console_log!(
                 "indexer {}: {}",
@@ -112,7 +114,7 @@ pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) 
             Err(e) => worker::console_error!("indexer {}: {} {}", chain.chain_id, e.code, e.message),
         }
     }
-    if let Err(e) = indexer::clock::wake_all(&env).await {
+    if let Err(e) = indexer::clock::wake_all(&env, &config).await {
         worker::console_error!("indexer wake: {} {}", e.code, e.message);
     }
 }

@@ -14,8 +14,8 @@
 //!   reservation was made in; the id is then remembered as settled for [`SETTLED_KEEP_SECONDS`], so a late replay
 //!   cannot reserve it again, and settling twice is a no-op;
 //! - **release** it when nothing was sent ([`release_all`]);
-//! - reservations never settled nor released **expire** after their TTL (`RESERVATION_TTL_SECONDS`, default
-//!   [`DEFAULT_RESERVATION_TTL_SECONDS`]): the object's alarm gives their gas back to the period. An expired
+//! - reservations never settled nor released **expire** after their TTL (`RESERVATION_TTL_SECONDS`, an hour
+//!   by default): the object's alarm gives their gas back to the period. An expired
 //!   reservation is kept for [`EXPIRED_KEEP_SECONDS`]: should its transaction be mined after all, the receipt is
 //!   still charged (to the reservation's period, even past its limit: gas spent is always counted).
 
@@ -33,10 +33,6 @@ use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
 };
-
-/// How long an unsettled reservation holds its gas when `RESERVATION_TTL_SECONDS` is unset: an hour, far longer
-/// than a relayed transaction takes to be mined (the lane bumps fees after `REPLACE_AFTER_SECONDS`).
-pub const DEFAULT_RESERVATION_TTL_SECONDS: u64 = 3_600;
 
 /// How long a settled id is remembered (a replay of the same transaction is refused meanwhile).
 pub const SETTLED_KEEP_SECONDS: u64 = 2 * 86_400;
@@ -383,6 +379,8 @@ const LEDGER: &str = "ledger";
 pub struct Meter {
     state: State,
     env: Env,
+    /// The configuration, parsed when the object is constructed (vars change only with a new deployment).
+    config: Config,
     ledger: RefCell<Option<Ledger>>,
 }
 
@@ -390,6 +388,7 @@ impl DurableObject for Meter {
     fn new(state: State, env: Env) -> Self {
         Self {
             state,
+            config: Config::from_env(&env),
             env,
             ledger: RefCell::new(None),
         }
@@ -477,8 +476,11 @@ impl Meter {
     }
 
     /// The clock reservations' expiry is compared with: the callers' (`Config::now`, test offset included).
-    fn now(&self) -> u64 {
-        Config::from_env(&self.env).map_or_else(|_| worker::Date::now().as_millis() / 1000, |c| c.now())
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` for a malformed `CLOCK_OFFSET_SECONDS`.
+    fn now(&self) -> ApiResult<u64> {
+        self.config.now()
     }
 
     /// Schedules the alarm for the next expiry (none when nothing is open).
@@ -498,7 +500,7 @@ impl Meter {
 
     /// The alarm: expired reservations give their gas back.
     async fn expire(&self) -> ApiResult<()> {
-        let now = self.now();
+        let now = self.now()?;
         let mut ledger = self.load().await?;
         if ledger.expire(now) > 0 {
             self.save(ledger.clone()).await?;
@@ -554,7 +556,7 @@ impl Meter {
                 if !released {
                     return Ok(MeterAnswer::of(false));
                 }
-                (MeterAnswer::of(true), self.now())
+                (MeterAnswer::of(true), self.now()?)
             }
             MeterOp::Usage { limit, now } => {
                 return Ok(MeterAnswer {

@@ -46,24 +46,10 @@ struct Entry {
     size: u64,
 }
 
-thread_local! {
-    static READY: core::cell::RefCell<Vec<&'static str>> = const { core::cell::RefCell::new(Vec::new()) };
-}
-
 impl BoundedCache {
+    /// The database holding the ledger (`relay_cache`, `image_cache`: `worker/migrations/0001_initial.sql`).
     async fn ledger(&self, env: &Env) -> ApiResult<D1Database> {
-        let db = env.d1("DB")?;
-        if !READY.with(|r| r.borrow().contains(&self.table)) {
-            db.prepare(format!(
-                "CREATE TABLE IF NOT EXISTS {} ({} TEXT PRIMARY KEY, size INTEGER NOT NULL, stored_at INTEGER NOT NULL)",
-                self.table, self.key_column
-            ))
-            .run()
-            .await
-            .map_err(ApiError::internal)?;
-            READY.with(|r| r.borrow_mut().push(self.table));
-        }
-        Ok(db)
+        crate::d1::db(env).await
     }
 
     /// Stores `object` in the `IPFS` bucket when it fits, evicting the oldest entries of this cache to make room;

@@ -1,8 +1,9 @@
 //! `GET /ready`: whether this deployment can do its work now, check by check — unlike `/health`, which only says
 //! the Worker runs. Ready means: the configuration is complete (vars parse, the relayer key and the admin token are
-//! set), every chain's RPC answers with the chain id it is configured for, the relayer's balance is at least
-//! `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most `READY_MAX_INDEXER_LAG` blocks behind. The answer
-//! is 200 when every check passes, else 503, with each check's result; it names variables, never their values.
+//! set), the D1 database has every migration of this build, every chain's RPC answers with the chain id it is
+//! configured for, the relayer's balance is at least `MIN_RELAYER_BALANCE` wei, and every chain's indexer is at most
+//! `READY_MAX_INDEXER_LAG` blocks behind. The answer is 200 when every check passes, else 503, with each check's
+//! result; it names variables, never their values.
 //! Unauthenticated, so limited per client address (`READY_RATE_LIMIT_PER_MINUTE`): each call costs two RPC calls per
 //! chain, one for the balance and one D1 read per chain.
 
@@ -13,20 +14,15 @@ use worker::{Env, Request, Response};
 
 use crate::{
     auth,
-    config::{self, ChainConfig, Config},
+    config::{ChainConfig, Config, RelayerConfig},
     error::ApiResult,
 };
-
-/// `MIN_RELAYER_BALANCE` when unset: 0.1 LYX, enough for a few deployments at the default fee cap.
-const DEFAULT_MIN_RELAYER_BALANCE: u128 = 100_000_000_000_000_000;
-
-/// `READY_MAX_INDEXER_LAG` when unset: 300 blocks, an hour of LUKSO's 12-second blocks.
-const DEFAULT_MAX_INDEXER_LAG: u64 = 300;
 
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// What was checked: `config`, `secret:<NAME>`, `chain:<id>:rpc`, `chain:<id>:indexer`, `relayer:balance`.
+    /// What was checked: `config`, `secret:<NAME>`, `d1:migrations`, `chain:<id>:rpc`, `chain:<id>:indexer`,
+    /// `relayer:balance`.
     pub name: String,
     /// Whether it passed.
     pub ok: bool,
@@ -73,11 +69,8 @@ impl Readiness {
     }
 }
 
-fn secret_set(env: &Env, name: &str) -> Check {
-    let set = env
-        .secret(name)
-        .map(|s| !s.to_string().trim().is_empty())
-        .unwrap_or(false);
+fn secret_set(name: &str, secret: Option<&crate::config::Secret>) -> Check {
+    let set = secret.is_some_and(|s| !s.expose().trim().is_empty());
     Check::new(format!("secret:{name}"), set, if set { "set" } else { "not set" })
 }
 
@@ -119,9 +112,23 @@ async fn indexer_check(env: &Env, chain: &ChainConfig, max_lag: u64) -> Check {
     }
 }
 
-async fn balance_check(env: &Env, config: &Config, min: u128) -> Check {
+/// Whether the D1 database has every migration this build reads it with.
+async fn migrations_check(env: &Env) -> Check {
+    let name = "d1:migrations";
+    let missing = match env.d1("DB") {
+        Ok(db) => crate::d1::missing_migration(&db).await,
+        Err(e) => Err(e.into()),
+    };
+    match missing {
+        Ok(None) => Check::new(name, true, format!("{} applied", crate::d1::MIGRATIONS.len())),
+        Ok(Some(m)) => Check::new(name, false, format!("{m} is not applied")),
+        Err(e) => Check::new(name, false, format!("no answer: {}", e.code)),
+    }
+}
+
+async fn balance_check(config: &RelayerConfig, min: u128) -> Check {
     let name = "relayer:balance";
-    let signer = match Config::signer(env) {
+    let signer = match config.signer() {
         Ok(s) => s.address(),
         Err(_) => return Check::new(name, false, "no relayer key"),
     };
@@ -140,29 +147,27 @@ async fn balance_check(env: &Env, config: &Config, min: u128) -> Check {
 }
 
 /// `GET /ready`.
-pub async fn ready(req: &Request, env: &Env) -> ApiResult<Response> {
+pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::limit_client_in(
         req,
         env,
         "ready",
-        "READY_RATE_LIMIT_PER_MINUTE",
-        60,
+        config.limits.ready.value()?,
         "readiness checks",
     )
     .await?;
     let mut checks = vec![
-        secret_set(env, "RELAYER_PRIVATE_KEY"),
-        secret_set(env, "ADMIN_TOKEN"),
+        secret_set("RELAYER_PRIVATE_KEY", config.relayer_key.as_ref()),
+        secret_set("ADMIN_TOKEN", config.admin_token.as_ref()),
     ];
-    let parsed = Config::from_env(env)
-        .and_then(|c| Ok((c, config::chains(env)?)))
-        .and_then(|parsed| crate::search::Algolia::from_env(env).map(|_| parsed));
-    let limits = config::number(env, "MIN_RELAYER_BALANCE", DEFAULT_MIN_RELAYER_BALANCE).and_then(|min| {
-        Ok((
-            min,
-            config::number(env, "READY_MAX_INDEXER_LAG", DEFAULT_MAX_INDEXER_LAG)?,
-        ))
-    });
+    let parsed = config
+        .relayer()
+        .and_then(|c| Ok((c, config.chains()?)))
+        .and_then(|parsed| config.algolia.get().map(|_| parsed));
+    let limits = config
+        .min_relayer_balance
+        .value()
+        .and_then(|min| Ok((min, config.ready_max_indexer_lag.value()?)));
     let ((config, chains), (min_balance, max_lag)) = match (parsed, limits) {
         (Ok(parsed), Ok(limits)) => {
             checks.insert(0, Check::new("config", true, "complete"));
@@ -176,8 +181,14 @@ pub async fn ready(req: &Request, env: &Env) -> ApiResult<Response> {
     };
     let rpc = join_all(chains.iter().map(rpc_check));
     let indexers = join_all(chains.iter().map(|c| indexer_check(env, c, max_lag)));
-    let (rpc, indexers, balance) =
-        futures_util::future::join3(rpc, indexers, balance_check(env, &config, min_balance)).await;
+    let (rpc, indexers, balance, migrations) = futures_util::future::join4(
+        rpc,
+        indexers,
+        balance_check(config, min_balance),
+        migrations_check(env),
+    )
+    .await;
+    checks.push(migrations);
     checks.extend(rpc);
     checks.push(balance);
     checks.extend(indexers);

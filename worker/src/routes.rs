@@ -26,8 +26,9 @@ use crate::{
 };
 
 /// Dispatches a request: the route of [`ROUTES`] (or, when enabled, [`table::TEST_ROUTES`]) matching its method and
-/// path, else 405 with `Allow` when the path has routes for other methods, else 404.
-pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Response> {
+/// path, else 405 with `Allow` when the path has routes for other methods, else 404. `config` is the request's
+/// configuration, parsed once by the entry.
+pub async fn handle(req: Request, env: &Env, config: &Config, ctx: &Context) -> ApiResult<Response> {
     let path = req.path();
     // empty segments (`/api//execute`, as a client joining a base URL that ends in `/` may send) are ignored
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -36,108 +37,120 @@ pub async fn handle(req: Request, env: &Env, ctx: &Context) -> ApiResult<Respons
     if req.inner().method() != method.as_ref() {
         return no_route(&req.inner().method(), &path, &segments);
     }
-    let found = table::find(ROUTES, method.as_ref(), &segments).or_else(|| {
-        table::find(table::TEST_ROUTES, method.as_ref(), &segments)
-            .filter(|_| crate::config::var(env, "PANIC_TEST_ROUTE").as_deref() == Some("true"))
-    });
+    let found = match table::find(ROUTES, method.as_ref(), &segments) {
+        Some(found) => Some(found),
+        None if config.panic_test_route.value()? => {
+            table::find(table::TEST_ROUTES, method.as_ref(), &segments)
+        }
+        None => None,
+    };
     let Some(found) = found else {
         return no_route(method.as_ref(), &path, &segments);
     };
     crate::reqlog::note_route(found.route.pattern);
-    dispatch(&found, req, env, ctx, &path).await
+    dispatch(&found, req, env, config, ctx, &path).await
 }
 
 /// Calls the handler of a matched route with its parameters, after the checks the route makes first (rate limits,
-/// admin or API key authentication).
+/// admin or API key authentication), with the request's configuration.
 async fn dispatch(
     found: &Matched<'_>,
     req: Request,
     env: &Env,
+    config: &Config,
     ctx: &Context,
     path: &str,
 ) -> ApiResult<Response> {
     match found.route.handler {
-        Handler::Health => health(env).await,
-        Handler::Ready => crate::ready::ready(&req, env).await,
-        Handler::OpenApi => openapi::openapi(&req, env),
-        Handler::Deploy => profiles::deploy(req, env).await,
-        Handler::Register => profiles::register(req, env).await,
-        Handler::Status => status(&req, env, found.param("address")?).await,
+        Handler::Health => health(config),
+        Handler::Ready => crate::ready::ready(&req, env, config).await,
+        Handler::OpenApi => openapi::openapi(&req, config),
+        Handler::Deploy => profiles::deploy(req, env, config).await,
+        Handler::Register => profiles::register(req, env, config).await,
+        Handler::Status => status(&req, env, config, found.param("address")?).await,
         Handler::Execute => {
-            limit_relay(&req, env).await?;
-            crate::execute::execute(req, env).await
+            limit_relay(&req, env, config).await?;
+            crate::execute::execute(req, env, config).await
         }
         Handler::Quota => {
-            limit_relay(&req, env).await?;
-            crate::execute::quota_route(req, env).await
+            limit_relay(&req, env, config).await?;
+            crate::execute::quota_route(req, env, config).await
         }
         Handler::Transaction => {
-            limit_relay(&req, env).await?;
-            profiles::transaction(env, found.param("hash")?).await
+            limit_relay(&req, env, config).await?;
+            profiles::transaction(env, config, found.param("hash")?).await
         }
-        Handler::CreateKey => admin::create_key(req, env).await,
-        Handler::ListKeys => admin::list_keys(&req, env).await,
-        Handler::RevokeKey => admin::revoke_key(&req, env, found.param("id")?).await,
+        Handler::CreateKey => admin::create_key(req, env, config).await,
+        Handler::ListKeys => admin::list_keys(&req, env, config).await,
+        Handler::RevokeKey => admin::revoke_key(&req, env, config, found.param("id")?).await,
         Handler::Ipfs => {
             // OpenAPI clients send a `/` inside the `{cid}` parameter as `%2F`: it separates path segments (as on
             // IPFS gateways, which decode the URL path)
             let target = path.get("/ipfs/".len()..).unwrap_or_default();
-            crate::ipfs::relay(&req, env, ctx, &decode_slashes(target)).await
+            crate::ipfs::relay(&req, env, config, ctx, &decode_slashes(target)).await
         }
         Handler::Image => {
             // as for /ipfs: a `%2F` inside the `{cid}` parameter separates path segments
             let target = path.get("/image/".len()..).unwrap_or_default();
-            crate::image::route(&req, env, &decode_slashes(target)).await
+            crate::image::route(&req, env, config, &decode_slashes(target)).await
         }
         Handler::Add => {
-            auth::authenticate_upload(&req, env).await?;
-            crate::ipfs::add(req, env).await
+            auth::authenticate_upload(&req, env, config).await?;
+            crate::ipfs::add(req, env, config).await
         }
         Handler::LookupAddress => {
             let (chain, address) = (found.param("chainId")?, found.param("address")?);
-            crate::lookup::address(&req, env, chain, address).await
+            crate::lookup::address(&req, env, config, chain, address).await
         }
         Handler::LookupToken => {
             let (chain, address) = (found.param("chainId")?, found.param("address")?);
-            crate::lookup::token(&req, env, chain, address, found.param("tokenId")?).await
+            crate::lookup::token(&req, env, config, chain, address, found.param("tokenId")?).await
         }
-        Handler::Stats => crate::lookup::stats(&req, env, found.param("chainId")?).await,
-        Handler::IndexerStatus => crate::lookup::indexer_status(&req, env, found.param("chainId")?).await,
-        Handler::Search => crate::lookup::search_route(&req, env, found.param("chainId")?).await,
+        Handler::Stats => crate::lookup::stats(&req, env, config, found.param("chainId")?).await,
+        Handler::IndexerStatus => {
+            crate::lookup::indexer_status(&req, env, config, found.param("chainId")?).await
+        }
+        Handler::Search => crate::lookup::search_route(&req, env, config, found.param("chainId")?).await,
         Handler::AlgoliaQueries => crate::algolia::answer(
             &crate::lookup::origin(&req)?,
-            crate::algolia::queries_route(req, env).await,
+            crate::algolia::queries_route(req, env, config).await,
         ),
         Handler::AlgoliaQuery => {
             let index = found.param("indexName")?;
             let origin = crate::lookup::origin(&req)?;
-            crate::algolia::answer(&origin, crate::algolia::query_route(req, env, index).await)
+            crate::algolia::answer(
+                &origin,
+                crate::algolia::query_route(req, env, config, index).await,
+            )
         }
         Handler::AlgoliaBrowse => {
             let index = found.param("indexName")?;
             let origin = crate::lookup::origin(&req)?;
-            crate::algolia::answer(&origin, crate::algolia::browse_route(req, env, index).await)
+            crate::algolia::answer(
+                &origin,
+                crate::algolia::browse_route(req, env, config, index).await,
+            )
         }
         Handler::AlgoliaGet => crate::algolia::answer(
             &crate::lookup::origin(&req)?,
-            crate::algolia::get_route(&req, env, found.param("indexName")?).await,
+            crate::algolia::get_route(&req, env, config, found.param("indexName")?).await,
         ),
         Handler::RunIndexer => {
-            auth::authenticate_admin(&req, env).await?;
-            admin::run_indexer(&req, env).await
+            auth::authenticate_admin(&req, env, config).await?;
+            admin::run_indexer(&req, env, config).await
         }
-        Handler::RelayerStatus => admin::relayer_status(&req, env).await,
-        Handler::Metrics => metrics::metrics(&req, env).await,
+        Handler::RelayerStatus => admin::relayer_status(&req, env, config).await,
+        Handler::Metrics => metrics::metrics(&req, env, config).await,
         Handler::Panic => {
-            auth::authenticate_admin(&req, env).await?;
+            auth::authenticate_admin(&req, env, config).await?;
             admin::deliberate_panic()
         }
     }
 }
 
 /// The public rate limit of the relay routes (per client).
-async fn limit_relay(req: &Request, env: &Env) -> ApiResult<()> {
-    auth::limit_client(req, env, "PUBLIC_RATE_LIMIT_PER_MINUTE", 120, "relay requests").await
+async fn limit_relay(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
+    auth::limit_client(req, env, config.limits.public.value()?, "relay requests").await
 }
 
 fn decode_slashes(target: &str) -> String {
@@ -159,20 +172,20 @@ fn no_route(method: &str, path: &str, segments: &[&str]) -> ApiResult<Response> 
 }
 
 /// `GET /health`: the relayer's chain and every chain the lookup API and the indexer serve.
-async fn health(env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
-    let chains: Vec<u64> = crate::config::chains(env)?.iter().map(|c| c.chain_id).collect();
-    json_response(200, &Health::ok(config.chain_id, chains))
+fn health(config: &Config) -> ApiResult<Response> {
+    let chain_id = config.relayer()?.chain_id;
+    let chains: Vec<u64> = config.chains()?.iter().map(|c| c.chain_id).collect();
+    json_response(200, &Health::ok(chain_id, chains))
 }
 
-async fn status(req: &Request, env: &Env, address: &str) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+async fn status(req: &Request, env: &Env, config: &Config, address: &str) -> ApiResult<Response> {
+    let config = config.relayer()?;
     auth::authenticate(req, env, Scope::Register).await?;
     let address = parse_address("address", address)?;
     let deployed = !config.rpc().code(address).await?.is_empty();
     let kv = env.kv("PROFILES")?;
     let record = store::profile(&kv, address).await?;
-    let pending = RelayerClient::new(env, &config)?.pending(address).await?;
+    let pending = RelayerClient::new(env, config)?.pending(address).await?;
     if !deployed && record.is_none() && pending.is_none() {
         return Err(ApiError::new(
             Code::ProfileNotFound,

@@ -13,20 +13,10 @@ use serde_json::{Value, json};
 use worker::{D1Database, D1PreparedStatement, Env, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::{
-    config::var,
+    config::{AlgoliaConfig, Setting},
     d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
 };
-
-/// The search index's tables: records and their full-text rows (per index), and the records Algolia refused.
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS records (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, kind TEXT NOT NULL, record TEXT NOT NULL, indexed_block INTEGER, updated_at INTEGER, \
-PRIMARY KEY (index_name, object_id));
-CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(index_name UNINDEXED, object_id UNINDEXED, name, symbol, \
-description, tags, address, tokenize = 'unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS push_rejections (index_name TEXT NOT NULL, object_id TEXT NOT NULL, message TEXT, \
-attempts INTEGER NOT NULL, updated_at INTEGER, PRIMARY KEY (index_name, object_id));";
 
 pub use crate::d1::db;
 
@@ -199,13 +189,16 @@ pub fn delete_statements(
 /// `ALGOLIA_MAX_RECORD_BYTES` (see [`trim`]). When Algolia rejects a batch (4xx), its records are
 /// pushed one by one; a record rejected alone (or too large even trimmed) is recorded in `push_rejections` (index,
 /// objectID, Algolia's answer) and never blocks the others or the checkpoint. Transient failures (5xx, 429, network) fail.
-pub async fn push(env: &Env, records: &[(String, Stored)]) -> ApiResult<()> {
-    let Some(algolia) = Algolia::from_env(env)? else {
+pub async fn push(
+    env: &Env,
+    config: &Setting<Option<AlgoliaConfig>>,
+    records: &[(String, Stored)],
+) -> ApiResult<()> {
+    let Some(config) = config.get()? else {
         return Ok(());
     };
-    let max = var(env, "ALGOLIA_MAX_RECORD_BYTES")
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(trim::DEFAULT_MAX_RECORD_BYTES);
+    let algolia = Algolia::new(config);
+    let max = config.max_record_bytes;
     let mut indexes: Vec<&str> = records.iter().map(|(i, _)| i.as_str()).collect();
     indexes.sort_unstable();
     indexes.dedup();
@@ -398,29 +391,13 @@ pub struct Algolia {
 }
 
 impl Algolia {
-    /// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set (and `PUBLIC_BASE_URL`, else
-    /// `CONFIGURATION_ERROR`: pushed image URLs must be absolute). `ALGOLIA_HOST` overrides
-    /// `https://<app id>.algolia.net` (tests point it at a local server).
-    pub fn from_env(env: &Env) -> ApiResult<Option<Self>> {
-        let Some(app_id) = var(env, "ALGOLIA_APP_ID") else {
-            return Ok(None);
-        };
-        if var(env, "PUBLIC_BASE_URL").is_none() {
-            // records carry image URLs on this deployment: Algolia's clients put them in `<img src>` as they are
-            return Err(ApiError::config(
-                "ALGOLIA_APP_ID is set but PUBLIC_BASE_URL is not: records pushed to Algolia need absolute image URLs",
-            ));
+    /// The adapter of the configured application (`ALGOLIA_HOST`: tests point it at a local server).
+    pub fn new(config: &AlgoliaConfig) -> Self {
+        Self {
+            host: config.host.clone(),
+            app_id: config.app_id.clone(),
+            admin_key: config.admin_key.expose().to_owned(),
         }
-        let admin_key = env
-            .secret("ALGOLIA_ADMIN_KEY")
-            .map(|s| s.to_string())
-            .map_err(|_| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
-        let host = var(env, "ALGOLIA_HOST").unwrap_or_else(|| format!("https://{app_id}.algolia.net"));
-        Ok(Some(Self {
-            host,
-            app_id,
-            admin_key,
-        }))
     }
 
     /// `POST /1/indexes/{index}/batch` with `updateObject` actions (objectID = address or address:tokenId).

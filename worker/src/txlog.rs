@@ -9,9 +9,6 @@ use worker::{SqlStorage, SqlStorageValue};
 
 use crate::error::{ApiError, ApiResult};
 
-/// How long a record is kept after its last change, in days, when `TX_RECORD_DAYS` is unset.
-pub const DEFAULT_RECORD_DAYS: u64 = 30;
-
 #[derive(Deserialize)]
 struct Row {
     record: String,

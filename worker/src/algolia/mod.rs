@@ -19,6 +19,7 @@ use crate::{
     config::Config,
     d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
+    lookup::limit_ip,
     search,
 };
 use params::Params;
@@ -27,13 +28,9 @@ use sql::{Arg, Sql};
 /// Most queries in one multi-index request.
 pub const MAX_QUERIES: usize = 32;
 
-async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
-    crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
-}
-
 /// 404 `INDEX_NOT_FOUND` unless `index` is one of this deployment's indexes.
-fn check_index(env: &Env, index: &str) -> ApiResult<()> {
-    let names = crate::config::all_index_names(env)?;
+fn check_index(config: &Config, index: &str) -> ApiResult<()> {
+    let names = config.all_index_names()?;
     if !names.iter().any(|n| n == index) {
         return Err(ApiError::new(
             Code::IndexNotFound,
@@ -45,8 +42,8 @@ fn check_index(env: &Env, index: &str) -> ApiResult<()> {
 
 /// The request body as a JSON object (no body is `{}`). Algolia's browser clients send JSON as `text/plain` (no
 /// preflight): the content type is not checked.
-async fn body(req: &mut Request, env: &Env) -> ApiResult<Map<String, Value>> {
-    let max = Config::from_env(env)?.max_body_bytes;
+async fn body(req: &mut Request, config: &Config) -> ApiResult<Map<String, Value>> {
+    let max = config.relayer()?.max_body_bytes;
     let bytes = crate::body::request_bytes(req, max).await?;
     if bytes.is_empty() {
         return Ok(Map::new());
@@ -79,17 +76,22 @@ pub fn answer<T: Serialize>(origin: &str, result: ApiResult<T>) -> ApiResult<Res
 }
 
 /// `POST /1/indexes/:indexName/query`.
-pub async fn query_route(mut req: Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
-    limit_ip(&req, env).await?;
-    check_index(env, index)?;
-    let params = Params::from_body(&body(&mut req, env).await?)?;
+pub async fn query_route(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    index: &str,
+) -> ApiResult<AlgoliaResult> {
+    limit_ip(&req, env, config).await?;
+    check_index(config, index)?;
+    let params = Params::from_body(&body(&mut req, config).await?)?;
     search(env, index, &params).await
 }
 
 /// `GET /1/indexes/:indexName?query=…`: the parameters in the URL (`x-algolia-*` ones ignored).
-pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
-    limit_ip(req, env).await?;
-    check_index(env, index)?;
+pub async fn get_route(req: &Request, env: &Env, config: &Config, index: &str) -> ApiResult<AlgoliaResult> {
+    limit_ip(req, env, config).await?;
+    check_index(config, index)?;
     let url = req.url()?;
     let params = Params::from_pairs(
         url.query_pairs()
@@ -99,9 +101,9 @@ pub async fn get_route(req: &Request, env: &Env, index: &str) -> ApiResult<Algol
 }
 
 /// `POST /1/indexes/*/queries`: `{"requests": [{"indexName", "params" | fields…}]}` → `{"results": […]}`.
-pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<AlgoliaResults> {
-    limit_ip(&req, env).await?;
-    let body = body(&mut req, env).await?;
+pub async fn queries_route(mut req: Request, env: &Env, config: &Config) -> ApiResult<AlgoliaResults> {
+    limit_ip(&req, env, config).await?;
+    let body = body(&mut req, config).await?;
     let Some(Value::Array(requests)) = body.get("requests") else {
         return Err(ApiError::new(Code::InvalidFieldType, "requests must be an array"));
     };
@@ -134,7 +136,7 @@ pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<AlgoliaResu
                 format!("requests[{i}].type {kind} is not supported (only \"default\")"),
             ));
         }
-        check_index(env, index)?;
+        check_index(config, index)?;
         parsed.push((index.clone(), Params::from_body(request)?));
     }
     let mut results = Vec::with_capacity(parsed.len());
@@ -147,10 +149,15 @@ pub async fn queries_route(mut req: Request, env: &Env) -> ApiResult<AlgoliaResu
 /// `POST /1/indexes/:indexName/browse`: every matching record in `objectID` order, `hitsPerPage` (default and
 /// most 1000) at a time; the answer's `cursor` (absent on the last page) continues where it stopped, with the
 /// parameters of the first call.
-pub async fn browse_route(mut req: Request, env: &Env, index: &str) -> ApiResult<AlgoliaResult> {
-    limit_ip(&req, env).await?;
-    check_index(env, index)?;
-    let body = body(&mut req, env).await?;
+pub async fn browse_route(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    index: &str,
+) -> ApiResult<AlgoliaResult> {
+    limit_ip(&req, env, config).await?;
+    check_index(config, index)?;
+    let body = body(&mut req, config).await?;
     let (params, after, page) = match body.get("cursor") {
         // no cursor (an empty one, as a client may send, included): the first page
         None | Some(Value::Null) => (Params::from_body_with(&body, 1000)?, String::new(), 0),

@@ -1,7 +1,11 @@
-//! Deployment configuration from `wrangler.toml` vars and secrets. Missing or malformed values fail the request
-//! with `CONFIGURATION_ERROR` (naming the variable, never its value) instead of signing for a wrong chain.
+//! Deployment configuration from `wrangler.toml` vars and secrets, parsed once per request (at the dispatcher, the
+//! cron handler and each Durable Object) into a [`Config`] that is passed down. Every variable and its default is
+//! listed once, in [`vars::VARS`]. A missing or malformed value fails what needs it with `CONFIGURATION_ERROR`
+//! (naming the variable, never its value) instead of signing for a wrong chain: each part of the configuration is a
+//! [`Setting`], so a malformed IPFS variable fails the IPFS routes, not the relayer's.
 
 mod chains;
+pub mod vars;
 
 use alloy_primitives::B256;
 use profile_relayer::{
@@ -9,20 +13,270 @@ use profile_relayer::{
     hex::parse_address,
     networks::{Lsp23Constants, chain_id_hex, parse_chain_id},
 };
-use serde_json::Value;
 use worker::Env;
 
 pub use self::chains::ChainConfig;
-use self::chains::{ChainDefaults, parse_chains};
+use self::{
+    chains::{ChainDefaults, parse_chains},
+    vars::Vars,
+};
 use crate::{
     error::{ApiError, ApiResult, Code},
+    ipfs::IpfsConfig,
     rpc::{Rpc, RpcBounds},
     signer::Signer,
 };
 
-/// The parsed configuration.
+/// One part of the configuration as parsed: its value, or the `CONFIGURATION_ERROR` every use answers.
+#[derive(Debug, Clone)]
+pub struct Setting<T>(ApiResult<T>);
+
+impl<T> Setting<T> {
+    /// The value, or its configuration error.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` naming the variable.
+    pub fn get(&self) -> ApiResult<&T> {
+        self.0.as_ref().map_err(Clone::clone)
+    }
+}
+
+impl<T: Copy> Setting<T> {
+    /// The value (a copy), or its configuration error.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` naming the variable.
+    pub fn value(&self) -> ApiResult<T> {
+        self.get().copied()
+    }
+}
+
+impl<T> From<ApiResult<T>> for Setting<T> {
+    fn from(r: ApiResult<T>) -> Self {
+        Self(r)
+    }
+}
+
+/// A secret's value: never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl core::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// The whole configuration of one request (or one Durable Object).
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The relayer's chain, node, contracts and limits.
+    pub relayer: Setting<RelayerConfig>,
+    /// Every chain of the lookup API, search and the indexer (`CHAINS`).
+    pub chains: Setting<Vec<ChainConfig>>,
+    /// The IPFS relay and uploads.
+    pub ipfs: Setting<IpfsConfig>,
+    /// What an indexer run may do.
+    pub indexer: Setting<IndexerConfig>,
+    /// Algolia, when `ALGOLIA_APP_ID` is set.
+    pub algolia: Setting<Option<AlgoliaConfig>>,
+    /// Per-client rate limits (0 turns one off).
+    pub limits: Limits,
+    /// Secret `RELAYER_PRIVATE_KEY` (also in [`RelayerConfig`], which parses it).
+    pub relayer_key: Option<Secret>,
+    /// Secret `ADMIN_TOKEN`.
+    pub admin_token: Option<Secret>,
+    /// Secret `UPLOAD_JWT_SECRET`: enables the wallet's upload tokens.
+    pub upload_jwt_secret: Option<Secret>,
+    /// `UPLOAD_JWT_ISSUERS`.
+    pub upload_jwt_issuers: Setting<Vec<String>>,
+    /// `UPLOAD_JWT_SKEW_SECONDS`.
+    pub upload_jwt_skew: Setting<u32>,
+    /// `MAX_FEE_PER_GAS`, wei.
+    pub max_fee_per_gas: Setting<u128>,
+    /// `TX_RECORD_DAYS`.
+    pub tx_record_days: Setting<u64>,
+    /// `IMAGE_CACHE_MAX_BYTES`.
+    pub image_cache_max_bytes: Setting<u64>,
+    /// `LOOKUP_CACHE_SECONDS`.
+    pub lookup_cache_seconds: Setting<u64>,
+    /// `LOOKUP_MISS_SECONDS`.
+    pub lookup_miss_seconds: Setting<u64>,
+    /// `MIN_RELAYER_BALANCE`, wei.
+    pub min_relayer_balance: Setting<u128>,
+    /// `READY_MAX_INDEXER_LAG`, blocks.
+    pub ready_max_indexer_lag: Setting<u64>,
+    /// `INDEXER_INTERVAL_SECONDS`: seconds between two runs of a chain's indexer object (its alarm); 0: only the
+    /// cron follows the chains.
+    pub indexer_interval: Setting<u64>,
+    /// `CLOCK_OFFSET_SECONDS` (tests only).
+    pub clock_offset: Setting<i64>,
+    /// `PANIC_TEST_ROUTE` (tests only).
+    pub panic_test_route: Setting<bool>,
+}
+
+/// Requests per client and minute (0 turns a limit off).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// `PUBLIC_RATE_LIMIT_PER_MINUTE`: the key-less relay routes.
+    pub public: Setting<u32>,
+    /// `LOOKUP_RATE_LIMIT_PER_MINUTE`: lookups and searches that are not cache hits.
+    pub lookup: Setting<u32>,
+    /// `IPFS_MISS_RATE_LIMIT_PER_MINUTE`: `/ipfs` and `/image` requests for content not stored here.
+    pub ipfs_miss: Setting<u32>,
+    /// `UPLOAD_JWT_RATE_LIMIT_PER_MINUTE`: uploads with an upload token.
+    pub upload_jwt: Setting<u32>,
+    /// `READY_RATE_LIMIT_PER_MINUTE`: `/ready`.
+    pub ready: Setting<u32>,
+    /// `ADMIN_FAILURES_PER_MINUTE`: wrong admin tokens.
+    pub admin_failures: Setting<u32>,
+}
+
+/// What an indexer run may do, and how it reads metadata.
+#[derive(Debug, Clone)]
+pub struct IndexerConfig {
+    /// `INDEXER_MAX_WINDOW`: the largest `eth_getLogs` window, in blocks.
+    pub max_window: u64,
+    /// `INDEXER_TARGET_LOGS`: the logs a window aims at.
+    pub target_logs: usize,
+    /// `INDEXER_RETRY_SECONDS`: the retry backoff base.
+    pub retry_seconds: u64,
+    /// `INDEXER_MAX_SECONDS`.
+    pub max_seconds: u64,
+    /// `INDEXER_MAX_SUBREQUESTS`.
+    pub max_subrequests: u32,
+    /// `INDEXER_MAX_ROWS`.
+    pub max_rows: u32,
+    /// `INDEXER_CONCURRENCY` (1 to 32).
+    pub concurrency: usize,
+    /// The IPFS configuration with `max_bytes` lowered to `METADATA_MAX_BYTES`.
+    pub ipfs: IpfsConfig,
+    /// `METADATA_TIMEOUT_SECONDS` (default `IPFS_TIMEOUT_SECONDS`) in ms.
+    pub metadata_timeout_ms: u64,
+    /// `METADATA_ALLOW_HTTP`.
+    pub allow_http: bool,
+    /// `PUBLIC_BASE_URL`, without a trailing `/` (empty when unset).
+    pub public_base_url: String,
+}
+
+/// Algolia's application and admin key (`ALGOLIA_APP_ID`, `ALGOLIA_HOST`, secret `ALGOLIA_ADMIN_KEY`).
+#[derive(Debug, Clone)]
+pub struct AlgoliaConfig {
+    pub app_id: String,
+    pub host: String,
+    pub admin_key: Secret,
+    /// `ALGOLIA_MAX_RECORD_BYTES`.
+    pub max_record_bytes: usize,
+}
+
+impl Config {
+    /// Reads and parses every variable and secret once.
+    pub fn from_env(env: &Env) -> Self {
+        Self::parse(&Vars::read(env))
+    }
+
+    /// Parses the values read.
+    pub fn parse(v: &Vars) -> Self {
+        let secret = |name: &str| v.get(name).map(|s| Secret(s.to_owned()));
+        let ipfs = ipfs(v);
+        Self {
+            relayer: RelayerConfig::parse(v).into(),
+            chains: chains(v).into(),
+            indexer: ipfs.clone().and_then(|ipfs| indexer(v, ipfs)).into(),
+            ipfs: ipfs.into(),
+            algolia: algolia(v).into(),
+            limits: Limits {
+                public: v.number("PUBLIC_RATE_LIMIT_PER_MINUTE").into(),
+                lookup: v.number("LOOKUP_RATE_LIMIT_PER_MINUTE").into(),
+                ipfs_miss: v.number("IPFS_MISS_RATE_LIMIT_PER_MINUTE").into(),
+                upload_jwt: v.number("UPLOAD_JWT_RATE_LIMIT_PER_MINUTE").into(),
+                ready: v.number("READY_RATE_LIMIT_PER_MINUTE").into(),
+                admin_failures: v.number("ADMIN_FAILURES_PER_MINUTE").into(),
+            },
+            relayer_key: secret("RELAYER_PRIVATE_KEY"),
+            admin_token: secret("ADMIN_TOKEN"),
+            upload_jwt_secret: secret("UPLOAD_JWT_SECRET"),
+            upload_jwt_issuers: v.list("UPLOAD_JWT_ISSUERS").into(),
+            upload_jwt_skew: v.number("UPLOAD_JWT_SKEW_SECONDS").into(),
+            max_fee_per_gas: v.number("MAX_FEE_PER_GAS").into(),
+            tx_record_days: v.number("TX_RECORD_DAYS").into(),
+            image_cache_max_bytes: v.number("IMAGE_CACHE_MAX_BYTES").into(),
+            lookup_cache_seconds: v.number("LOOKUP_CACHE_SECONDS").into(),
+            lookup_miss_seconds: v.number("LOOKUP_MISS_SECONDS").into(),
+            min_relayer_balance: v.number("MIN_RELAYER_BALANCE").into(),
+            ready_max_indexer_lag: v.number("READY_MAX_INDEXER_LAG").into(),
+            indexer_interval: v.number("INDEXER_INTERVAL_SECONDS").into(),
+            clock_offset: v.number("CLOCK_OFFSET_SECONDS").into(),
+            panic_test_route: v.flag("PANIC_TEST_ROUTE").into(),
+        }
+    }
+
+    /// The relayer's configuration.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR`.
+    pub fn relayer(&self) -> ApiResult<&RelayerConfig> {
+        self.relayer.get()
+    }
+
+    /// Every chain this deployment serves, in the order configured (the first is the default of what has no
+    /// chain).
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` for a malformed `CHAINS`, `CHAIN_ID`, `RPC_URL` or number var.
+    pub fn chains(&self) -> ApiResult<&[ChainConfig]> {
+        self.chains.get().map(Vec::as_slice)
+    }
+
+    /// The configured chain a path's `:chainId` names (decimal or hex): 400 `UNKNOWN_CHAIN` when it is malformed
+    /// or not served here.
+    ///
+    /// # Errors
+    /// 400 `UNKNOWN_CHAIN`; `CONFIGURATION_ERROR`.
+    pub fn chain(&self, chain_id: &str) -> ApiResult<ChainConfig> {
+        chain(self.chains()?, chain_id)
+    }
+
+    /// The index names of every served chain.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR`.
+    pub fn all_index_names(&self) -> ApiResult<Vec<String>> {
+        Ok(self
+            .chains()?
+            .iter()
+            .flat_map(|c| [c.profiles_index(), c.assets_index()])
+            .collect())
+    }
+
+    /// The IPFS configuration.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR`.
+    pub fn ipfs(&self) -> ApiResult<&IpfsConfig> {
+        self.ipfs.get()
+    }
+
+    /// Unix seconds now, as metering sees it (`CLOCK_OFFSET_SECONDS` lets tests move into the next month).
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` for a malformed `CLOCK_OFFSET_SECONDS`.
+    pub fn now(&self) -> ApiResult<u64> {
+        let real = worker::Date::now().as_millis() / 1000;
+        Ok(real.saturating_add_signed(self.clock_offset.value()?))
+    }
+}
+
+/// The relayer's configuration.
+#[derive(Debug, Clone)]
+pub struct RelayerConfig {
     /// Chain id the relayer signs for; checked against the node's `eth_chainId`.
     pub chain_id: u64,
     /// JSON-RPC endpoint.
@@ -62,54 +316,18 @@ pub struct Config {
     /// The code of the profiles this relayer serves: LUKSO's releases plus `UNIVERSAL_PROFILE_IMPLEMENTATIONS` /
     /// `KEY_MANAGER_IMPLEMENTATIONS` (see [`crate::genuine`]).
     pub accepted_code: Accepted,
+    /// Secret `RELAYER_PRIVATE_KEY`, parsed when used ([`RelayerConfig::signer`]).
+    pub relayer_key: Option<Secret>,
 }
 
 /// The bounds of every RPC answer and call: `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP` (`eth_call`) and
 /// `MAX_TRANSACTION_GAS` (`eth_estimateGas`).
-///
-/// # Errors
-/// `CONFIGURATION_ERROR` when one is not a number.
-pub fn rpc_bounds(env: &Env) -> ApiResult<RpcBounds> {
+fn rpc_bounds(v: &Vars) -> ApiResult<RpcBounds> {
     Ok(RpcBounds {
-        max_response_bytes: number(
-            env,
-            "RPC_MAX_RESPONSE_BYTES",
-            RpcBounds::DEFAULT_MAX_RESPONSE_BYTES,
-        )?,
-        call_gas_cap: number(env, "RPC_CALL_GAS_CAP", RpcBounds::DEFAULT_CALL_GAS_CAP)?,
-        estimate_gas_cap: number(env, "MAX_TRANSACTION_GAS", MAX_TRANSACTION_GAS)?,
+        max_response_bytes: v.number("RPC_MAX_RESPONSE_BYTES")?,
+        call_gas_cap: v.number("RPC_CALL_GAS_CAP")?,
+        estimate_gas_cap: v.number("MAX_TRANSACTION_GAS")?,
     })
-}
-
-/// Default of `MAX_TRANSACTION_GAS`.
-const MAX_TRANSACTION_GAS: u64 = 10_000_000;
-
-/// A var's value, `None` when unset or blank.
-pub fn var(env: &Env, name: &str) -> Option<String> {
-    env.var(name)
-        .ok()
-        .map(|v| v.to_string())
-        .filter(|v| !v.trim().is_empty())
-}
-
-/// A numeric var, `default` when unset; `CONFIGURATION_ERROR` when it is not a number.
-pub fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiResult<T> {
-    match var(env, name) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| ApiError::config(format!("{name} must be a number"))),
-    }
-}
-
-/// `INDEXER_INTERVAL_SECONDS` (default 5): seconds between two runs of a chain's indexer object (its alarm); 0 runs
-/// it only when woken (the cron, each minute).
-///
-/// # Errors
-/// `CONFIGURATION_ERROR` when it is not a number.
-pub fn indexer_interval_seconds(env: &Env) -> ApiResult<u64> {
-    number(env, "INDEXER_INTERVAL_SECONDS", 5)
 }
 
 /// A list of runtime code hashes (comma-separated 32-byte hex), empty when unset; `CONFIGURATION_ERROR` naming
@@ -127,29 +345,36 @@ fn code_hashes(name: &str, value: Option<&str>) -> ApiResult<Vec<B256>> {
     )
 }
 
-fn address(
-    env: &Env,
-    name: &str,
-    default: alloy_primitives::Address,
-) -> ApiResult<alloy_primitives::Address> {
-    match var(env, name) {
+fn address(v: &Vars, name: &str, default: alloy_primitives::Address) -> ApiResult<alloy_primitives::Address> {
+    match v.text(name) {
         None => Ok(default),
-        Some(v) => {
-            parse_address(name, v.trim()).map_err(|_| ApiError::config(format!("{name} must be an address")))
+        Some(text) => {
+            parse_address(name, text).map_err(|_| ApiError::config(format!("{name} must be an address")))
         }
     }
 }
 
-impl Config {
-    /// Reads the vars.
+/// `CHAIN_ID`, `None` when unset.
+fn chain_id(v: &Vars) -> ApiResult<Option<u64>> {
+    v.text("CHAIN_ID")
+        .map(|id| {
+            parse_chain_id(id)
+                .map_err(|_| ApiError::config("CHAIN_ID must be a chain id (decimal or 0x-hex)"))
+        })
+        .transpose()
+}
+
+impl RelayerConfig {
+    /// Parses the relayer's vars.
     ///
     /// # Errors
     /// `CONFIGURATION_ERROR` for a missing `CHAIN_ID` / `RPC_URL` or a malformed value.
-    pub fn from_env(env: &Env) -> ApiResult<Self> {
-        let chain_id = var(env, "CHAIN_ID").ok_or_else(|| ApiError::config("CHAIN_ID is not set"))?;
-        let chain_id = parse_chain_id(chain_id.trim())
-            .map_err(|_| ApiError::config("CHAIN_ID must be a chain id (decimal or 0x-hex)"))?;
-        let rpc_url = var(env, "RPC_URL").ok_or_else(|| ApiError::config("RPC_URL is not set"))?;
+    pub fn parse(v: &Vars) -> ApiResult<Self> {
+        let chain_id = chain_id(v)?.ok_or_else(|| ApiError::config("CHAIN_ID is not set"))?;
+        let rpc_url = v
+            .get("RPC_URL")
+            .ok_or_else(|| ApiError::config("RPC_URL is not set"))?
+            .to_owned();
         if !(rpc_url.starts_with("http://") || rpc_url.starts_with("https://")) {
             return Err(ApiError::config("RPC_URL must be an http(s) URL"));
         }
@@ -158,45 +383,42 @@ impl Config {
             chain_id,
             rpc_url,
             constants: Lsp23Constants {
-                factory: address(env, "LSP23_FACTORY", d.factory)?,
-                universal_profile_init: address(env, "UNIVERSAL_PROFILE_INIT", d.universal_profile_init)?,
-                key_manager_init: address(env, "KEY_MANAGER_INIT", d.key_manager_init)?,
-                post_deployment_module: address(env, "POST_DEPLOYMENT_MODULE", d.post_deployment_module)?,
+                factory: address(v, "LSP23_FACTORY", d.factory)?,
+                universal_profile_init: address(v, "UNIVERSAL_PROFILE_INIT", d.universal_profile_init)?,
+                key_manager_init: address(v, "KEY_MANAGER_INIT", d.key_manager_init)?,
+                post_deployment_module: address(v, "POST_DEPLOYMENT_MODULE", d.post_deployment_module)?,
                 universal_receiver_delegate: address(
-                    env,
+                    v,
                     "UNIVERSAL_RECEIVER_DELEGATE",
                     d.universal_receiver_delegate,
                 )?,
             },
-            deploy_wait_ms: number(env, "DEPLOY_WAIT_SECONDS", 20u64)? * 1000,
-            replace_after_ms: number(env, "REPLACE_AFTER_SECONDS", 30u64)? * 1000,
-            rpc_timeout_ms: number(env, "RPC_TIMEOUT_SECONDS", 10u64)? * 1000,
-            max_body_bytes: number(env, "MAX_BODY_BYTES", 64 * 1024usize)?,
-            default_rate_limit: number(env, "DEFAULT_RATE_LIMIT_PER_MINUTE", 60u32)?,
-            max_deploy_data_bytes: number(env, "MAX_DEPLOY_DATA_BYTES", 16 * 1024usize)?,
-            max_transaction_gas: number(env, "MAX_TRANSACTION_GAS", MAX_TRANSACTION_GAS)?,
-            max_gas_per_day: number(env, "MAX_GAS_PER_DAY", 500_000_000u64)?,
-            default_key_gas_budget: number(env, "DEFAULT_KEY_GAS_BUDGET_PER_MONTH", 100_000_000u64)?,
-            monthly_gas_quota: number(env, "MONTHLY_GAS_QUOTA", profile_relayer::api::MONTHLY_GAS_QUOTA)?,
-            max_execute_payload_bytes: number(env, "MAX_EXECUTE_PAYLOAD_BYTES", 16 * 1024usize)?,
-            quota_signature_window: number(env, "QUOTA_SIGNATURE_WINDOW_SECONDS", 300u64)?,
-            clock_offset: number(env, "CLOCK_OFFSET_SECONDS", 0i64)?,
-            reservation_ttl: number(
-                env,
-                "RESERVATION_TTL_SECONDS",
-                crate::meter::DEFAULT_RESERVATION_TTL_SECONDS,
-            )?,
-            rpc_bounds: rpc_bounds(env)?,
+            deploy_wait_ms: v.number::<u64>("DEPLOY_WAIT_SECONDS")? * 1000,
+            replace_after_ms: v.number::<u64>("REPLACE_AFTER_SECONDS")? * 1000,
+            rpc_timeout_ms: v.number::<u64>("RPC_TIMEOUT_SECONDS")? * 1000,
+            max_body_bytes: v.number("MAX_BODY_BYTES")?,
+            default_rate_limit: v.number("DEFAULT_RATE_LIMIT_PER_MINUTE")?,
+            max_deploy_data_bytes: v.number("MAX_DEPLOY_DATA_BYTES")?,
+            max_transaction_gas: v.number("MAX_TRANSACTION_GAS")?,
+            max_gas_per_day: v.number("MAX_GAS_PER_DAY")?,
+            default_key_gas_budget: v.number("DEFAULT_KEY_GAS_BUDGET_PER_MONTH")?,
+            monthly_gas_quota: v.number("MONTHLY_GAS_QUOTA")?,
+            max_execute_payload_bytes: v.number("MAX_EXECUTE_PAYLOAD_BYTES")?,
+            quota_signature_window: v.number("QUOTA_SIGNATURE_WINDOW_SECONDS")?,
+            clock_offset: v.number("CLOCK_OFFSET_SECONDS")?,
+            reservation_ttl: v.number("RESERVATION_TTL_SECONDS")?,
+            rpc_bounds: rpc_bounds(v)?,
             accepted_code: Accepted {
                 universal_profiles: code_hashes(
                     "UNIVERSAL_PROFILE_IMPLEMENTATIONS",
-                    var(env, "UNIVERSAL_PROFILE_IMPLEMENTATIONS").as_deref(),
+                    v.get("UNIVERSAL_PROFILE_IMPLEMENTATIONS"),
                 )?,
                 key_managers: code_hashes(
                     "KEY_MANAGER_IMPLEMENTATIONS",
-                    var(env, "KEY_MANAGER_IMPLEMENTATIONS").as_deref(),
+                    v.get("KEY_MANAGER_IMPLEMENTATIONS"),
                 )?,
             },
+            relayer_key: v.get("RELAYER_PRIVATE_KEY").map(|s| Secret(s.to_owned())),
         })
     }
 
@@ -215,64 +437,38 @@ impl Config {
     ///
     /// # Errors
     /// `CONFIGURATION_ERROR` when it is missing or not a valid secp256k1 key.
-    pub fn signer(env: &Env) -> ApiResult<Signer> {
-        let secret = env
-            .secret("RELAYER_PRIVATE_KEY")
-            .map_err(|_| ApiError::config("the RELAYER_PRIVATE_KEY secret is not set"))?
-            .to_string();
-        Signer::from_hex(secret.trim())
+    pub fn signer(&self) -> ApiResult<Signer> {
+        let secret = self
+            .relayer_key
+            .as_ref()
+            .ok_or_else(|| ApiError::config("the RELAYER_PRIVATE_KEY secret is not set"))?;
+        Signer::from_hex(secret.expose().trim())
             .ok_or_else(|| ApiError::config("RELAYER_PRIVATE_KEY is not a valid private key"))
     }
 }
 
-/// The `CHAINS` var: a JSON string (`wrangler --var`, dashboard) or a TOML/JSON array in `[vars]` (which reaches
-/// the Worker as an object). `None` when unset or blank.
-fn chains_var(env: &Env) -> ApiResult<Option<Value>> {
-    if let Some(text) = var(env, "CHAINS") {
-        return serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|_| ApiError::config("CHAINS must be a JSON array of chains"));
-    }
-    Ok(env.object_var::<Value>("CHAINS").ok().filter(|v| match v {
-        Value::Null => false,
-        Value::String(s) => !s.trim().is_empty(),
-        _ => true,
-    }))
-}
-
-/// Every chain this deployment serves, in the order configured (the first is the default of what has no chain).
-///
-/// # Errors
-/// `CONFIGURATION_ERROR` for a malformed `CHAINS`, `CHAIN_ID`, `RPC_URL` or number var.
-pub fn chains(env: &Env) -> ApiResult<Vec<ChainConfig>> {
-    let relayer_chain = match var(env, "CHAIN_ID") {
-        None => None,
-        Some(v) => Some(
-            parse_chain_id(v.trim())
-                .map_err(|_| ApiError::config("CHAIN_ID must be a chain id (decimal or 0x-hex)"))?,
-        ),
-    };
+/// The chains of `CHAINS`, or the relayer's.
+fn chains(v: &Vars) -> ApiResult<Vec<ChainConfig>> {
     let defaults = ChainDefaults {
-        relayer_chain,
-        relayer_rpc: var(env, "RPC_URL").map(|v| v.trim().to_owned()),
-        index_prefix: var(env, "INDEX_PREFIX")
-            .map_or_else(|| "dev_local".to_owned(), |v| v.trim().to_owned()),
-        rpc_timeout_ms: number(env, "RPC_TIMEOUT_SECONDS", 10u64)?.saturating_mul(1000),
-        rpc_bounds: rpc_bounds(env)?,
-        start_block: number(env, "INDEXER_START_BLOCK", 0)?,
-        confirmations: number(env, "INDEXER_CONFIRMATIONS", 0)?,
-        max_blocks: number(env, "INDEXER_MAX_BLOCKS", 2000)?,
+        relayer_chain: chain_id(v)?,
+        relayer_rpc: v.text("RPC_URL").map(str::to_owned),
+        index_prefix: v.number::<String>("INDEX_PREFIX")?,
+        rpc_timeout_ms: v.number::<u64>("RPC_TIMEOUT_SECONDS")?.saturating_mul(1000),
+        rpc_bounds: rpc_bounds(v)?,
+        start_block: v.number("INDEXER_START_BLOCK")?,
+        confirmations: v.number("INDEXER_CONFIRMATIONS")?,
+        max_blocks: v.number("INDEXER_MAX_BLOCKS")?,
     };
-    parse_chains(chains_var(env)?.as_ref(), &defaults).map_err(ApiError::config)
+    let value = v
+        .get("CHAINS")
+        .map(|text| {
+            serde_json::from_str(text).map_err(|_| ApiError::config("CHAINS must be a JSON array of chains"))
+        })
+        .transpose()?;
+    parse_chains(value.as_ref(), &defaults).map_err(ApiError::config)
 }
 
-/// The configured chain a path's `:chainId` names (decimal or hex): 400 `UNKNOWN_CHAIN` when it is malformed or
-/// not served here.
-///
-/// # Errors
-/// 400 `UNKNOWN_CHAIN`; `CONFIGURATION_ERROR`.
-pub fn chain(env: &Env, chain_id: &str) -> ApiResult<ChainConfig> {
-    let chains = chains(env)?;
+fn chain(chains: &[ChainConfig], chain_id: &str) -> ApiResult<ChainConfig> {
     let served = || {
         chains
             .iter()
@@ -298,15 +494,79 @@ pub fn chain(env: &Env, chain_id: &str) -> ApiResult<ChainConfig> {
     })
 }
 
-/// The index names of every served chain.
-///
-/// # Errors
-/// `CONFIGURATION_ERROR`.
-pub fn all_index_names(env: &Env) -> ApiResult<Vec<String>> {
-    Ok(chains(env)?
+/// `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`, `IPFS_CACHE_MAX_BYTES`.
+fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
+    let gateways: Vec<String> = v
+        .get("IPFS_GATEWAYS")
+        .unwrap_or_default()
+        .split([',', ' ', '\n'])
+        .map(|g| g.trim().trim_end_matches('/').to_owned())
+        .filter(|g| !g.is_empty())
+        .collect();
+    if gateways
         .iter()
-        .flat_map(|c| [c.profiles_index(), c.assets_index()])
-        .collect())
+        .any(|g| !(g.starts_with("https://") || g.starts_with("http://")))
+    {
+        return Err(ApiError::config(
+            "IPFS_GATEWAYS must be http(s) URLs separated by commas",
+        ));
+    }
+    Ok(IpfsConfig {
+        gateways,
+        timeout_ms: v.number::<u64>("IPFS_TIMEOUT_SECONDS")? * 1000,
+        max_bytes: usize::try_from(v.number::<u64>("IPFS_MAX_BYTES")?).unwrap_or(usize::MAX),
+        upload_max_bytes: usize::try_from(v.number::<u64>("UPLOAD_MAX_BYTES")?).unwrap_or(usize::MAX),
+        cache_max_bytes: v.number("IPFS_CACHE_MAX_BYTES")?,
+    })
+}
+
+fn indexer(v: &Vars, mut ipfs: IpfsConfig) -> ApiResult<IndexerConfig> {
+    ipfs.max_bytes = ipfs.max_bytes.min(v.number("METADATA_MAX_BYTES")?);
+    let metadata_timeout_ms = v
+        .optional_number::<u64>("METADATA_TIMEOUT_SECONDS")?
+        .map_or(ipfs.timeout_ms, |s| s * 1000);
+    Ok(IndexerConfig {
+        max_window: v.number("INDEXER_MAX_WINDOW")?,
+        target_logs: v.number("INDEXER_TARGET_LOGS")?,
+        retry_seconds: v.number("INDEXER_RETRY_SECONDS")?,
+        max_seconds: v.number("INDEXER_MAX_SECONDS")?,
+        max_subrequests: v.number("INDEXER_MAX_SUBREQUESTS")?,
+        max_rows: v.number("INDEXER_MAX_ROWS")?,
+        concurrency: v.number::<usize>("INDEXER_CONCURRENCY")?.clamp(1, 32),
+        ipfs,
+        metadata_timeout_ms,
+        allow_http: v.flag("METADATA_ALLOW_HTTP")?,
+        public_base_url: v
+            .text("PUBLIC_BASE_URL")
+            .map(|u| u.trim_end_matches('/').to_owned())
+            .unwrap_or_default(),
+    })
+}
+
+/// Configured when `ALGOLIA_APP_ID` and the `ALGOLIA_ADMIN_KEY` secret are set. `ALGOLIA_HOST` overrides
+/// `https://<app id>.algolia.net` (tests point it at a local server).
+fn algolia(v: &Vars) -> ApiResult<Option<AlgoliaConfig>> {
+    let Some(app_id) = v.get("ALGOLIA_APP_ID") else {
+        return Ok(None);
+    };
+    if v.get("PUBLIC_BASE_URL").is_none() {
+        // records carry image URLs on this deployment: Algolia's clients put them in `<img src>` as they are
+        return Err(ApiError::config(
+            "ALGOLIA_APP_ID is set but PUBLIC_BASE_URL is not: records pushed to Algolia need absolute image URLs",
+        ));
+    }
+    let admin_key = v
+        .get("ALGOLIA_ADMIN_KEY")
+        .map(|s| Secret(s.to_owned()))
+        .ok_or_else(|| ApiError::config("ALGOLIA_APP_ID is set but the ALGOLIA_ADMIN_KEY secret is not"))?;
+    Ok(Some(AlgoliaConfig {
+        host: v
+            .get("ALGOLIA_HOST")
+            .map_or_else(|| format!("https://{app_id}.algolia.net"), str::to_owned),
+        app_id: app_id.to_owned(),
+        admin_key,
+        max_record_bytes: v.number("ALGOLIA_MAX_RECORD_BYTES")?,
+    }))
 }
 
 #[cfg(test)]
@@ -328,5 +588,65 @@ mod tests {
             err.message
         );
         assert!(!err.message.contains("0x1234"), "the value is not echoed");
+    }
+
+    #[test]
+    fn a_malformed_variable_fails_only_what_reads_it() {
+        let config = Config::parse(&Vars::of(&[
+            ("CHAIN_ID", "42"),
+            ("RPC_URL", "https://rpc.example"),
+            ("IPFS_TIMEOUT_SECONDS", "soon"),
+            ("LOOKUP_CACHE_SECONDS", "-1"),
+            ("RELAYER_PRIVATE_KEY", "0x01"),
+        ]));
+        let relayer = config.relayer().unwrap();
+        assert_eq!((relayer.chain_id, relayer.deploy_wait_ms), (42, 20_000));
+        assert_eq!(config.chains().unwrap()[0].index_prefix, "dev_local");
+        assert_eq!(
+            config.ipfs().unwrap_err().message,
+            "IPFS_TIMEOUT_SECONDS must be a number"
+        );
+        // the indexer fetches metadata with the IPFS settings: it fails with them
+        assert_eq!(
+            config.indexer.get().unwrap_err().message,
+            "IPFS_TIMEOUT_SECONDS must be a number"
+        );
+        // no silent fallback to the default
+        assert_eq!(
+            config.lookup_cache_seconds.value().unwrap_err().message,
+            "LOOKUP_CACHE_SECONDS must be a number"
+        );
+        assert_eq!(config.limits.lookup.value(), Ok(300));
+        assert!(
+            format!("{config:?}").contains("Secret(…)"),
+            "secrets are not printed"
+        );
+        assert!(!format!("{config:?}").contains("0x01\""));
+        assert_eq!(
+            config.relayer().unwrap().signer().unwrap_err().code,
+            "CONFIGURATION_ERROR"
+        );
+    }
+
+    #[test]
+    fn without_the_relayer_vars_other_parts_still_parse() {
+        let config = Config::parse(&Vars::of(&[(
+            "CHAINS",
+            r#"[{"chainId":4201,"rpcUrl":"https://rpc.example","indexPrefix":"t"}]"#,
+        )]));
+        assert_eq!(config.relayer().unwrap_err().message, "CHAIN_ID is not set");
+        assert_eq!(config.chain("0x1069").unwrap().index_prefix, "t");
+        assert_eq!(config.chain("42").unwrap_err().code, "UNKNOWN_CHAIN");
+        assert_eq!(
+            config.all_index_names().unwrap(),
+            ["t_universal_profiles", "t_assets"]
+        );
+        assert_eq!(config.ipfs().unwrap().timeout_ms, 15_000);
+        let indexer = config.indexer.get().unwrap();
+        assert_eq!(
+            (indexer.metadata_timeout_ms, indexer.ipfs.max_bytes),
+            (15_000, 2 * 1024 * 1024)
+        );
+        assert!(config.algolia.get().unwrap().is_none());
     }
 }

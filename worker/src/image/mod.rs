@@ -31,10 +31,10 @@ use self::{
     params::{ImageQuery, content_hash},
     resize::{Resized, resize},
 };
-use crate::{error::ApiResult, ipfs::IpfsConfig};
-
-/// Bytes the derived-image cache may keep in R2 (`IMAGE_CACHE_MAX_BYTES`, default 256 MiB).
-const DEFAULT_CACHE_MAX_BYTES: u64 = 256 * 1024 * 1024;
+use crate::{
+    config::{Config, Setting},
+    error::ApiResult,
+};
 
 /// The R2 key of a derived image. `v1` names the output policy (formats, filter, quality): a change of it takes a
 /// new prefix, so that no stale rendition is served.
@@ -51,7 +51,7 @@ struct Answer {
 }
 
 /// `GET`/`HEAD /image/:cid*`.
-pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> {
+pub async fn route(req: &Request, env: &Env, settings: &Config, path: &str) -> ApiResult<Response> {
     let url = req.url()?;
     let query = ImageQuery::parse(
         url.query_pairs()
@@ -61,7 +61,7 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
             .map(|(k, v)| (k.as_str(), v.as_str())),
     )?;
     let target = CidPath::parse(path)?;
-    let config = IpfsConfig::from_env(env)?;
+    let config = settings.ipfs()?;
     let width = query.target_width();
     let key = width.map(|w| derived_key(&target, w));
     let cached = match &key {
@@ -73,12 +73,12 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
         None => {
             // a resize is a miss whatever R2 holds (decoding is the work); without width only a gateway fetch is
             let client = if key.is_some() {
-                crate::ipfs::limit_miss(req, env).await?;
+                crate::ipfs::limit_miss(req, env, settings.limits.ipfs_miss.value()?).await?;
                 None
             } else {
-                Some(req)
+                Some((req, &settings.limits.ipfs_miss))
             };
-            let content = crate::ipfs::fetch_content(env, &config, &target, client).await?;
+            let content = crate::ipfs::fetch_content(env, config, &target, client).await?;
             let source = content.to_vec();
             let source_hash = content_hash(&source);
             let resized = match width {
@@ -99,7 +99,7 @@ pub async fn route(req: &Request, env: &Env, path: &str) -> ApiResult<Response> 
                         source_hash,
                         source_verified: content.verified,
                     };
-                    if let Err(e) = store_derived(env, key, &answer).await {
+                    if let Err(e) = store_derived(env, &settings.image_cache_max_bytes, key, &answer).await {
                         worker::console_warn!("image cache {key}: {} {}", e.code, e.message);
                     }
                     answer
@@ -167,11 +167,11 @@ async fn cached_derived(env: &Env, key: &str) -> ApiResult<Option<Answer>> {
 /// Keeps a derived image in R2. Anyone can ask for any width of any image, so the cache is bounded like the
 /// relay's (`IMAGE_CACHE_MAX_BYTES`): a ledger in D1 (`image_cache`) records what is stored, the oldest entries
 /// are evicted to make room.
-async fn store_derived(env: &Env, key: &str, answer: &Answer) -> ApiResult<()> {
+async fn store_derived(env: &Env, max_bytes: &Setting<u64>, key: &str, answer: &Answer) -> ApiResult<()> {
     let cache = crate::r2_cache::BoundedCache {
         table: "image_cache",
         key_column: "key",
-        max_bytes: crate::config::number(env, "IMAGE_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES)?,
+        max_bytes: max_bytes.value()?,
     };
     cache
         .put(

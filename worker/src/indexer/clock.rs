@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use worker::{Context, DurableObject, Env, Request, Response, Result, State, Stub, durable_object};
 
 use crate::{
-    config::{self, ChainConfig},
+    config::{ChainConfig, Config},
     error::{ApiError, ApiResult},
     plumbing::call_do,
 };
@@ -82,8 +82,8 @@ pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
 
 /// Reports addresses a mined transaction touched: indexed by the chain's next alarm, at once. Nothing when the
 /// chain is not one this deployment indexes.
-pub async fn touched(env: &Env, chain_id: u64, addresses: Vec<Address>) -> ApiResult<()> {
-    if !config::chains(env)?.iter().any(|c| c.chain_id == chain_id) {
+pub async fn touched(env: &Env, config: &Config, chain_id: u64, addresses: Vec<Address>) -> ApiResult<()> {
+    if !config.chains()?.iter().any(|c| c.chain_id == chain_id) {
         return Ok(());
     }
     let op = ClockOp::Touched { chain_id, addresses };
@@ -93,8 +93,8 @@ pub async fn touched(env: &Env, chain_id: u64, addresses: Vec<Address>) -> ApiRe
 }
 
 /// Wakes every configured chain's indexer object (its alarm started unless one is set).
-pub async fn wake_all(env: &Env) -> ApiResult<()> {
-    for chain in config::chains(env)? {
+pub async fn wake_all(env: &Env, config: &Config) -> ApiResult<()> {
+    for chain in config.chains()? {
         let op = ClockOp::Wake {
             chain_id: chain.chain_id,
         };
@@ -109,13 +109,13 @@ thread_local! {
 
 /// The first request an isolate serves wakes the indexer objects, after its answer (`wait_until`): a deployment
 /// indexes from its first request on, and the dev stack — where no cron fires — exactly as production does.
-pub fn wake_once(env: &Env, ctx: &Context) {
+pub fn wake_once(env: &Env, config: &Config, ctx: &Context) {
     if WOKEN.with(|w| w.replace(true)) {
         return;
     }
-    let env = env.clone();
+    let (env, config) = (env.clone(), config.clone());
     ctx.wait_until(async move {
-        if let Err(e) = wake_all(&env).await {
+        if let Err(e) = wake_all(&env, &config).await {
             worker::console_warn!("indexer wake: {} {}", e.code, e.message);
             WOKEN.with(|w| w.set(false));
         }
@@ -128,6 +128,8 @@ pub fn wake_once(env: &Env, ctx: &Context) {
 pub struct Indexer {
     state: State,
     env: Env,
+    /// The configuration, parsed when the object is constructed (vars change only with a new deployment).
+    config: Config,
     /// One run at a time: the alarm's and the admin route's.
     running: Mutex<()>,
 }
@@ -136,6 +138,7 @@ impl DurableObject for Indexer {
     fn new(state: State, env: Env) -> Self {
         Self {
             state,
+            config: Config::from_env(&env),
             env,
             running: Mutex::new(()),
         }
@@ -195,7 +198,10 @@ impl Indexer {
             ClockOp::Run { .. } => {
                 let chain = self.chain().await?;
                 let _run = self.running.lock().await;
-                Ok(serde_json::to_value(super::run(&self.env, &chain).await?).map_err(ApiError::internal)?)
+                Ok(
+                    serde_json::to_value(super::run(&self.env, &self.config, &chain).await?)
+                        .map_err(ApiError::internal)?,
+                )
             }
         }
     }
@@ -209,11 +215,11 @@ impl Indexer {
             .ok()
             .flatten()
             .ok_or_else(|| ApiError::internal("indexer object without a chain"))?;
-        config::chain(&self.env, &chain_id.to_string())
+        self.config.chain(&chain_id.to_string())
     }
 
     fn interval(&self) -> ApiResult<u64> {
-        config::indexer_interval_seconds(&self.env)
+        self.config.indexer_interval.value()
     }
 
     /// The addresses reported since the last alarm, then the chain's run (unless the interval is 0); the seconds
@@ -226,7 +232,7 @@ impl Indexer {
         if !waiting.is_empty() {
             storage.delete(TOUCHED).await?;
             for address in waiting {
-                if let Err(e) = super::index_now(&self.env, &chain, address).await {
+                if let Err(e) = super::index_now(&self.env, &self.config, &chain, address).await {
                     // the chain's run finds it from its logs; a lookup reads it through
                     worker::console_warn!(
                         "indexing {address} on {}: {} {}",
@@ -240,7 +246,7 @@ impl Indexer {
         let interval = self.interval()?;
         if interval > 0 {
             let _run = self.running.lock().await;
-            let stats = super::run(&self.env, &chain).await?;
+            let stats = super::run(&self.env, &self.config, &chain).await?;
             worker::console_log!(
                 "{}",
                 serde_json::json!({"event": "indexer.run", "chainId": chain.chain_id, "stats": stats})

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use worker::{Date, Env};
 
 use crate::{
-    config::{ChainConfig, number, var},
+    config::{AlgoliaConfig, ChainConfig, Config, IndexerConfig, Setting},
     error::ApiResult,
     ipfs::IpfsConfig,
     rpc::Rpc,
@@ -34,14 +34,19 @@ impl Budget {
 
     /// A run's share of the invocation's budget: `INDEXER_MAX_SECONDS` (ending at `deadline_ms`),
     /// `INDEXER_MAX_SUBREQUESTS` and `INDEXER_MAX_ROWS` divided by `shares`.
-    pub(crate) fn share(env: &Env, deadline_ms: u64, subrequests: u32, shares: u32) -> ApiResult<Self> {
+    pub(crate) fn share(
+        settings: &IndexerConfig,
+        deadline_ms: u64,
+        subrequests: u32,
+        shares: u32,
+    ) -> ApiResult<Self> {
         let shares = shares.max(1);
         let time_left = deadline_ms.saturating_sub(now_ms());
         Ok(Self {
             deadline_ms: now_ms().saturating_add(time_left / u64::from(shares)),
             max_subrequests: subrequests / shares,
             subrequests: Cell::new(0),
-            max_rows: number::<u32>(env, "INDEXER_MAX_ROWS", 2000)? / shares,
+            max_rows: settings.max_rows / shares,
             rows: Cell::new(0),
         })
     }
@@ -82,6 +87,10 @@ impl Budget {
 /// Everything a run needs.
 pub(crate) struct Ctx<'a> {
     pub(crate) env: &'a Env,
+    /// The indexer's vars (`INDEXER_*`, `METADATA_*`).
+    pub(crate) settings: &'a IndexerConfig,
+    /// Algolia, when configured.
+    pub(crate) algolia: &'a Setting<Option<AlgoliaConfig>>,
     /// Whether plain `http://` metadata URLs are fetched (`METADATA_ALLOW_HTTP`, local development only).
     pub(crate) allow_http: bool,
     /// The chain indexed.
@@ -109,29 +118,31 @@ pub(crate) fn now() -> u64 {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(env: &'a Env, config: &ChainConfig, budget: Budget) -> ApiResult<Self> {
+    pub(crate) fn new(
+        env: &'a Env,
+        settings: &'a Config,
+        config: &ChainConfig,
+        budget: Budget,
+    ) -> ApiResult<Self> {
+        let algolia = &settings.algolia;
+        let settings = settings.indexer.get()?;
         let config = config.clone();
         let rpc = config.rpc();
         let (profiles, assets) = config.index_names();
-        let mut ipfs = IpfsConfig::from_env(env)?;
-        let metadata_max = number::<usize>(env, "METADATA_MAX_BYTES", 2 * 1024 * 1024)?;
-        ipfs.max_bytes = ipfs.max_bytes.min(metadata_max);
-        let metadata_timeout_ms =
-            number::<u64>(env, "METADATA_TIMEOUT_SECONDS", ipfs.timeout_ms / 1000)? * 1000;
         Ok(Self {
-            allow_http: var(env, "METADATA_ALLOW_HTTP").is_some_and(|v| v.trim() == "true"),
+            allow_http: settings.allow_http,
             env,
-            ipfs,
-            metadata_timeout_ms,
+            settings,
+            algolia,
+            ipfs: settings.ipfs.clone(),
+            metadata_timeout_ms: settings.metadata_timeout_ms,
             config,
             rpc,
             profiles,
             assets,
-            public_base_url: var(env, "PUBLIC_BASE_URL")
-                .map(|u| u.trim().trim_end_matches('/').to_owned())
-                .unwrap_or_default(),
+            public_base_url: settings.public_base_url.clone(),
             budget,
-            concurrency: number::<usize>(env, "INDEXER_CONCURRENCY", 6)?.clamp(1, 32),
+            concurrency: settings.concurrency,
         })
     }
 }

@@ -17,7 +17,7 @@ use super::{
     writer::{self, Cursor},
 };
 use crate::{
-    config::{ChainConfig, number},
+    config::{ChainConfig, Config, IndexerConfig},
     error::{ApiError, ApiResult, Code},
 };
 
@@ -60,8 +60,13 @@ fn refusal(error: &answers::ItemError) -> ApiResult<Refusal> {
 
 /// Reads the address from chain and indexes it now (the lookup route's read-through). A contract that misbehaves
 /// is [`Indexed::Refused`] (nothing is written then).
-pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiResult<Indexed> {
-    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
+pub async fn index_now(
+    env: &Env,
+    config: &Config,
+    chain: &ChainConfig,
+    address: Address,
+) -> ApiResult<Indexed> {
+    let ctx = Ctx::new(env, config, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     let outcome = records::process_address(&ctx, address, head).await?;
     let kind = outcome.kind();
@@ -82,11 +87,12 @@ pub async fn index_now(env: &Env, chain: &ChainConfig, address: Address) -> ApiR
 /// Indexes one existing token now (read-through of the token route).
 pub async fn index_token_now(
     env: &Env,
+    config: &Config,
     chain: &ChainConfig,
     address: Address,
     token_id: B256,
 ) -> ApiResult<TokenIndexed> {
-    let ctx = Ctx::new(env, chain, Budget::unlimited())?;
+    let ctx = Ctx::new(env, config, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     match records::process_token(&ctx, address, token_id, head).await? {
         Outcome::Skip => Ok(TokenIndexed::Missing),
@@ -114,23 +120,29 @@ pub async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
 }
 
 /// The invocation's budget (`INDEXER_MAX_SECONDS`, `INDEXER_MAX_SUBREQUESTS`), shared by the chains it indexes.
-fn invocation_budget(env: &Env) -> ApiResult<(u64, u32)> {
-    let seconds = number::<u64>(env, "INDEXER_MAX_SECONDS", 40)?;
-    Ok((
-        now_ms().saturating_add(seconds.saturating_mul(1000)),
-        number(env, "INDEXER_MAX_SUBREQUESTS", 900)?,
-    ))
+fn invocation_budget(settings: &IndexerConfig) -> (u64, u32) {
+    (
+        now_ms().saturating_add(settings.max_seconds.saturating_mul(1000)),
+        settings.max_subrequests,
+    )
 }
 
 /// One indexer run of one chain with the whole invocation budget: due retries, then block windows until the
 /// head or the budget.
-pub async fn run(env: &Env, chain: &ChainConfig) -> ApiResult<RunStats> {
-    let (deadline, subrequests) = invocation_budget(env)?;
-    run_with(env, chain, Budget::share(env, deadline, subrequests, 1)?).await
+pub async fn run(env: &Env, config: &Config, chain: &ChainConfig) -> ApiResult<RunStats> {
+    let settings = config.indexer.get()?;
+    let (deadline, subrequests) = invocation_budget(settings);
+    run_with(
+        env,
+        config,
+        chain,
+        Budget::share(settings, deadline, subrequests, 1)?,
+    )
+    .await
 }
 
-async fn run_with(env: &Env, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {
-    let ctx = Ctx::new(env, chain, budget)?;
+async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {
+    let ctx = Ctx::new(env, config, chain, budget)?;
     ctx.budget.spend(1);
     let head = ctx.rpc.block_number().await?;
     let mut stats = RunStats {
@@ -226,8 +238,8 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
     // per chain (`CHAINS`, default `INDEXER_CONFIRMATIONS` / `INDEXER_MAX_BLOCKS` / `INDEXER_START_BLOCK`)
     let confirmations = ctx.config.confirmations;
     let first_window = ctx.config.max_blocks.max(1);
-    let max_window = number::<u64>(env, "INDEXER_MAX_WINDOW", 200_000)?.max(first_window);
-    let target_logs = number::<usize>(env, "INDEXER_TARGET_LOGS", 500)?.max(1);
+    let max_window = ctx.settings.max_window.max(first_window);
+    let target_logs = ctx.settings.target_logs.max(1);
     let start = ctx.config.start_block;
     let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
         block: start,

@@ -14,23 +14,10 @@ use super::{
     records::{MAX_TEXT, Outcome},
 };
 use crate::{
-    config::number,
     d1::{Param, Statement},
     error::{ApiError, ApiResult},
     search::{self, Stored},
 };
-
-/// The indexer's tables: the checkpoint per chain, contracts that cannot be indexed (per chain) and candidates
-/// to try again (per index queue).
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS checkpoints (chain_id INTEGER PRIMARY KEY, next_block INTEGER NOT NULL, updated_at INTEGER, \
-next_item INTEGER NOT NULL DEFAULT 0, window INTEGER);
-CREATE TABLE IF NOT EXISTS unindexable (chain_id INTEGER NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, code TEXT NOT NULL, message TEXT, block INTEGER, attempts INTEGER NOT NULL, updated_at INTEGER, \
-PRIMARY KEY (chain_id, object_id));
-CREATE TABLE IF NOT EXISTS retries (index_name TEXT NOT NULL, object_id TEXT NOT NULL, address TEXT NOT NULL, \
-token_id TEXT, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, reason TEXT, \
-PRIMARY KEY (index_name, object_id));";
 
 /// The cursor: the next block, and how many of its candidates are done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +79,7 @@ pub(crate) async fn write(
     cursor: Option<Cursor>,
 ) -> ApiResult<Vec<(String, ItemError)>> {
     let db = search::db(ctx.env).await?;
-    let base = number::<u64>(ctx.env, "INDEXER_RETRY_SECONDS", 30)?;
+    let base = ctx.settings.retry_seconds;
     let mut groups: Vec<Group> = Vec::with_capacity(outcomes.len());
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
@@ -241,7 +228,7 @@ pub(crate) async fn write(
                 .into_iter()
                 .filter_map(|g| g.record.map(|(index, record, ..)| (index, *record)))
                 .collect();
-            search::push(ctx.env, &pushed).await?;
+            search::push(ctx.env, ctx.algolia, &pushed).await?;
             return Ok(Vec::new());
         }
         // nothing but bookkeeping: D1 itself is failing
@@ -285,7 +272,7 @@ pub(crate) async fn write(
     rest.extend(cursor);
     ctx.budget.spend(1);
     db.batch(rest).await.map_err(ApiError::internal)?;
-    search::push(ctx.env, &pushed).await?;
+    search::push(ctx.env, ctx.algolia, &pushed).await?;
     Ok(refused)
 }
 

@@ -27,9 +27,12 @@ use self::{
     gateways::race_gateways,
 };
 use crate::{
-    config::{number, var},
+    config::{Config, Setting},
     error::{ApiError, ApiResult, Code},
 };
+
+/// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
+pub type Client<'a> = (&'a Request, &'a Setting<u32>);
 /// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`).
 #[derive(Debug, Clone)]
 pub struct IpfsConfig {
@@ -43,35 +46,6 @@ pub struct IpfsConfig {
     pub upload_max_bytes: usize,
     /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
     pub cache_max_bytes: u64,
-}
-
-impl IpfsConfig {
-    /// Reads the configuration.
-    pub fn from_env(env: &Env) -> ApiResult<Self> {
-        let num = |name: &str, default: u64| number(env, name, default);
-        let gateways: Vec<String> = var(env, "IPFS_GATEWAYS")
-            .unwrap_or_default()
-            .split([',', ' ', '\n'])
-            .map(|g| g.trim().trim_end_matches('/').to_owned())
-            .filter(|g| !g.is_empty())
-            .collect();
-        if gateways
-            .iter()
-            .any(|g| !(g.starts_with("https://") || g.starts_with("http://")))
-        {
-            return Err(ApiError::config(
-                "IPFS_GATEWAYS must be http(s) URLs separated by commas",
-            ));
-        }
-        Ok(Self {
-            gateways,
-            timeout_ms: num("IPFS_TIMEOUT_SECONDS", 15)? * 1000,
-            max_bytes: usize::try_from(num("IPFS_MAX_BYTES", 10 * 1024 * 1024)?).unwrap_or(usize::MAX),
-            upload_max_bytes: usize::try_from(num("UPLOAD_MAX_BYTES", 5 * 1024 * 1024)?)
-                .unwrap_or(usize::MAX),
-            cache_max_bytes: num("IPFS_CACHE_MAX_BYTES", 1024 * 1024 * 1024)?,
-        })
-    }
 }
 
 /// Content and its type.
@@ -107,7 +81,7 @@ pub async fn fetch_content(
     env: &Env,
     config: &IpfsConfig,
     target: &CidPath,
-    client: Option<&Request>,
+    client: Option<Client<'_>>,
 ) -> ApiResult<Content> {
     let (content, store) = fetch_content_deferred(env, config, target, true, client).await?;
     if let Some(store) = store {
@@ -125,7 +99,7 @@ async fn fetch_content_deferred(
     config: &IpfsConfig,
     target: &CidPath,
     look_in_store: bool,
-    client: Option<&Request>,
+    client: Option<Client<'_>>,
 ) -> ApiResult<(Content, Option<PendingStore>)> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
     if look_in_store
@@ -156,8 +130,8 @@ async fn fetch_content_deferred(
             "not in the local store and no IPFS gateway is configured",
         ));
     }
-    if let Some(req) = client {
-        limit_miss(req, env).await?;
+    if let Some((req, limit)) = client {
+        limit_miss(req, env, limit.value()?).await?;
     }
     let content = race_gateways(config, target, raw_block).await?;
     if !raw_block {
@@ -179,13 +153,12 @@ async fn fetch_content_deferred(
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
-pub async fn limit_miss(req: &Request, env: &Env) -> ApiResult<()> {
+pub async fn limit_miss(req: &Request, env: &Env, limit: u32) -> ApiResult<()> {
     crate::auth::limit_client_in(
         req,
         env,
         "miss",
-        "IPFS_MISS_RATE_LIMIT_PER_MINUTE",
-        120,
+        limit,
         "IPFS and image requests for content not stored here",
     )
     .await
@@ -222,8 +195,14 @@ async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Conten
 
 /// `GET` and `HEAD /ipfs/:cid*` (`HEAD`: the same status and headers, no body). The answer waits for the content
 /// to be verified, never for it to be stored: the R2 write runs after the answer, under `ctx.wait_until`.
-pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiResult<Response> {
-    let config = IpfsConfig::from_env(env)?;
+pub async fn relay(
+    req: &Request,
+    env: &Env,
+    settings: &Config,
+    ctx: &Context,
+    path: &str,
+) -> ApiResult<Response> {
+    let config = settings.ipfs()?;
     let target = CidPath::parse(path)?;
     let range = req.headers().get("range")?;
     // a whole raw block R2 has streams straight from there; otherwise R2 is not asked twice
@@ -231,7 +210,14 @@ pub async fn relay(req: &Request, env: &Env, ctx: &Context, path: &str) -> ApiRe
     if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
         return Ok(answer);
     }
-    let (content, store) = fetch_content_deferred(env, &config, &target, !streamable, Some(req)).await?;
+    let (content, store) = fetch_content_deferred(
+        env,
+        config,
+        &target,
+        !streamable,
+        Some((req, &settings.limits.ipfs_miss)),
+    )
+    .await?;
     let total = u64::from(content.bytes.length());
     let headers = relay_headers(&target, &content.content_type, content.verified)?;
     if let Some(range) = range {
@@ -331,8 +317,8 @@ fn answer(req: &Request, status: u16, body: js_sys::Uint8Array, headers: Headers
 
 /// `POST /api/v0/add`: multipart upload (field `file`, or the first file field) stored in R2 under its CID.
 /// Answers like Kubo (`{"Name","Hash","Size"}`) and like Pinata (`{"IpfsHash","PinSize","Timestamp"}`).
-pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
-    let config = IpfsConfig::from_env(env)?;
+pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    let config = config.ipfs()?;
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
     if !content_type
         .to_ascii_lowercase()
@@ -367,7 +353,7 @@ pub async fn add(mut req: Request, env: &Env) -> ApiResult<Response> {
             ));
         }
     };
-    upload_bytes(env, &config, name, bytes).await
+    upload_bytes(env, config, name, bytes).await
 }
 
 /// Stores an upload under its CID, with the media type its bytes are sniffed as ([`content::upload_type`]), never

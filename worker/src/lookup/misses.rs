@@ -5,37 +5,31 @@ use serde::Deserialize;
 use worker::Env;
 
 use crate::{
+    config::Config,
     d1::Statement as _,
     error::{ApiError, ApiResult},
     indexer, search,
 };
 
-/// The lookup's own table: addresses found to hold no profile or asset, per chain (answered from here for
-/// `LOOKUP_MISS_SECONDS`; the indexer deletes a row when it writes a record for the address, and every write
-/// deletes up to [`PRUNE_BATCH`] expired ones).
-pub(crate) const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS lookup_misses (chain_id INTEGER NOT NULL, address TEXT NOT NULL, standard TEXT NOT NULL, \
-checked_at INTEGER NOT NULL, PRIMARY KEY (chain_id, address));
-CREATE INDEX IF NOT EXISTS lookup_misses_checked_at ON lookup_misses (checked_at);";
-
 /// Expired misses deleted by each write of a new one: more than one, so that the table shrinks back to what
 /// `LOOKUP_MISS_SECONDS` keeps however fast lookups of empty addresses come (each adds one row).
 pub(crate) const PRUNE_BATCH: u64 = 50;
 
-/// How long an address found to hold no profile or asset is answered from D1 without reading the chain again
-/// (`LOOKUP_MISS_SECONDS`, default 600; 0 turns it off). The indexer drops the entry when it indexes the address.
-fn miss_seconds(env: &Env) -> u64 {
-    crate::config::number(env, "LOOKUP_MISS_SECONDS", 600).unwrap_or(600)
-}
-
-/// A remembered "no profile or asset here" answer, if still fresh.
-pub(super) async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiResult<Option<NotIndexed>> {
+/// A remembered "no profile or asset here" answer, if still fresh: an address found to hold no profile or asset is
+/// answered from D1 without reading the chain again for `LOOKUP_MISS_SECONDS` (0 turns it off). The indexer drops
+/// the entry when it indexes the address.
+pub(super) async fn remembered_miss(
+    env: &Env,
+    config: &Config,
+    chain_id: u64,
+    id: &str,
+) -> ApiResult<Option<NotIndexed>> {
     #[derive(Deserialize)]
     struct Row {
         standard: String,
         checked_at: u64,
     }
-    let seconds = miss_seconds(env);
+    let seconds = config.lookup_miss_seconds.value()?;
     if seconds == 0 {
         return Ok(None);
     }
@@ -59,8 +53,13 @@ pub(super) async fn remembered_miss(env: &Env, chain_id: u64, id: &str) -> ApiRe
 
 /// Remembers a "no profile or asset here" answer, and deletes up to [`PRUNE_BATCH`] expired ones (any chain) in
 /// the same batch: rows older than `LOOKUP_MISS_SECONDS` are never answered again, so they are not kept.
-pub(super) async fn remember_miss(env: &Env, answer: &NotIndexed, now: u64) -> ApiResult<()> {
-    let seconds = miss_seconds(env);
+pub(super) async fn remember_miss(
+    env: &Env,
+    config: &Config,
+    answer: &NotIndexed,
+    now: u64,
+) -> ApiResult<()> {
+    let seconds = config.lookup_miss_seconds.value()?;
     if seconds == 0 {
         return Ok(());
     }

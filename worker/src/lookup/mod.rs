@@ -20,24 +20,17 @@ use worker::{Cache, Env, Request, Response};
 
 mod misses;
 
-pub(crate) use self::misses::SCHEMA;
 use self::misses::{remember_miss, remembered_miss};
-pub use crate::config::chain;
 use crate::{
-    config::ChainConfig,
+    config::{ChainConfig, Config},
     error::{ApiError, ApiResult, Code},
     indexer::{self, Indexed, Kind, TokenIndexed},
     search,
 };
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
-async fn limit_ip(req: &Request, env: &Env) -> ApiResult<()> {
-    crate::auth::limit_client(req, env, "LOOKUP_RATE_LIMIT_PER_MINUTE", 300, "lookups").await
-}
-
-fn cache_seconds(env: &Env) -> u64 {
-    // unlike the other vars, a malformed value falls back to the default instead of failing lookups
-    crate::config::number(env, "LOOKUP_CACHE_SECONDS", 60).unwrap_or(60)
+pub(crate) async fn limit_ip(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
+    crate::auth::limit_client(req, env, config.limits.lookup.value()?, "lookups").await
 }
 
 /// The record fields holding an image URL.
@@ -71,10 +64,10 @@ pub fn origin(req: &Request) -> ApiResult<String> {
 
 async fn cached(
     req: &Request,
-    env: &Env,
+    config: &Config,
     build: impl core::future::Future<Output = ApiResult<Value>>,
 ) -> ApiResult<Response> {
-    let seconds = cache_seconds(env);
+    let seconds = config.lookup_cache_seconds.value()?;
     let cache = Cache::default();
     let url = req.url()?.to_string();
     if seconds > 0
@@ -115,11 +108,17 @@ fn not_modified(req: &Request, response: Response) -> ApiResult<Response> {
 
 /// `GET /v1/:chainId/address/:address`: the profile or asset record; for an address that holds neither, 200
 /// with `LSPStandard` `EOA` / `UnknownContract` (remembered for `LOOKUP_MISS_SECONDS`).
-pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) -> ApiResult<Response> {
-    let chain = chain(env, chain_id)?;
+pub async fn address(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    chain_id: &str,
+    address: &str,
+) -> ApiResult<Response> {
+    let chain = config.chain(chain_id)?;
     let address = parse_address("address", address)?;
-    cached(req, env, async {
-        limit_ip(req, env).await?;
+    cached(req, config, async {
+        limit_ip(req, env, config).await?;
         let (profiles, assets) = chain.index_names();
         let id = address.to_checksum(None);
         for index in [&profiles, &assets] {
@@ -132,10 +131,10 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
             let answer = NotIndexed::refused(address, chain.chain_id, refusal, indexer::now());
             return serde_json::to_value(answer).map_err(ApiError::internal);
         }
-        if let Some(miss) = remembered_miss(env, chain.chain_id, &id).await? {
+        if let Some(miss) = remembered_miss(env, config, chain.chain_id, &id).await? {
             return serde_json::to_value(miss).map_err(ApiError::internal);
         }
-        match indexer::index_now(env, &chain, address).await? {
+        match indexer::index_now(env, config, &chain, address).await? {
             Indexed::Lsp(Kind::Profile) => search::get(env, &profiles, &id)
                 .await?
                 .ok_or_else(|| ApiError::internal("record vanished")),
@@ -148,14 +147,14 @@ pub async fn address(req: &Request, env: &Env, chain_id: &str, address: &str) ->
             Indexed::Nothing { contract } => {
                 let now = indexer::now();
                 let answer = NotIndexed::new(address, chain.chain_id, contract, now);
-                remember_miss(env, &answer, now).await?;
+                remember_miss(env, config, &answer, now).await?;
                 serde_json::to_value(answer).map_err(ApiError::internal)
             }
             Indexed::Refused(refusal) => {
                 // remembered as an unknown contract: repeating the lookup costs no RPC (the reason is not kept)
                 let now = indexer::now();
                 let answer = NotIndexed::refused(address, chain.chain_id, refusal, now);
-                remember_miss(env, &answer, now).await?;
+                remember_miss(env, config, &answer, now).await?;
                 serde_json::to_value(answer).map_err(ApiError::internal)
             }
         }
@@ -196,15 +195,16 @@ async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Va
 pub async fn token(
     req: &Request,
     env: &Env,
+    config: &Config,
     chain_id: &str,
     address: &str,
     token: &str,
 ) -> ApiResult<Response> {
-    let chain = chain(env, chain_id)?;
+    let chain = config.chain(chain_id)?;
     let address = parse_address("address", address)?;
     let token = urlencoding_decode(token);
-    cached(req, env, async {
-        limit_ip(req, env).await?;
+    cached(req, config, async {
+        limit_ip(req, env, config).await?;
         let assets = chain.assets_index();
         let record = search::get(env, &assets, &address.to_checksum(None)).await?;
         if record.is_none()
@@ -215,7 +215,7 @@ pub async fn token(
         }
         let collection = match record {
             Some(c) => c,
-            None => match indexer::index_now(env, &chain, address).await? {
+            None => match indexer::index_now(env, config, &chain, address).await? {
                 Indexed::Lsp(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
                     .await?
                     .unwrap_or(Value::Null),
@@ -251,7 +251,7 @@ pub async fn token(
         if let Some(refusal) = indexer::recorded_error(env, chain.chain_id, &object_id).await? {
             return Err(refused(&refusal));
         }
-        match indexer::index_token_now(env, &chain, address, token_id).await? {
+        match indexer::index_token_now(env, config, &chain, address, token_id).await? {
             TokenIndexed::Indexed => {}
             TokenIndexed::Refused(refusal) => return Err(refused(&refusal)),
             TokenIndexed::Missing => {
@@ -298,18 +298,23 @@ async fn index_stats(env: &Env, chain: &ChainConfig) -> ApiResult<Vec<IndexStats
 }
 
 /// `GET /v1/:chainId/stats`: `[{name, entries}]` for the assets, then the profiles index.
-pub async fn stats(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
-    let chain = chain(env, chain_id)?;
-    limit_ip(req, env).await?;
+pub async fn stats(req: &Request, env: &Env, config: &Config, chain_id: &str) -> ApiResult<Response> {
+    let chain = config.chain(chain_id)?;
+    limit_ip(req, env, config).await?;
     Ok(Response::from_json(&index_stats(env, &chain).await?)?)
 }
 
 /// `GET /v1/:chainId/indexer`: where the indexer stands (entries, unindexable candidates, last indexed block,
 /// head, lag).
-pub async fn indexer_status(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
-    let config = chain(env, chain_id)?;
-    limit_ip(req, env).await?;
-    Ok(Response::from_json(&indexer_status_of(env, &config).await?)?)
+pub async fn indexer_status(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    chain_id: &str,
+) -> ApiResult<Response> {
+    let chain = config.chain(chain_id)?;
+    limit_ip(req, env, config).await?;
+    Ok(Response::from_json(&indexer_status_of(env, &chain).await?)?)
 }
 
 /// Where the indexer of `config`'s chain stands (`GET /v1/:chainId/indexer`, `GET /admin/metrics`).
@@ -328,9 +333,9 @@ pub async fn indexer_status_of(env: &Env, config: &ChainConfig) -> ApiResult<Ind
 }
 
 /// `GET /v1/:chainId/search?q=…&page=…&hitsPerPage=…`: profiles and assets.
-pub async fn search_route(req: &Request, env: &Env, chain_id: &str) -> ApiResult<Response> {
-    let chain = chain(env, chain_id)?;
-    limit_ip(req, env).await?;
+pub async fn search_route(req: &Request, env: &Env, config: &Config, chain_id: &str) -> ApiResult<Response> {
+    let chain = config.chain(chain_id)?;
+    limit_ip(req, env, config).await?;
     let url = req.url()?;
     let param = |k: &str| {
         url.query_pairs()

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus};
 
 use crate::{
-    config::{self, Config},
     error::{ApiError, ApiResult, Code},
     meter::{Charge, Limit, Subject, release_all, settle_all},
     signer::{self},
@@ -176,10 +175,7 @@ impl Relayer {
     }
 
     pub(super) fn keep_ms(&self) -> ApiResult<u64> {
-        Ok(
-            config::number(&self.env, "TX_RECORD_DAYS", txlog::DEFAULT_RECORD_DAYS)?
-                .saturating_mul(86_400_000),
-        )
+        Ok(self.config.tx_record_days.value()?.saturating_mul(86_400_000))
     }
 
     pub(super) fn log_put(&self, _ctx: &Ctx, record: &TransactionStatus) -> ApiResult<()> {
@@ -436,7 +432,7 @@ impl Relayer {
     pub(super) async fn register(&self, address: Address) -> ApiResult<RegisterOutcome> {
         let newly_registered = self.record(address, None).await?;
         let kv = self.env.kv("PROFILES")?;
-        let config = Config::from_env(&self.env)?;
+        let config = self.config.relayer()?;
         let quota = store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?;
         Ok(RegisterOutcome {
             newly_registered,

@@ -36,18 +36,12 @@ pub use self::jobs::{
     DeployJob, DeployOutcome, ExecuteJob, ExecuteOutcome, RegisterJob, RegisterOutcome, execute_id,
 };
 use crate::{
-    config::{self, Config},
+    config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     rpc::Rpc,
     signer::Signer,
     txlog,
 };
-
-/// `MAX_FEE_PER_GAS` when unset: 100 gwei, about a hundred times what LUKSO usually asks (around 1 gwei). A
-/// deployment uses ~0.5–0.6 M gas, so one costs at most ~0.06 LYX. A network asking more is congested or under
-/// attack: deploys answer `503 FEE_TOO_HIGH` until it calms down instead of draining the relayer, and pending
-/// transactions wait at the cap instead of being bumped further.
-const DEFAULT_MAX_FEE_PER_GAS: u128 = 100_000_000_000;
 
 /// How long a `FEE_TOO_HIGH` client should wait.
 const FEE_RETRY_AFTER_SECONDS: u64 = 60;
@@ -60,6 +54,8 @@ const ALARM_MS: i64 = 2_000;
 pub struct Relayer {
     state: State,
     env: Env,
+    /// The configuration, parsed when the object is constructed (vars change only with a new deployment).
+    config: Config,
     send_lock: Mutex<()>,
     /// The next nonce to assign; `None` until the lane is reconciled with the chain (after construction, and again
     /// after the node was unreachable: it may come back as another node).
@@ -101,7 +97,7 @@ pub struct RelayerClient {
 
 impl RelayerClient {
     /// The Relayer object of `config`'s chain.
-    pub fn new(env: &Env, config: &Config) -> ApiResult<Self> {
+    pub fn new(env: &Env, config: &RelayerConfig) -> ApiResult<Self> {
         Ok(Self {
             stub: env
                 .durable_object("RELAYER")?
@@ -159,7 +155,7 @@ pub struct LaneStatus {
 
 /// Everything a round needs.
 struct Ctx {
-    config: Config,
+    config: RelayerConfig,
     rpc: Rpc,
     signer: Signer,
     max_fee_per_gas: u128,
@@ -173,6 +169,7 @@ impl DurableObject for Relayer {
     fn new(state: State, env: Env) -> Self {
         Self {
             state,
+            config: Config::from_env(&env),
             env,
             send_lock: Mutex::new(()),
             next_nonce: Cell::new(None),
@@ -261,10 +258,10 @@ impl Relayer {
     }
 
     fn ctx(&self) -> ApiResult<Ctx> {
-        let config = Config::from_env(&self.env)?;
+        let config = self.config.relayer()?.clone();
         let rpc = config.rpc();
-        let signer = Config::signer(&self.env)?;
-        let max_fee_per_gas = config::number(&self.env, "MAX_FEE_PER_GAS", DEFAULT_MAX_FEE_PER_GAS)?;
+        let signer = config.signer()?;
+        let max_fee_per_gas = self.config.max_fee_per_gas.value()?;
         Ok(Ctx {
             config,
             rpc,

@@ -134,8 +134,13 @@ impl Relayer {
             self.log_put(ctx, &record)?;
             if !reverted {
                 // indexed in seconds, not at the indexer's next pass over the chain
-                if let Err(e) =
-                    crate::indexer::clock::touched(&self.env, ctx.config.chain_id, vec![profile]).await
+                if let Err(e) = crate::indexer::clock::touched(
+                    &self.env,
+                    &self.config,
+                    ctx.config.chain_id,
+                    vec![profile],
+                )
+                .await
                 {
                     worker::console_warn!("reporting {profile} to the indexer: {} {}", e.code, e.message);
                 }

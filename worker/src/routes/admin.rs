@@ -76,20 +76,20 @@ pub struct PendingView {
     pub oldest_age_seconds: Option<u64>,
 }
 
-pub(super) async fn relayer_status(req: &Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env).await?;
-    json_response(200, &relayer_view(env).await?)
+pub(super) async fn relayer_status(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    json_response(200, &relayer_view(env, config).await?)
 }
 
 /// The relayer's state (`GET /admin/relayer`, `GET /admin/metrics`).
-pub(super) async fn relayer_view(env: &Env) -> ApiResult<RelayerView> {
-    let config = Config::from_env(env)?;
-    let signer = Config::signer(env)?.address();
+pub(super) async fn relayer_view(env: &Env, config: &Config) -> ApiResult<RelayerView> {
+    let config = config.relayer()?;
+    let signer = config.signer()?.address();
     let now = config.now();
     let since = month_start(now);
     let meter = MeterClient::new(env, &Subject::Relayer(config.chain_id))?;
     let rpc = config.rpc();
-    let relayer = RelayerClient::new(env, &config)?;
+    let relayer = RelayerClient::new(env, config)?;
     let (balance, today, month, lane) = join4(
         rpc.balance(signer),
         meter.usage(config.max_gas_per_day, now),
@@ -134,15 +134,15 @@ pub(super) fn deliberate_panic() -> ApiResult<Response> {
 /// `POST /admin/indexer/run[?chainId=]`: one run of the chain named (decimal or hex), or of every configured chain
 /// as the cron does. Without a chain the answer is the first chain's run (today's shape for a one-chain deployment,
 /// or its error) with `chains`: every chain's run or `{chainId, error}`.
-pub(super) async fn run_indexer(req: &Request, env: &Env) -> ApiResult<Response> {
+pub(super) async fn run_indexer(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     let url = req.url()?;
     if let Some((_, chain_id)) = url.query_pairs().find(|(k, _)| k == "chainId") {
-        let chain = crate::config::chain(env, &chain_id)?;
+        let chain = config.chain(&chain_id)?;
         return json_response(200, &crate::indexer::clock::run(env, &chain).await?);
     }
     let mut chains = Vec::new();
     let mut first_error = None;
-    for (i, chain) in crate::config::chains(env)?.iter().enumerate() {
+    for (i, chain) in config.chains()?.iter().enumerate() {
         let chain_id = chain.chain_id;
         match crate::indexer::clock::run(env, chain).await {
             Ok(stats) => chains.push(ChainRun::Ran(stats)),
@@ -187,9 +187,9 @@ fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     Ok(obj)
 }
 
-pub(super) async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(&req, env).await?;
-    let config = Config::from_env(env)?;
+pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    auth::authenticate_admin(&req, env, config).await?;
+    let config = config.relayer()?;
     let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
     let field_type = |f: &str, t: &str| ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"));
     let name = match obj.get("name") {
@@ -259,8 +259,8 @@ async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) 
         .map_err(ApiError::internal)
 }
 
-pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env).await?;
+pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
     let mut keys = Vec::new();
     let mut cursor = None;
@@ -279,7 +279,7 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
         }
     }
     // each key's deploy gas this month, from its meter (the authoritative counter)
-    let config = Config::from_env(env)?;
+    let config = config.relayer()?;
     let now = config.now();
     let mut listed = Vec::with_capacity(keys.len());
     for mut key in keys {
@@ -296,8 +296,8 @@ pub(super) async fn list_keys(req: &Request, env: &Env) -> ApiResult<Response> {
     json_response(200, &ApiKeyList { api_keys: listed })
 }
 
-pub(super) async fn revoke_key(req: &Request, env: &Env, id: &str) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env).await?;
+pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
     let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {

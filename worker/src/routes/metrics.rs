@@ -10,7 +10,8 @@ use std::sync::atomic::AtomicU64;
 use worker::{Env, Request, Response};
 
 use crate::{
-    auth, config,
+    auth,
+    config::Config,
     error::{ApiError, ApiResult},
     lookup,
 };
@@ -47,11 +48,11 @@ fn float(value: u64) -> f64 {
     value as f64
 }
 
-pub(super) async fn metrics(req: &Request, env: &Env) -> ApiResult<Response> {
-    auth::authenticate_admin(req, env).await?;
+pub(super) async fn metrics(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
     let mut registry = Registry::with_prefix("profile_relayer");
 
-    let relayer = super::admin::relayer_view(env).await?;
+    let relayer = super::admin::relayer_view(env, config).await?;
     let chain = ChainLabel {
         chain_id: relayer.chain_id.to_string(),
     };
@@ -128,8 +129,8 @@ pub(super) async fn metrics(req: &Request, env: &Env) -> ApiResult<Response> {
         "Contracts recorded as unindexable (refused by the indexer)",
     );
     let entries = family::<IndexLabel>(&mut registry, "index_entries", "Records in a search index");
-    for chain in config::chains(env)? {
-        let status = lookup::indexer_status_of(env, &chain).await?;
+    for chain in config.chains()? {
+        let status = lookup::indexer_status_of(env, chain).await?;
         let label = ChainLabel {
             chain_id: chain.chain_id.to_string(),
         };

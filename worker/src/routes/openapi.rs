@@ -2,7 +2,7 @@
 
 use alloy_primitives::Address;
 use serde_json::{Value, json};
-use worker::{Env, Request, Response};
+use worker::{Request, Response};
 
 use crate::plumbing::json_response;
 use crate::{
@@ -14,18 +14,18 @@ use crate::{
 pub use crate::plumbing::OPENAPI;
 
 /// `GET /openapi.json`: the document narrowed to this deployment (see [`served_openapi`]).
-pub(super) fn openapi(req: &Request, env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub(super) fn openapi(req: &Request, config: &Config) -> ApiResult<Response> {
+    let relayer = config.relayer()?;
     let url = req.url()?;
     let origin = url.origin().ascii_serialization();
-    let chains = crate::config::chains(env)?;
+    let chains = config.chains()?;
     let ids: Vec<u64> = chains.iter().map(|c| c.chain_id).collect();
-    let names = crate::config::all_index_names(env)?;
+    let names = config.all_index_names()?;
     let doc = served_openapi(
         &origin,
         &ids,
         &names,
-        config.constants.universal_receiver_delegate,
+        relayer.constants.universal_receiver_delegate,
     )?;
     json_response(200, &doc)
 }

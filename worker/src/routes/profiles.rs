@@ -15,8 +15,8 @@ use crate::{
     relayer::{DeployJob, RelayerClient},
 };
 
-pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub(super) async fn deploy(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    let config = config.relayer()?;
     let key = auth::authenticate(&req, env, Scope::Deploy).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let (salt, calldata) = match DeployRequest::from_json(&body)? {
@@ -44,7 +44,7 @@ pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
         ));
     }
     let prediction = predict_addresses(salt, &calldata, &config.constants)?;
-    let relayer = RelayerClient::new(env, &config)?;
+    let relayer = RelayerClient::new(env, config)?;
     let outcome = relayer
         .deploy(DeployJob {
             salt,
@@ -67,14 +67,14 @@ pub(super) async fn deploy(req: Request, env: &Env) -> ApiResult<Response> {
     json_response(if outcome.deployed { 200 } else { 202 }, &response)
 }
 
-pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub(super) async fn register(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    let config = config.relayer()?;
     auth::authenticate(&req, env, Scope::Register).await?;
     let body = read_body(req, config.max_body_bytes).await?;
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     // only a genuine LUKSO profile with its KeyManager gets a quota; a refusal registers nothing
-    crate::genuine::key_manager_of(&config, &config.rpc(), address).await?;
-    let outcome = RelayerClient::new(env, &config)?.register(address).await?;
+    crate::genuine::key_manager_of(config, &config.rpc(), address).await?;
+    let outcome = RelayerClient::new(env, config)?.register(address).await?;
     json_response(
         200,
         &RegisterResponse {
@@ -86,10 +86,10 @@ pub(super) async fn register(req: Request, env: &Env) -> ApiResult<Response> {
 }
 
 /// `GET /api/transaction/:hash`: the record of a transaction this relayer sent.
-pub(super) async fn transaction(env: &Env, hash: &str) -> ApiResult<Response> {
-    let config = Config::from_env(env)?;
+pub(super) async fn transaction(env: &Env, config: &Config, hash: &str) -> ApiResult<Response> {
+    let config = config.relayer()?;
     let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
-    let record = RelayerClient::new(env, &config)?.transaction(hash).await?;
+    let record = RelayerClient::new(env, config)?.transaction(hash).await?;
     let record = record.ok_or_else(|| {
         ApiError::new(
             Code::TransactionNotFound,

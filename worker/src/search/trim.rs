@@ -7,9 +7,6 @@
 
 use serde_json::{Map, Value};
 
-/// Default of `ALGOLIA_MAX_RECORD_BYTES`.
-pub const DEFAULT_MAX_RECORD_BYTES: usize = 10_000;
-
 /// Top-level fields dropped first, in this order.
 const DROP_FIRST: &[&str] = &[
     "metadataRaw",
@@ -176,8 +173,10 @@ mod tests {
     /// record keeps `LSP3Profile.name`, the first size of each image with its URL, and the top-level image URLs.
     #[test]
     fn a_long_profile_keeps_its_name_and_images() {
-        let image = |w: u32| json!({"url": format!("https://relay.example/ipfs/bafy{w}"), "width": w, "height": w,
-            "verification": {"method": "keccak256(bytes)", "data": format!("0x{}", "ab".repeat(32))}});
+        let image = |w: u32| {
+            json!({"url": format!("https://relay.example/ipfs/bafy{w}"), "width": w, "height": w,
+            "verification": {"method": "keccak256(bytes)", "data": format!("0x{}", "ab".repeat(32))}})
+        };
         let bio = "b".repeat(6000);
         let tags = vec!["t"; 20];
         let links = vec![json!({"title": "x", "url": "https://x"}); 20];
@@ -195,8 +194,14 @@ mod tests {
             assert_eq!(t["LSP3Profile"]["name"], "Alice", "{max}");
             assert_eq!(t["name"], "Alice");
             assert_eq!(t["profileImageUrl"], r["profileImageUrl"]);
-            assert_eq!(t["LSP3Profile"]["profileImage"][0]["url"], r["LSP3Profile"]["profileImage"][0]["url"], "{max}");
-            assert_eq!(t["LSP3Profile"]["backgroundImage"][0]["url"], r["LSP3Profile"]["backgroundImage"][0]["url"]);
+            assert_eq!(
+                t["LSP3Profile"]["profileImage"][0]["url"], r["LSP3Profile"]["profileImage"][0]["url"],
+                "{max}"
+            );
+            assert_eq!(
+                t["LSP3Profile"]["backgroundImage"][0]["url"],
+                r["LSP3Profile"]["backgroundImage"][0]["url"]
+            );
         }
         // at 10,000 bytes only the bios and lists go: every image size stays, with its hash
         let t = trim(&r, 10_000).unwrap();
@@ -209,8 +214,14 @@ mod tests {
         assert!(serde_json::to_string(&t).unwrap().len() <= 450);
         assert_eq!(t["LSP4TokenName"], "Coin");
         assert_eq!(t["LSP4Metadata"]["name"], "Coin");
-        assert_eq!(t["LSP4Metadata"]["images"][0][0]["url"], asset["LSP4Metadata"]["images"][0][0]["url"]);
-        assert_eq!(t["LSP4Metadata"]["icon"][0]["url"], asset["LSP4Metadata"]["icon"][0]["url"]);
+        assert_eq!(
+            t["LSP4Metadata"]["images"][0][0]["url"],
+            asset["LSP4Metadata"]["images"][0][0]["url"]
+        );
+        assert_eq!(
+            t["LSP4Metadata"]["icon"][0]["url"],
+            asset["LSP4Metadata"]["icon"][0]["url"]
+        );
         // display fields alone over the limit: not pushed
         assert_eq!(trim(&r, 200), None);
     }
