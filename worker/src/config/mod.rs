@@ -103,6 +103,16 @@ pub fn number<T: core::str::FromStr>(env: &Env, name: &str, default: T) -> ApiRe
     }
 }
 
+/// A `true`/`false` var, `default` when unset; `CONFIGURATION_ERROR` for anything else.
+pub fn flag(env: &Env, name: &str, default: bool) -> ApiResult<bool> {
+    match var(env, name).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(_) => Err(ApiError::config(format!("{name} must be true or false"))),
+    }
+}
+
 /// A list of runtime code hashes (comma-separated 32-byte hex), empty when unset; `CONFIGURATION_ERROR` naming
 /// `name` when a value is malformed.
 fn code_hashes(name: &str, value: Option<&str>) -> ApiResult<Vec<B256>> {
