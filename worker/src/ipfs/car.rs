@@ -1,9 +1,9 @@
 //! A UnixFS file proven by a trustless gateway's CAR (the IPFS trustless-gateway spec: `?format=car`). Pure: the
 //! bytes of the CAR in, the file's bytes out, or why they were not proven.
 //!
-//! 1. **Blocks** ([`Blocks::read`]): CARv1 sections (CARv2 unwrapped to its inner CARv1). Section lengths are
-//!    `unsigned-varint`s and CIDs are read by the `cid` crate; every block is hashed (sha2-256, by the core's
-//!    [`profile_relayer::ipfs::verify_block`]) and compared with its CID before it is kept — one wrong block rejects
+//! 1. **Blocks**: CARv1 sections (CARv2 unwrapped to its inner CARv1). Section lengths are
+//!    `unsigned-varint`s and CIDs are read by the `cid` crate ([`sections`]); every block is hashed (sha2-256, by the
+//!    runtime in the Worker) and compared with its CID before it is kept ([`Blocks::verified`]) — one wrong block rejects
 //!    the whole answer. Blocks whose hash cannot be checked here are dropped (a file that needs one is then
 //!    incomplete); a link to an identity CID is refused. The CAR header (its `roots`) is ignored, as the spec asks.
 //!    Bounded before anything is allocated: the CAR's length (by the caller), [`MAX_BLOCK_BYTES`] a block,
@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use cid::Cid;
-use profile_relayer::ipfs::{RAW, SHA2_256, verify_block};
+use profile_relayer::ipfs::{RAW, SHA2_256};
 use rust_unixfs::{
     MaybeResolved,
     dir::NodeDescription,
@@ -78,10 +78,10 @@ fn frame(bytes: &[u8], max: usize) -> Result<(&[u8], &[u8]), Rejection> {
     Ok((payload, rest.get(length..).unwrap_or_default()))
 }
 
-/// A CARv2's inner CARv1 (the data offset and size of its header); a CARv1 as it is.
-fn car_v1(car: &[u8]) -> Result<&[u8], Rejection> {
+/// A CARv2's inner CARv1 (the data offset and size of its header) and its offset; a CARv1 as it is.
+fn car_v1(car: &[u8]) -> Result<(usize, &[u8]), Rejection> {
     let Some(header) = car.strip_prefix(&CARV2_PRAGMA) else {
-        return Ok(car);
+        return Ok((0, car));
     };
     let u64_at = |at: usize| {
         header
@@ -95,41 +95,90 @@ fn car_v1(car: &[u8]) -> Result<&[u8], Rejection> {
     let (offset, size) = (u64_at(16)?, u64_at(24)?);
     car.get(offset..offset.saturating_add(size))
         .filter(|_| offset.checked_add(size).is_some())
+        .map(|v1| (offset, v1))
         .ok_or_else(|| unproven("CARv2: data outside the CAR"))
 }
 
+/// One section of a CAR: its CID and where its block lies in the CAR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The CID the section names (sha2-256: the only hash checked).
+    pub cid: Cid,
+    /// The block's bytes, as offsets into the CAR.
+    pub block: core::ops::Range<usize>,
+}
+
+/// The sections of `car` whose blocks can be checked (sha2-256), in order, unverified: the CAR's framing read
+/// within the bounds ([`MAX_BLOCKS`], [`MAX_BLOCK_BYTES`]). Each block must then be hashed and compared with its
+/// CID before [`Blocks::verified`] takes it (the Worker hashes them with the runtime's SHA-256).
+///
+/// # Errors
+/// [`Rejection::Unproven`] for a malformed or truncated CAR, or more than [`MAX_BLOCKS`] blocks.
+pub fn sections(car: &[u8]) -> Result<Vec<Section>, Rejection> {
+    let (base, v1) = car_v1(car)?;
+    let (_header, mut rest) = frame(v1, MAX_HEADER_BYTES)?;
+    let mut out = Vec::new();
+    let mut count = 0_usize;
+    while !rest.is_empty() {
+        count = count.saturating_add(1);
+        if count > MAX_BLOCKS {
+            return Err(unproven(format!("CAR: more than {MAX_BLOCKS} blocks")));
+        }
+        // a section: the CID, then the block (a CID is at most ≈ 80 bytes)
+        let (section, next) = frame(rest, MAX_BLOCK_BYTES.saturating_add(128))?;
+        rest = next;
+        let mut block = section;
+        let cid = Cid::read_bytes(&mut block).map_err(|e| unproven(format!("CAR: a section's CID: {e}")))?;
+        if block.len() > MAX_BLOCK_BYTES {
+            return Err(unproven(format!("CAR: block {cid} has {} bytes", block.len())));
+        }
+        if cid.hash().code() != SHA2_256 {
+            // cannot be checked here: not kept (identity CIDs are never needed as blocks)
+            continue;
+        }
+        // where the block ends: the CARv1's offset, and what is left of the CARv1 after it
+        let end = base.saturating_add(v1.len().saturating_sub(rest.len()));
+        out.push(Section {
+            cid,
+            block: end.saturating_sub(block.len())..end,
+        });
+    }
+    Ok(out)
+}
+
 impl<'a> Blocks<'a> {
-    /// Reads and verifies every block of `car`.
+    /// Reads and verifies every block of `car`, hashed here with `sha2` (the tests'; the Worker hashes with the
+    /// runtime: [`sections`], then [`Blocks::verified`]).
     ///
     /// # Errors
     /// [`Rejection::Unproven`] for a malformed or truncated CAR, a block that does not hash to its CID, or more
     /// than [`MAX_BLOCKS`] blocks.
+    #[cfg(all(test, not(target_arch = "wasm32")))]
     pub fn read(car: &'a [u8]) -> Result<Self, Rejection> {
-        let (_header, mut rest) = frame(car_v1(car)?, MAX_HEADER_BYTES)?;
+        let sections = sections(car)?;
+        let checked: Vec<bool> = sections
+            .iter()
+            .map(|s| {
+                car.get(s.block.clone())
+                    .is_some_and(|b| profile_relayer::ipfs::verify_block(&s.cid, b).unwrap_or(false))
+            })
+            .collect();
+        Self::verified(car, &sections, &checked)
+    }
+
+    /// The blocks of `sections` (from [`sections`] of the same `car`), each hashed by the caller: `checked[i]`
+    /// says whether section `i`'s block hashes to its CID.
+    ///
+    /// # Errors
+    /// [`Rejection::Unproven`] when a block does not match its CID (one wrong block rejects the whole CAR).
+    pub fn verified(car: &'a [u8], sections: &[Section], checked: &[bool]) -> Result<Self, Rejection> {
         let mut blocks = HashMap::new();
-        let mut sections = 0_usize;
-        while !rest.is_empty() {
-            sections = sections.saturating_add(1);
-            if sections > MAX_BLOCKS {
-                return Err(unproven(format!("CAR: more than {MAX_BLOCKS} blocks")));
+        for (i, section) in sections.iter().enumerate() {
+            let block = car.get(section.block.clone()).unwrap_or_default();
+            if !checked.get(i).copied().unwrap_or(false) {
+                return Err(unproven(format!("block {} does not match its CID", section.cid)));
             }
-            // a section: the CID, then the block (a CID is at most ≈ 80 bytes)
-            let (section, next) = frame(rest, MAX_BLOCK_BYTES.saturating_add(128))?;
-            rest = next;
-            let mut block = section;
-            let cid =
-                Cid::read_bytes(&mut block).map_err(|e| unproven(format!("CAR: a section's CID: {e}")))?;
-            if block.len() > MAX_BLOCK_BYTES {
-                return Err(unproven(format!("CAR: block {cid} has {} bytes", block.len())));
-            }
-            if cid.hash().code() != SHA2_256 {
-                // cannot be checked here: not kept (identity CIDs are never needed as blocks)
-                continue;
-            }
-            if !verify_block(&cid, block).unwrap_or(false) {
-                return Err(unproven(format!("block {cid} does not match its CID")));
-            }
-            blocks.entry(cid).or_insert(block);
+            blocks.entry(section.cid).or_insert(block);
         }
         Ok(Self { blocks })
     }

@@ -95,9 +95,13 @@ async fn bounded(gateway: &str, response: &mut worker::Response, max: usize) -> 
         })
 }
 
-/// A body of at most `max` bytes, into the Worker: with a declared length within `max`, read whole by the runtime
-/// and copied in once; otherwise counted as it streams.
-async fn whole(gateway: &str, response: &mut worker::Response, max: usize) -> Result<Vec<u8>, Failure> {
+/// A body of at most `max` bytes, both as the runtime holds it and copied into the Worker: with a declared length
+/// within `max`, read whole by the runtime and copied in once; otherwise counted as it streams.
+async fn whole(
+    gateway: &str,
+    response: &mut worker::Response,
+    max: usize,
+) -> Result<(js_sys::Uint8Array, Vec<u8>), Failure> {
     let declared = response
         .headers()
         .get("content-length")
@@ -107,10 +111,34 @@ async fn whole(gateway: &str, response: &mut worker::Response, max: usize) -> Re
     match (declared, response.body()) {
         (Some(length), worker::ResponseBody::Stream(stream)) if length <= max => native::read_all(stream)
             .await
-            .map(|bytes| bytes.to_vec())
+            .map(|held| {
+                let copy = held.to_vec();
+                (held, copy)
+            })
             .map_err(|e| Failure::from(format!("{gateway}: {e}"))),
-        _ => bounded(gateway, response, max).await,
+        _ => {
+            let copy = bounded(gateway, response, max).await?;
+            Ok((js_sys::Uint8Array::from(copy.as_slice()), copy))
+        }
     }
+}
+
+/// The blocks of a CAR, each hashed by the runtime (native SHA-256, all at once) and compared with its CID.
+async fn verified_blocks<'a>(
+    held: &js_sys::Uint8Array,
+    car: &'a [u8],
+) -> Result<car::Blocks<'a>, car::Rejection> {
+    let sections = car::sections(car)?;
+    let checked = futures_util::future::join_all(sections.iter().map(|s| {
+        // offsets within the CAR, whose length is a JS array's (`u32`)
+        let block = held.subarray(
+            u32::try_from(s.block.start).unwrap_or(u32::MAX),
+            u32::try_from(s.block.end).unwrap_or(u32::MAX),
+        );
+        async move { native::is_block_of(&s.cid, &block).await }
+    }))
+    .await;
+    car::Blocks::verified(car, &sections, &checked)
 }
 
 async fn fetch_one(ask: Ask, signal: worker::AbortSignal) -> Result<Content, Failure> {
@@ -143,8 +171,9 @@ async fn fetch_car(ask: &Ask, signal: &worker::AbortSignal) -> Result<Content, F
                 .starts_with("application/vnd.ipld.car")
         });
     if response.status_code() == 200 && is_car {
-        let car_bytes = whole(gateway, &mut response, car::max_car_bytes(ask.max_bytes)).await?;
-        let proven = car::Blocks::read(&car_bytes)
+        let (held, car_bytes) = whole(gateway, &mut response, car::max_car_bytes(ask.max_bytes)).await?;
+        let proven = verified_blocks(&held, &car_bytes)
+            .await
             .and_then(|blocks| car::proven_file(&blocks, &ask.target.cid, &ask.target.path, ask.max_bytes));
         return match proven {
             Ok(bytes) => Ok(Content {
