@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startStack } from '../../scripts/stack.mjs';
+import * as dagPb from '@ipld/dag-pb';
 import { addUnixfs, block, carOf, entityBlocks, parseIpfsUrl, subtree } from './ipfs-unixfs.mjs';
+
+const dagPbLinks = (cid) => dagPb.decode(block(cid)).Links.map((l) => l.Hash);
 
 const IMMUTABLE = 'public, max-age=29030400, immutable';
 const CAR_TYPE = 'application/vnd.ipld.car; version=1; order=dfs; dups=y';
@@ -17,6 +20,8 @@ const hits = { liar: [], honest: [], plain: [] };
 const lies = new Map();
 // roots the honest gateway does not have; the plain gateway's files by URL path
 const honestMissing = new Set();
+// roots whose whole DAG the honest gateway sends (every shard of a HAMT-sharded directory)
+const wholeDag = new Set();
 const plainFiles = new Map();
 let honestDelayMs = 0;
 const servers = [];
@@ -43,7 +48,7 @@ async function honest(req, res) {
   if (honestMissing.has(root.toString()) || !block(root)) return res.writeHead(404).end('not found');
   if (!wantsCar(req)) return res.writeHead(406).end('CARs only');
   assert.equal(query.get('dag-scope'), 'entity');
-  const cids = entityBlocks(root, path);
+  const cids = wholeDag.has(root.toString()) ? subtree(root) : entityBlocks(root, path);
   if (!cids) return res.writeHead(404).end('no such path');
   if (honestDelayMs) await new Promise((r) => setTimeout(r, honestDelayMs));
   res.writeHead(200, { 'content-type': CAR_TYPE }).end(await carOf(root, cids));
@@ -136,6 +141,29 @@ test('an honest gateway: a path below a directory CID, and a Qm… CIDv0 with da
   assert.equal(res0.status, 200);
   assert.equal(await res0.text(), v0json);
   assert.equal(res0.headers.get('x-content-verified'), 'true');
+});
+
+test('a HAMT-sharded directory: resolved when the CAR holds its shards, else a clear 502', async () => {
+  const files = Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.json`, content: new TextEncoder().encode(`{"file":${i}}`) }));
+  const { root } = await addUnixfs(files, { shardSplitThresholdBytes: 1 });
+  assert.ok(subtree(root).length > files.length + 1, 'sharded: more blocks than entries');
+  wholeDag.add(root.toString());
+  for (const i of [0, 17, 39]) {
+    const res = await relay(stack.workerUrl, `${root}/f${i}.json`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), `{"file":${i}}`);
+    assert.equal(res.headers.get('x-content-verified'), 'true');
+  }
+  const none = await relay(stack.workerUrl, `${root}/absent.json`);
+  assert.equal(none.status, 404);
+  // a CAR without every shard proves nothing: 502 naming the shard, nothing served
+  const other = await addUnixfs(files.map((f) => ({ ...f, path: `x/${f.path}` })), { shardSplitThresholdBytes: 1 });
+  lies.set(other.root.toString(), async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, [r, ...dagPbLinks(r).slice(0, 1)])]);
+  honestMissing.add(other.root.toString());
+  const partial = await relay(stack.workerUrl, `${other.root}/x/f3.json`);
+  const body = await partial.json();
+  assert.equal(partial.status, 502);
+  assert.equal(body.error.code, 'CONTENT_UNVERIFIED');
 });
 
 /** A lie is rejected: alone, the relay answers 502 CONTENT_UNVERIFIED; with the honest gateway (slower than the

@@ -14,12 +14,12 @@ const store = { put: async (cid, bytes) => { blocks.set(cid.toString(), bytes); 
 /**
  * Imports files (`[{ path, content }]`; one file without a path for a bare file) and answers the root CID and the
  * CID of each path. `cidVersion: 0` gives `Qm…` CIDs with dag-pb leaves (as LUKSO's uploads); `chunkSize` the
- * leaf size.
+ * leaf size; `shardSplitThresholdBytes` makes directories above it HAMT-sharded.
  */
-export async function addUnixfs(files, { cidVersion = 1, chunkSize = 256 * 1024, wrap = files.length > 1 || !!files[0].path } = {}) {
+export async function addUnixfs(files, { cidVersion = 1, chunkSize = 256 * 1024, wrap = files.length > 1 || !!files[0].path, shardSplitThresholdBytes } = {}) {
   const entries = [];
   for await (const entry of importer(files, store, {
-    cidVersion, rawLeaves: cidVersion > 0, chunker: fixedSize({ chunkSize }), wrapWithDirectory: wrap,
+    cidVersion, rawLeaves: cidVersion > 0, chunker: fixedSize({ chunkSize }), wrapWithDirectory: wrap, shardSplitThresholdBytes,
   })) entries.push(entry);
   const root = entries.at(-1).cid;
   return { root, cids: Object.fromEntries(entries.map((e) => [e.path, e.cid])) };
