@@ -53,6 +53,9 @@ struct Ask {
     raw_block: bool,
     max_bytes: usize,
     allow_unverified: bool,
+    /// Taken while a CAR is verified: one at a time (a Worker has one thread), so the first CAR in is proven
+    /// without the others' hashing and parsing in between, and the race ends before they start.
+    verifying: std::rc::Rc<futures_util::lock::Mutex<()>>,
 }
 
 /// The `Accept` of a CAR request: CARv1, depth-first, duplicates allowed (the order is not relied upon).
@@ -172,6 +175,7 @@ async fn fetch_car(ask: &Ask, signal: &worker::AbortSignal) -> Result<Content, F
         });
     if response.status_code() == 200 && is_car {
         let (held, car_bytes) = whole(gateway, &mut response, car::max_car_bytes(ask.max_bytes)).await?;
+        let _turn = ask.verifying.lock().await;
         let proven = verified_blocks(&held, &car_bytes)
             .await
             .and_then(|blocks| car::proven_file(&blocks, &ask.target.cid, &ask.target.path, ask.max_bytes));
@@ -278,6 +282,7 @@ pub(super) async fn race_gateways(
     let unverified = std::rc::Rc::new(core::cell::Cell::new(0_usize));
     // the unverified mode: the first unverified answer, served only when no gateway serves verified content
     let fallback: std::rc::Rc<core::cell::RefCell<Option<Content>>> = std::rc::Rc::default();
+    let verifying = std::rc::Rc::new(futures_util::lock::Mutex::new(()));
     let attempts: Vec<_> = gateways
         .iter()
         .zip(controllers.iter().map(AbortController::signal))
@@ -290,6 +295,7 @@ pub(super) async fn race_gateways(
                     raw_block,
                     max_bytes: config.max_bytes,
                     allow_unverified: config.allow_unverified,
+                    verifying: verifying.clone(),
                 },
                 signal,
             );
