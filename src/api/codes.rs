@@ -179,6 +179,9 @@ service_codes! {
     RpcAnswerTooLarge = (502, "RPC_ANSWER_TOO_LARGE"),
     /// The IPFS gateways or a metadata server failed.
     GatewayError = (502, "GATEWAY_ERROR"),
+    /// No IPFS gateway served content that verifies against its CID (a wrong block, path or size, or no CAR for
+    /// UnixFS content); nothing unverified was served.
+    ContentUnverified = (502, "CONTENT_UNVERIFIED"),
     /// Algolia answered an error.
     SearchBackendError = (502, "SEARCH_BACKEND_ERROR"),
     /// The deployment reverts in simulation; nothing was sent.

@@ -1,8 +1,9 @@
 // The IPFS relay side by side with LUKSO's (`lukso-network/service-ipfs-proxy`, a Worker), both in `wrangler dev` on
-// the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB.
+// the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB, and a 1 MB UnixFS
+// file (`Qm…`, 256 KiB dag-pb leaves, made by ipfs-unixfs-importer): LUKSO's relay gets its bytes, ours its CAR.
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
-//     [--only 1KB|100KB|1MB] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
+//     [--only 1KB|100KB|1MB|1MBUnixFS] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
 //   ... ipfs-relay.bench.mjs --quick   (the test command's smoke run: 3 rounds, same checks; without --lukso it runs
 //     against a stand-in for LUKSO's relay: a Worker of a few lines that races the two upstreams and streams the
 //     winner's body through unverified, as LUKSO's does, so that it needs neither LUKSO's code nor the network)
@@ -39,7 +40,7 @@ const ROUNDS = Number(arg('--rounds', QUICK ? 3 : 40));
 // idle time before each request (ms): background work of one request (our R2 write) then does not land in the next
 const GAP = Number(arg('--gap', 0));
 const LUKSO = arg('--lukso', QUICK ? undefined : '/work/.mirror/lukso-network+service-ipfs-proxy/repo');
-const SIZES = [['1 KB', 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024]].filter(([label]) => !arg('--only') || arg('--only') === label.replace(' ', ''));
+const SIZES = [['1 KB', 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024], ['1 MB UnixFS', 1024 * 1024, 'unixfs']].filter(([label]) => !arg('--only') || arg('--only') === label.replaceAll(' ', ''));
 const deadline = Date.now() + 10 * 60_000;
 
 const tmp = mkdtempSync(join(tmpdir(), 'ipfs-relay-bench-'));
@@ -72,10 +73,20 @@ const direct = (cid, size) => new Promise((resolve, reject) => {
 
 // 2. the gateway: raw blocks by CID, like a trustless gateway would answer them
 const blocks = new Map();
+// UnixFS files by CID: their bytes and their CAR
+const unixfs = new Map();
 let gatewayHits = 0;
 const gateway = createHttpsServer({ key: readFileSync(join(tmp, 'gw.key')), cert: readFileSync(join(tmp, 'gw.pem')) }, (req, res) => {
   gatewayHits++;
-  const bytes = blocks.get(req.url.replace(/^\/ipfs\//, '').split('?')[0]);
+  const [path, query = ''] = req.url.replace(/^\/ipfs\//, '').split('?');
+  const file = unixfs.get(path);
+  if (file) {
+    // a trustless gateway: the CAR when asked for one (ours), the file's bytes otherwise (LUKSO's)
+    const body = query.includes('format=car') ? file.car : file.bytes;
+    const type = query.includes('format=car') ? 'application/vnd.ipld.car; version=1' : 'application/octet-stream';
+    return res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body);
+  }
+  const bytes = blocks.get(path);
   if (!bytes) return res.writeHead(404).end('not found');
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
 });
@@ -177,7 +188,14 @@ try {
     assert.ok(Buffer.from(body).equals(blocks.get(cid)), `${base}: the bytes of ${cid}`);
     return ms;
   };
-  const fresh = (size) => {
+  const { addUnixfs, carOf, subtree } = await import('../e2e/ipfs-unixfs.mjs');
+  const fresh = async (size, kind) => {
+    if (kind === 'unixfs') {
+      const bytes = randomBytes(size);
+      const { root } = await addUnixfs([{ content: bytes }], { cidVersion: 0 });
+      unixfs.set(root.toString(), { bytes, car: await carOf(root, subtree(root)) });
+      return root.toString();
+    }
     const bytes = randomBytes(size);
     const cid = sdk.computeCid(bytes);
     blocks.set(cid, bytes);
@@ -190,23 +208,23 @@ try {
 
   // warm-up: both relays compile and open their connections
   for (let i = 0; i < (QUICK ? 2 : 5); i++) {
-    const cid = fresh(1024);
+    const cid = await fresh(1024);
     await get(ours, cid, 1024);
     await get(lukso, cid, 1024);
     await direct(cid, 1024);
   }
 
   const rows = [];
-  for (const [label, size] of SIZES) {
+  for (const [label, size, kind] of SIZES) {
     const t = { direct: [], oursCold: [], luksoCold: [], oursWarm: [], luksoWarm: [] };
-    const warmCid = fresh(size);
+    const warmCid = await fresh(size, kind);
     await get(ours, warmCid, size);
     await new Promise((r) => setTimeout(r, 200)); // the background R2 write
     for (let i = 0; i < ROUNDS && Date.now() < deadline; i++) {
-      const cid = fresh(size);
+      const cid = await fresh(size, kind);
       const order = i % 2 === 0 ? [[ours, 'oursCold'], [lukso, 'luksoCold']] : [[lukso, 'luksoCold'], [ours, 'oursCold']];
       // a fresh block for each relay: neither gets one the other has just pulled through the gateway
-      for (const [base, key] of order) t[key].push(await get(base, key === 'oursCold' ? cid : fresh(size), size));
+      for (const [base, key] of order) t[key].push(await get(base, key === 'oursCold' ? cid : await fresh(size, kind), size));
       t.direct.push(await direct(cid, size));
       const warm = i % 2 === 0 ? [[ours, 'oursWarm'], [lukso, 'luksoWarm']] : [[lukso, 'luksoWarm'], [ours, 'oursWarm']];
       for (const [base, key] of warm) t[key].push(await get(base, warmCid, size));
@@ -218,6 +236,7 @@ try {
     rows.push([label, t.oursCold.length, f(t.oursCold), f(t.luksoCold), (pct(t.oursCold, 50) / pct(t.luksoCold, 50)).toFixed(2),
       f(t.oursWarm), f(t.luksoWarm), (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2), f(t.direct)]);
     blocks.clear();
+    unixfs.clear();
   }
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
   const peer = LUKSO ? "LUKSO's service-ipfs-proxy" : "a stand-in for LUKSO's relay (race + unverified stream)";

@@ -1,5 +1,5 @@
 // The image route (`/image/:cid*`, LUKSO's resizing proxy) on the real stack: content uploaded through
-// /api/v0/add or served by a local gateway, resized PNG/JPEG decoded with pngjs / jpeg-js, SVG passed through
+// /api/v0/add or served by a local trustless gateway (UnixFS directories as CARs: ./ipfs-unixfs.mjs), resized PNG/JPEG decoded with pngjs / jpeg-js, SVG passed through
 // under the sandbox CSP, LSP2 verification (`x-verified`), HEAD, derived images kept in R2, decompression bombs
 // and bad parameters refused; and erc725.js `fetchData` of an LSP3Profile through /ipfs, its image through /image.
 import { test, before, after } from 'node:test';
@@ -13,12 +13,13 @@ import { encodeDeployData, encodeFunctionData, keccak256 } from 'viem';
 import { ERC725 } from '@erc725/erc725.js';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
+import { addUnixfs, block, carOf, entityBlocks, parseIpfsUrl } from './ipfs-unixfs.mjs';
 
 const require = createRequire(import.meta.url);
 const UP = require('@lukso/universalprofile-contracts/artifacts/UniversalProfile.json');
 const LSP3Schema = require('@erc725/erc725.js/schemas/LSP3ProfileMetadata.json');
 const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
-const DAG_PB = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG'; // a directory CID: paths below it, not cached by the relay
+const DAG_PB = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG'; // a directory CID no gateway has
 
 const gatewayFiles = new Map();
 const gatewayHits = [];
@@ -28,6 +29,14 @@ before(async () => {
   gateway = createServer((req, res) => {
     const path = req.url.replace(/^\/ipfs\//, '').split('?')[0];
     gatewayHits.push(path);
+    const { root, path: segments } = parseIpfsUrl(req.url);
+    if (block(root)) {
+      // a UnixFS directory made by the test: its CAR, as a trustless gateway answers it
+      const cids = entityBlocks(root, segments);
+      if (!cids) return res.writeHead(404).end('not found');
+      carOf(root, cids).then((car) => res.writeHead(200, { 'content-type': 'application/vnd.ipld.car; version=1' }).end(car));
+      return;
+    }
     const file = gatewayFiles.get(path);
     if (!file) return res.writeHead(404).end('not found');
     res.writeHead(200, { 'content-type': file.type }).end(file.bytes);
@@ -191,26 +200,28 @@ test('SVG and non-images are passed through unchanged under the sandbox CSP', as
 
 test('a resized image is kept in R2: asked again, the gateway is not contacted', async () => {
   const png = pngImage(300, 100);
-  gatewayFiles.set(`${DAG_PB}/cached.png`, { bytes: png, type: 'image/png' });
-  const hits = () => gatewayHits.filter((p) => p === `${DAG_PB}/cached.png`).length;
-  const first = await image(`${DAG_PB}/cached.png?width=30&method=keccak256(bytes)&data=${keccak256(png)}`);
+  const dir = (await addUnixfs([{ path: 'cached.png', content: png }])).root.toString();
+  const hits = () => gatewayHits.filter((p) => p === `${dir}/cached.png`).length;
+  const first = await image(`${dir}/cached.png?width=30&method=keccak256(bytes)&data=${keccak256(png)}`);
   assert.equal(first.status, 200);
   assert.equal(first.headers.get('x-verified'), 'true');
   const firstBytes = new Uint8Array(await first.arrayBuffer());
   assert.equal(hits(), 1);
   // same target width (15 × 2 = 30): from the derived-image cache, still verified against the source's hash
-  const second = await image(`${DAG_PB}/cached.png?width=15&dpr=2&method=keccak256(bytes)&data=${keccak256(png)}`);
+  const second = await image(`${dir}/cached.png?width=15&dpr=2&method=keccak256(bytes)&data=${keccak256(png)}`);
   assert.equal(second.status, 200);
   assert.equal(second.headers.get('x-verified'), 'true');
   assert.deepEqual(new Uint8Array(await second.arrayBuffer()), firstBytes);
-  const wrong = await image(`${DAG_PB}/cached.png?width=30&method=keccak256(bytes)&data=${keccak256('0x01')}`);
+  const wrong = await image(`${dir}/cached.png?width=30&method=keccak256(bytes)&data=${keccak256('0x01')}`);
   assert.equal(wrong.headers.get('x-verified'), 'false');
   assert.equal(hits(), 1);
   const decoded = PNG.sync.read(Buffer.from(firstBytes));
   assert.deepEqual([decoded.width, decoded.height], [30, 10]);
-  // another width is another rendition
-  assert.equal((await image(`${DAG_PB}/cached.png?width=60`)).status, 200);
-  assert.equal(hits(), 2);
+  assert.equal(first.headers.get('x-content-verified'), 'true');
+  assert.equal(first.headers.get('cache-control'), 'public, max-age=29030400, immutable');
+  // another width is another rendition, resized from the verified source the relay kept in R2 (no gateway)
+  assert.equal((await image(`${dir}/cached.png?width=60`)).status, 200);
+  assert.equal(hits(), 1);
 });
 
 test('decompression bombs, oversize and corrupt images are 4xx; without width they pass through', async () => {

@@ -99,7 +99,11 @@ pub async fn route(req: &Request, env: &Env, settings: &Config, path: &str) -> A
                         source_hash,
                         source_verified: content.verified,
                     };
-                    if let Err(e) = store_derived(env, &settings.image_cache_max_bytes, key, &answer).await {
+                    // an image derived from content served unverified (IPFS_ALLOW_UNVERIFIED) is not kept
+                    if answer.source_verified
+                        && let Err(e) =
+                            store_derived(env, &settings.image_cache_max_bytes, key, &answer).await
+                    {
                         worker::console_warn!("image cache {key}: {} {}", e.code, e.message);
                     }
                     answer
@@ -119,7 +123,10 @@ pub async fn route(req: &Request, env: &Env, settings: &Config, path: &str) -> A
 fn respond(target: &CidPath, width: Option<u32>, query: &ImageQuery, answer: Answer) -> ApiResult<Response> {
     let headers = Headers::new();
     headers.set("content-type", &answer.content_type)?;
-    headers.set("cache-control", "public, max-age=29030400, immutable")?;
+    headers.set(
+        "cache-control",
+        crate::ipfs::cache_control(answer.source_verified),
+    )?;
     headers.set("x-content-type-options", "nosniff")?;
     let gateway_path = target.to_gateway_path();
     let etag = match width {

@@ -2,9 +2,12 @@
 //!
 //! Content comes from the project's own store (R2, keyed by CID) first, then from the configured gateways raced
 //! against each other (at most 6 in flight; the losers are aborted). Raw blocks (`raw` codec, no path) are verified
-//! against their CID and kept in R2 with the type the gateway gave them; a wrong answer from a gateway is discarded.
-//! Only configured gateways are ever contacted. Responses are immutable, `nosniff`, sandboxed for HTML/SVG,
-//! size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
+//! against their CID and kept in R2 with the type the gateway gave them; dag-pb (UnixFS) content and every path below
+//! a CID are fetched as CARs, every block verified and the file proven from them ([`car`]), and kept in R2 under
+//! `<cid>/<path>`. A wrong answer from a gateway is discarded and the race goes on. Only configured gateways are ever
+//! contacted. Verified responses are immutable; content a gateway served unverified (only with
+//! `IPFS_ALLOW_UNVERIFIED=true`) is never marked immutable nor kept in R2. Responses are `nosniff`, sandboxed for
+//! HTML/SVG, size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
 //!
 //! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
 //! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
@@ -13,11 +16,11 @@
 //! ledger) starts only after the answer's last byte has left, under `Context::wait_until`. See BENCHMARKS.md for the
 //! comparison with LUKSO's streaming relay.
 
+mod car;
 mod content;
 mod gateways;
 mod native;
 
-use cid::Cid;
 use profile_relayer::ipfs::{CidPath, RAW, raw_cid};
 use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 
@@ -33,7 +36,8 @@ use crate::{
 
 /// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
 pub type Client<'a> = (&'a Request, &'a Setting<u32>);
-/// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`).
+/// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`,
+/// `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`).
 #[derive(Debug, Clone)]
 pub struct IpfsConfig {
     /// Gateway base URLs (`https://ipfs.io`), tried in parallel.
@@ -46,6 +50,9 @@ pub struct IpfsConfig {
     pub upload_max_bytes: usize,
     /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
     pub cache_max_bytes: u64,
+    /// Whether a gateway that serves no CAR may serve UnixFS content unverified (`IPFS_ALLOW_UNVERIFIED`, default
+    /// `false`): such content is never marked immutable nor kept in R2.
+    pub allow_unverified: bool,
 }
 
 /// Content and its type.
@@ -73,8 +80,8 @@ const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_mill
 /// Writing a verified block to R2, left to the caller (the relay starts it after its answer).
 pub type PendingStore = core::pin::Pin<Box<dyn core::future::Future<Output = ()>>>;
 
-/// Fetches `target` (CID + path): R2 first, then the gateways. A raw block fetched from a gateway is verified,
-/// then stored in R2 before this returns (the relay, [`relay`], answers without waiting for R2).
+/// Fetches `target` (CID + path): R2 first, then the gateways. Content fetched from a gateway is verified (or, in
+/// the unverified mode, marked unverified), and verified content is stored in R2 before this returns (the relay, [`relay`], answers without waiting for R2).
 /// `client`: the request a gateway fetch is made for, which then takes a token of its client's miss bucket
 /// ([`limit_miss`]); `None` for the Worker's own reads (the indexer).
 pub async fn fetch_content(
@@ -92,7 +99,7 @@ pub async fn fetch_content(
 
 /// [`fetch_content`] without the R2 write on its path: the content is returned as soon as it is verified, with the
 /// write still to do (hand it to `Context::wait_until`). Nothing unverified is ever returned as verified: a raw
-/// block is read whole and hashed before it is returned; only storing it waits. `look_in_store: false` skips R2
+/// block is read whole and hashed, a UnixFS file proven from its CAR, before it is returned; only storing it waits. `look_in_store: false` skips R2
 /// (the caller asked it already).
 async fn fetch_content_deferred(
     env: &Env,
@@ -102,10 +109,8 @@ async fn fetch_content_deferred(
     client: Option<Client<'_>>,
 ) -> ApiResult<(Content, Option<PendingStore>)> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
-    if look_in_store
-        && target.path.is_empty()
-        && let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await?
-    {
+    // what R2 holds under `<cid>[/<path>]` was verified before it was written (or is an upload: a raw block)
+    if look_in_store && let Some(object) = env.bucket("IPFS")?.get(store_key(target)).execute().await? {
         let content_type = object.http_metadata().content_type;
         if let Some(body) = object.body()
             && let worker::ResponseBody::Stream(stream) = body.response_body()?
@@ -117,7 +122,7 @@ async fn fetch_content_deferred(
                     Content {
                         bytes,
                         content_type,
-                        verified: raw_block,
+                        verified: true,
                     },
                     None,
                 ));
@@ -134,14 +139,14 @@ async fn fetch_content_deferred(
         limit_miss(req, env, limit.value()?).await?;
     }
     let content = race_gateways(config, target, raw_block).await?;
-    if !raw_block {
+    if !content.verified {
         return Ok((content, None));
     }
     // verified bytes are immutable: keep them, within the relay cache's bound
-    let (env, config, cid, stored) = (env.clone(), config.clone(), target.cid, content.clone());
+    let (env, config, key, stored) = (env.clone(), config.clone(), store_key(target), content.clone());
     let store: PendingStore = Box::pin(async move {
-        if let Err(e) = cache_block(&env, &config, &cid, &stored).await {
-            worker::console_warn!("ipfs cache {}: {} {}", cid, e.code, e.message);
+        if let Err(e) = cache_block(&env, &config, &key, &stored).await {
+            worker::console_warn!("ipfs cache {}: {} {}", key, e.code, e.message);
         }
     });
     Ok((content, Some(store)))
@@ -168,22 +173,26 @@ fn origin(kind: &str) -> std::collections::HashMap<String, String> {
     std::collections::HashMap::from([("origin".to_owned(), kind.to_owned())])
 }
 
-/// Keeps a verified block fetched for anyone in R2. Anonymous traffic decides what is fetched, so the relay's
+/// The R2 key of content: the CID's text (a raw block, an upload, a UnixFS file) and the path below it.
+fn store_key(target: &CidPath) -> String {
+    target.to_gateway_path()
+}
+
+/// Keeps a verified block (or UnixFS file) fetched for anyone in R2. Anonymous traffic decides what is fetched, so the relay's
 /// share of the bucket is bounded by `IPFS_CACHE_MAX_BYTES`: a ledger in D1 (`relay_cache`) records what the
 /// relay stored, and the oldest entries are evicted to make room. Uploads (API key holders) are never evicted.
 /// Concurrent requests may pass the bound by at most one block each.
-async fn cache_block(env: &Env, config: &IpfsConfig, cid: &Cid, content: &Content) -> ApiResult<()> {
+async fn cache_block(env: &Env, config: &IpfsConfig, key: &str, content: &Content) -> ApiResult<()> {
     let cache = crate::r2_cache::BoundedCache {
         table: "relay_cache",
         key_column: "cid",
         max_bytes: config.cache_max_bytes,
     };
-    let key = cid.to_string();
     cache
         .put(
             env,
             crate::r2_cache::Object {
-                key: &key,
+                key,
                 bytes: &content.to_vec(),
                 content_type: &content.content_type,
                 metadata: origin("relay"),
@@ -205,8 +214,8 @@ pub async fn relay(
     let config = settings.ipfs()?;
     let target = CidPath::parse(path)?;
     let range = req.headers().get("range")?;
-    // a whole raw block R2 has streams straight from there; otherwise R2 is not asked twice
-    let streamable = range.is_none() && target.path.is_empty() && target.cid.codec() == RAW;
+    // whole content R2 has streams straight from there; otherwise R2 is not asked twice
+    let streamable = range.is_none();
     if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
         return Ok(answer);
     }
@@ -266,7 +275,7 @@ pub async fn relay(
 fn relay_headers(target: &CidPath, content_type: &str, verified: bool) -> ApiResult<Headers> {
     let headers = Headers::new();
     headers.set("content-type", content_type)?;
-    headers.set("cache-control", "public, max-age=29030400, immutable")?;
+    headers.set("cache-control", cache_control(verified))?;
     headers.set("x-content-type-options", "nosniff")?;
     headers.set("accept-ranges", "bytes")?;
     headers.set("etag", &format!("\"{}\"", target.to_gateway_path()))?;
@@ -280,11 +289,22 @@ fn relay_headers(target: &CidPath, content_type: &str, verified: bool) -> ApiRes
     Ok(headers)
 }
 
-/// A whole block kept in R2, streamed from there as it is read: what R2 holds was verified before it was written
-/// (a relayed block) or is named by the hash of its bytes (an upload), and is stored with its media type. `None`
-/// when R2 does not have it.
+/// The `Cache-Control` of relayed content: verified content never changes; unverified content (the unverified
+/// mode) is kept a minute at most.
+#[must_use]
+pub fn cache_control(verified: bool) -> &'static str {
+    if verified {
+        "public, max-age=29030400, immutable"
+    } else {
+        "public, max-age=60"
+    }
+}
+
+/// Whole content kept in R2, streamed from there as it is read: what R2 holds was verified before it was written
+/// (a relayed block or UnixFS file) or is named by the hash of its bytes (an upload), and is stored with its media
+/// type. `None` when R2 does not have it.
 async fn answer_from_store(req: &Request, env: &Env, target: &CidPath) -> ApiResult<Option<Response>> {
-    let Some(object) = env.bucket("IPFS")?.get(target.cid.to_string()).execute().await? else {
+    let Some(object) = env.bucket("IPFS")?.get(store_key(target)).execute().await? else {
         return Ok(None);
     };
     // every write sets the (sanitized) type; an object without one is served as bytes
