@@ -309,24 +309,30 @@ pub struct TokenRecord {
 /// The answer for an address that holds no profile or asset: `LSPStandard` / `type` `EOA` (no code) or
 /// `UnknownContract`, the incumbent's "not indexed" marker, with status 200.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotIndexed {
     /// The address (EIP-55).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub address: String,
     /// The chain.
     pub chain_id: u64,
     /// `EOA` or `UnknownContract`.
     #[serde(rename = "LSPStandard")]
     #[cfg_attr(feature = "wasm", tsify(type = "\"EOA\" | \"UnknownContract\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["EOA", "UnknownContract"])))]
     pub lsp_standard: String,
     /// The same as `LSPStandard`.
     #[serde(rename = "type")]
     #[cfg_attr(feature = "wasm", tsify(type = "\"EOA\" | \"UnknownContract\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["EOA", "UnknownContract"])))]
     pub record_type: String,
     /// Always `false`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = false)))]
     pub indexed: bool,
     /// When the address was read from chain, ISO 8601 (UTC).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::DateTime"))]
     pub last_updated_at: String,
     /// Set when the address is a contract the indexer refuses (it misbehaved when read): why. Such a contract is
     /// answered like any unknown contract, so that clients written for the incumbent treat it as one.
@@ -337,6 +343,7 @@ pub struct NotIndexed {
 
 /// Why the indexer refused a contract: the error it recorded.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     /// What the contract did (`CALL_REVERTED`, `CLAIMS_EVERY_INTERFACE`, …).
@@ -373,6 +380,8 @@ impl NotIndexed {
 
 /// One entry of `GET /v1/:chainId/stats`: `[assets, profiles]`, as the wallet destructures it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "IndexEntry"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexStats {
     /// The index name.
@@ -383,12 +392,15 @@ pub struct IndexStats {
 
 /// Where the indexer stands: `GET /v1/:chainId/indexer`.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Stats"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexerStatus {
     /// The chain.
     pub chain_id: u64,
     /// Entries per index (assets, then profiles).
+    #[cfg_attr(feature = "schema", schemars(length(min = 2, max = 2)))]
     pub indexes: Vec<IndexStats>,
     /// Candidates recorded as unindexable.
     pub unindexable: u64,
