@@ -279,7 +279,7 @@ pub struct ProfileStatus {
 pub struct SearchResult {
     /// The records found, best first (stored as the indexer wrote them; see [`records`]).
     #[cfg_attr(feature = "wasm", tsify(type = "IndexRecord[]"))]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::api::schema::record_hits"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<crate::api::schema::Record>"))]
     pub hits: Vec<Value>,
     /// Records matching in all.
     pub nb_hits: u64,

@@ -31,6 +31,7 @@ pub const MAX_DATA_URL: usize = 4096;
 
 /// How the metadata behind the record's VerifiableURI was fetched and parsed.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetadataInfo {
@@ -66,6 +67,7 @@ pub struct MetadataInfo {
 
 /// A Universal Profile (`<prefix>_universal_profiles`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileRecord {
@@ -114,6 +116,10 @@ pub struct ProfileRecord {
     /// The metadata as parsed (what did not parse is left out, see `metadataDropped`).
     #[serde(rename = "LSP3Profile", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp3_profile: Option<Lsp3Profile>,
     /// The block the record was read at.
     pub indexed_block: u64,
@@ -145,6 +151,7 @@ pub struct AssetData {
 
 /// An LSP7 asset or LSP8 collection (`<prefix>_assets`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetRecord {
@@ -213,6 +220,10 @@ pub struct AssetRecord {
     /// The metadata as parsed (what did not parse is left out, see `metadataDropped`).
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp4_metadata: Option<Lsp4Metadata>,
     /// The block the record was read at.
     pub indexed_block: u64,
@@ -233,6 +244,7 @@ pub struct AssetRecord {
 
 /// One token of a collection, as a lookup of the collection lists it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenSummary {
@@ -248,6 +260,7 @@ pub struct TokenSummary {
 
 /// One LSP8 token (`<prefix>_assets`, objectID `<collection>:<tokenId>`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenRecord {
@@ -268,6 +281,7 @@ pub struct TokenRecord {
     pub record_type: String,
     /// The token id (bytes32).
     #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
     pub token_id: B256,
     /// The collection's `LSP8TokenIdFormat`.
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]
@@ -292,6 +306,10 @@ pub struct TokenRecord {
     /// The metadata as parsed.
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp4_metadata: Option<Lsp4Metadata>,
     /// The block the record was read at.
     pub indexed_block: u64,

@@ -81,14 +81,31 @@ pub fn service_error(generator: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// The hits of the lookup API's own search: records (`#/components/schemas/Record`, which lists the fields of the
-/// three record kinds).
-pub fn record_hits(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "array", "items": { "$ref": "#/components/schemas/Record" } })
-}
-
 /// The hits of the Algolia-compatible routes (`#/components/schemas/AlgoliaHit`: a record with Algolia's
 /// highlighting).
 pub fn algolia_hits(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "array", "items": { "$ref": "#/components/schemas/AlgoliaHit" } })
+}
+
+/// A search record of any kind: what the lookup API answers for an address and its search's hits.
+#[derive(Debug)]
+pub struct Record;
+
+impl JsonSchema for Record {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Record")
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        use super::records::{AssetRecord, ProfileRecord, TokenRecord};
+        let kinds = [
+            generator.subschema_for::<ProfileRecord>(),
+            generator.subschema_for::<AssetRecord>(),
+            generator.subschema_for::<TokenRecord>(),
+        ];
+        json_schema!({
+            "description": "A search record, in the shape clients of LUKSO's api.universalprofile.cloud read: a profile, an asset (LSP7 or LSP8 collection) or an LSP8 token. Image URLs are absolute (PUBLIC_BASE_URL + /image/<cid> for ipfs:// images), \"\" when there is none. Metadata is parsed tolerantly: entries that do not parse are left out and named in metadataDropped, and the raw JSON is kept in metadataRaw (at most 8 KiB). Stored records are capped (strings cut, at most 32 entries per list, at most 64 KiB of JSON; see the README); a record that lost anything has metadataTruncated: true.",
+            "anyOf": kinds
+        })
+    }
 }
