@@ -213,9 +213,14 @@ pub(super) async fn create_key(req: Request, env: &Env) -> ApiResult<Response> {
     };
     let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
         None => None,
-        Some(v) => {
-            Some(integer(v).ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?)
-        }
+        // stored in D1, which holds safe integers (a larger one was a 500)
+        Some(v) => Some(
+            integer(v)
+                .filter(|n| *n <= profile_relayer::json_shape::MAX_SAFE_INTEGER)
+                .ok_or_else(|| {
+                    field_type("gasBudgetPerMonth", "a non-negative integer (gas) up to 2^53 - 1")
+                })?,
+        ),
     };
     let (secret, id) = auth::generate_key()?;
     let record = ApiKeyRecord {
