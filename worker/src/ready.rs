@@ -24,6 +24,8 @@ const DEFAULT_MIN_RELAYER_BALANCE: u128 = 100_000_000_000_000_000;
 const DEFAULT_MAX_INDEXER_LAG: u64 = 300;
 
 /// One check's result.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(rename = "ReadinessCheck"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// What was checked: `config`, `secret:<NAME>`, `chain:<id>:rpc`, `chain:<id>:indexer`, `relayer:balance`.
@@ -44,10 +46,12 @@ impl Check {
     }
 }
 
-/// The answer.
+/// The answer of `GET /ready`.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Readiness {
     /// `ready` or `not ready`.
+    #[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(with = "String", extend("enum" = ["ready", "not ready"])))]
     pub status: &'static str,
     /// Every check, in a stable order.
     pub checks: Vec<Check>,

@@ -52,6 +52,11 @@ fn answers_as<T: Serialize + DeserializeOwned + PartialEq + core::fmt::Debug>(
     errors
 }
 
+/// `sample` (a Worker answer, which no client reads back) as the Worker answers it, checked against the schema `name`.
+fn serializes_as<T: Serialize>(name: &str, sample: &T) -> Vec<String> {
+    violations(name, &serde_json::to_value(sample).unwrap())
+}
+
 const NOW: u64 = 1_795_341_600;
 
 fn address() -> Address {
@@ -283,6 +288,37 @@ fn every_response_type_is_its_openapi_schema() {
             ),
         ),
         answers_as("AlgoliaResult", &algolia_result(Some("eyJhIjoxfQ".into()))),
+        serializes_as(
+            "RelayerView",
+            &crate::routes::admin::RelayerView {
+                chain_id: 42,
+                signer: address(),
+                balance: Some("100000000000000000".into()),
+                today: crate::routes::admin::PeriodView {
+                    gas_used: 1,
+                    gas_reserved: 2,
+                    ceiling: 3,
+                    remaining: 0,
+                    reset_at: NOW,
+                },
+                month: crate::routes::admin::MonthView {
+                    gas_used: 1,
+                    since: NOW,
+                },
+                pending: crate::routes::admin::PendingView {
+                    count: 1,
+                    oldest_age_seconds: Some(12),
+                },
+            },
+        ),
+        serializes_as(
+            "Readiness",
+            &crate::ready::Readiness::of(vec![crate::ready::Check {
+                name: "config".into(),
+                ok: false,
+                detail: "CHAINS: not JSON".into(),
+            }]),
+        ),
         answers_as(
             "AlgoliaResults",
             &AlgoliaResults {

@@ -71,6 +71,9 @@ fn generated_schemas() -> Map<String, Value> {
     answer::<RunStats>(&mut generator);
     answer::<AlgoliaResults>(&mut generator);
     answer::<AlgoliaError>(&mut generator);
+    // the Worker's own answers
+    answer::<crate::routes::admin::RelayerView>(&mut generator);
+    answer::<crate::ready::Readiness>(&mut generator);
     generator.take_definitions(true)
 }
 
