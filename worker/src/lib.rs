@@ -31,8 +31,7 @@ mod signer;
 mod store;
 mod txlog;
 mod upload_token;
-// the wire tests run natively: the schema generator and validator are native dev-dependencies
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod wire;
 
 pub use meter::Meter;

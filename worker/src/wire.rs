@@ -5,6 +5,9 @@
 //! of the hand-written part that the answers do not meet, fails here. The three record kinds are validated against
 //! their own schemas and against `Record` (any of them), which the search hits and lookups answer.
 
+// native only: the schema generator and the validator are native dev-dependencies
+#![cfg(not(target_arch = "wasm32"))]
+
 use alloy_primitives::{Address, B256};
 use profile_relayer::api::{
     DeployResponse, ErrorBody, ErrorDetail, ExecuteResponse, ProfileStatus, Quota, QuotaResponse,
