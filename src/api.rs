@@ -10,6 +10,8 @@ mod calendar;
 pub mod codes;
 pub mod records;
 mod relay;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod shape;
 
 pub use self::calendar::{month_start, next_month_start};
@@ -161,24 +163,29 @@ impl RegisterRequest {
 
 /// Response to a deployment.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeployResponse {
     /// The profile (EIP-55).
     #[serde(with = "checksummed")]
     #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub universal_profile_address: Address,
     /// Its KeyManager (EIP-55).
     #[serde(with = "checksummed")]
     #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub key_manager_address: Address,
     /// The deployment transaction; `null` when the profile already existed and nothing was sent.
     #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<crate::api::schema::Hash>"))]
     pub transaction_hash: Option<B256>,
 }
 
 /// A profile's gas quota for the current calendar month (UTC).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quota {
@@ -190,6 +197,7 @@ pub struct Quota {
     pub remaining: u64,
     /// Always `"gas"`.
     #[cfg_attr(feature = "wasm", tsify(type = "\"gas\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "gas")))]
     pub unit: String,
     /// When the quota resets: the first second of next month, unix seconds.
     pub reset_date: u64,
@@ -217,12 +225,14 @@ impl Quota {
 
 /// Response to a registration.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RegisterResponse {
     /// The registered profile (EIP-55).
     #[serde(with = "checksummed")]
     #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub universal_profile_address: Address,
     /// Whether this call registered it (`false`: it was registered before).
     pub newly_registered: bool,
@@ -232,12 +242,14 @@ pub struct RegisterResponse {
 
 /// Response to `GET /api/universal-profile/{address}`: deployment, registration and quota of a profile.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileStatus {
     /// The profile (EIP-55).
     #[serde(with = "checksummed")]
     #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub universal_profile_address: Address,
     /// Whether it has code on chain.
     pub deployed: bool,
@@ -245,9 +257,11 @@ pub struct ProfileStatus {
     pub registered: bool,
     /// A deployment this relayer sent that is not mined yet.
     #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<crate::api::schema::Hash>"))]
     pub pending_transaction: Option<B256>,
     /// The transaction that deployed it, when this relayer did.
     #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<crate::api::schema::Hash>"))]
     pub deployment_transaction: Option<B256>,
     /// When it was registered, unix seconds.
     #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
@@ -259,11 +273,13 @@ pub struct ProfileStatus {
 
 /// One index's answer to a search (Algolia's shape): `GET /v1/:chainId/search` answers one per index.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResult {
     /// The records found, best first (stored as the indexer wrote them; see [`records`]).
     #[cfg_attr(feature = "wasm", tsify(type = "IndexRecord[]"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<crate::api::schema::Record>"))]
     pub hits: Vec<Value>,
     /// Records matching in all.
     pub nb_hits: u64,
@@ -272,6 +288,7 @@ pub struct SearchResult {
     /// Pages in all.
     pub nb_pages: u64,
     /// Records per page.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100)))]
     pub hits_per_page: u64,
     /// Time the search took, milliseconds.
     #[serde(rename = "processingTimeMS")]
@@ -286,6 +303,7 @@ pub struct SearchResult {
 
 /// Response to `GET /v1/:chainId/search`: the profiles index's answer and the assets index's.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchBoth {
     /// Profiles found.
@@ -297,6 +315,8 @@ pub struct SearchBoth {
 /// Response to `POST /api/v0/add`: Kubo's fields (`Name`, `Hash`, `Size` as a decimal string) and Pinata's
 /// (`IpfsHash`, `PinSize`, `Timestamp`), so uploaders written against either read it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Upload"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UploadAnswer {
     /// The file name of the part (`file` for a plain field).
@@ -304,18 +324,22 @@ pub struct UploadAnswer {
     pub name: String,
     /// The CID (CIDv1, raw codec, sha2-256, base32).
     #[serde(rename = "Hash")]
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^bafkrei[a-z2-7]{52}$")))]
     pub hash: String,
     /// Bytes, as a decimal string (like Kubo).
     #[serde(rename = "Size")]
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^(0|[1-9][0-9]*)$")))]
     pub size: String,
     /// The same CID as `Hash` (like Pinata's `pinFileToIPFS`).
     #[serde(rename = "IpfsHash")]
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^bafkrei[a-z2-7]{52}$")))]
     pub ipfs_hash: String,
     /// Bytes, as a number (like Pinata).
     #[serde(rename = "PinSize")]
     pub pin_size: u64,
     /// When the upload was answered, ISO 8601 in UTC (like Pinata).
     #[serde(rename = "Timestamp")]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::DateTime"))]
     pub timestamp: String,
 }
 
@@ -335,17 +359,25 @@ impl UploadAnswer {
 }
 
 /// `{"error": {"code": …, "message": …}}`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Error"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// The error.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::api::schema::service_error")
+    )]
     pub error: ErrorDetail,
 }
 
 /// The inner object of [`ErrorBody`].
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorDetail {
     /// Stable machine-readable code.
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[A-Z0-9_]+$")))]
     pub code: String,
     /// Human-readable explanation.
     pub message: String,

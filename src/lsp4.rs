@@ -147,6 +147,7 @@ impl Lsp4MetadataJson {
 }
 
 /// `LSP4TokenType` (uint256).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TokenType {

@@ -74,6 +74,7 @@ pub fn token_metadata_url(base_uri_value: &[u8], format: TokenIdFormat, token_id
 }
 
 /// `LSP8TokenIdFormat` (uint256).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TokenIdFormat {

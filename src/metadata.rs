@@ -20,6 +20,7 @@ pub struct Verification {
 }
 
 /// `{"title": …, "url": …}`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Link {
     /// Link text.

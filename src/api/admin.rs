@@ -6,11 +6,13 @@ use super::ErrorDetail;
 
 /// Response to `GET /health`.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// Always `ok`.
     #[cfg_attr(feature = "wasm", tsify(type = "\"ok\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "ok")))]
     pub status: String,
     /// The relayer's chain.
     pub chain_id: u64,
@@ -32,6 +34,7 @@ impl Health {
 
 /// What an API key may do.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
@@ -51,16 +54,20 @@ impl Scope {
 /// An API key as stored and as listed or revoked (never the secret): `DELETE /admin/api-keys/{id}` answers it, and
 /// `GET /admin/api-keys` with this month's gas fields.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     /// Public identifier (for listing and revoking): 16 lower-case hex digits.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::ApiKeyId"))]
     pub id: String,
     /// Free-form name.
     pub name: String,
     /// Granted scopes.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub scopes: Vec<Scope>,
     /// Requests per minute.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub rate_limit_per_minute: u32,
     /// Unix seconds.
     pub created_at: u64,
@@ -88,16 +95,20 @@ pub struct ApiKey {
 
 /// Response to `POST /admin/api-keys` (201): the key and, only in this answer, its secret.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedApiKey {
     /// Public identifier.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::ApiKeyId"))]
     pub id: String,
     /// Free-form name.
     pub name: String,
     /// Granted scopes.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub scopes: Vec<Scope>,
     /// Requests per minute.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub rate_limit_per_minute: u32,
     /// Unix seconds.
     pub created_at: u64,
@@ -106,6 +117,7 @@ pub struct CreatedApiKey {
     #[cfg_attr(feature = "wasm", tsify(optional))]
     pub gas_budget_per_month: Option<u64>,
     /// The secret (`prk_` + 64 hex digits).
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^prk_[0-9a-f]{64}$")))]
     pub api_key: String,
 }
 
@@ -127,6 +139,7 @@ impl CreatedApiKey {
 
 /// Response to `GET /admin/api-keys`.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyList {
@@ -136,6 +149,7 @@ pub struct ApiKeyList {
 
 /// The result of one indexer run: `POST /admin/indexer/run` answers it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunStats {
@@ -170,6 +184,7 @@ pub struct RunStats {
 
 /// One chain's part of a run of every chain.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ChainRun {

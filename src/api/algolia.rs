@@ -6,11 +6,16 @@ use serde_json::{Map, Value};
 /// One index's answer to a query (`POST /1/indexes/:index/query`, `GET /1/indexes/:index`) or one browse page
 /// (`POST /1/indexes/:index/browse`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AlgoliaResult {
     /// The records found, each with `_highlightResult` (`attributesToRetrieve` may narrow them).
     #[cfg_attr(feature = "wasm", tsify(type = "Record<string, unknown>[]"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::api::schema::algolia_hits")
+    )]
     pub hits: Vec<Value>,
     /// Records matching in all.
     pub nb_hits: u64,
@@ -19,6 +24,7 @@ pub struct AlgoliaResult {
     /// Pages in all.
     pub nb_pages: u64,
     /// Records per page.
+    #[cfg_attr(feature = "schema", schemars(range(max = 1000)))]
     pub hits_per_page: u64,
     /// Always `true`: the count is exact.
     pub exhaustive_nb_hits: bool,
@@ -58,6 +64,7 @@ pub struct AlgoliaResult {
 
 /// `exhaustive` of an [`AlgoliaResult`].
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Exhaustive {
@@ -73,6 +80,7 @@ pub struct Exhaustive {
 
 /// Response to the multi-index route (`POST /1/indexes/%2A/queries`, index name `*`): one result per request, in order.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlgoliaResults {
     /// The results.
@@ -82,6 +90,7 @@ pub struct AlgoliaResults {
 /// An error of the Algolia-compatible routes: this API's `error` object plus Algolia's top-level `message` and
 /// `status`, which Algolia's clients show.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlgoliaError {
     /// This API's error object.

@@ -31,6 +31,7 @@ pub const MAX_DATA_URL: usize = 4096;
 
 /// How the metadata behind the record's VerifiableURI was fetched and parsed.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetadataInfo {
@@ -66,6 +67,7 @@ pub struct MetadataInfo {
 
 /// What every record starts with: who it is.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordHeader {
@@ -89,6 +91,7 @@ pub struct RecordHeader {
 
 /// What every record ends with (before its [`MetadataInfo`]): when it was read.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordStamp {
@@ -104,6 +107,7 @@ pub struct RecordStamp {
 
 /// A Universal Profile (`<prefix>_universal_profiles`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileRecord {
@@ -140,6 +144,10 @@ pub struct ProfileRecord {
     /// The metadata as parsed (what did not parse is left out, see `metadataDropped`).
     #[serde(rename = "LSP3Profile", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp3_profile: Option<Lsp3Profile>,
     /// When the record was read.
     #[serde(flatten)]
@@ -166,6 +174,7 @@ pub struct AssetData {
 
 /// An LSP7 asset or LSP8 collection (`<prefix>_assets`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetRecord {
@@ -222,6 +231,10 @@ pub struct AssetRecord {
     /// The metadata as parsed (what did not parse is left out, see `metadataDropped`).
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp4_metadata: Option<Lsp4Metadata>,
     /// When the record was read.
     #[serde(flatten)]
@@ -237,6 +250,7 @@ pub struct AssetRecord {
 
 /// One token of a collection, as a lookup of the collection lists it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenSummary {
@@ -252,6 +266,7 @@ pub struct TokenSummary {
 
 /// One LSP8 token (`<prefix>_assets`, objectID `<collection>:<tokenId>`).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenRecord {
@@ -260,6 +275,7 @@ pub struct TokenRecord {
     pub header: RecordHeader,
     /// The token id (bytes32).
     #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
     pub token_id: B256,
     /// The collection's `LSP8TokenIdFormat`.
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]
@@ -284,6 +300,10 @@ pub struct TokenRecord {
     /// The metadata as parsed.
     #[serde(rename = "LSP4Metadata", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional, type = "Record<string, unknown>"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub lsp4_metadata: Option<Lsp4Metadata>,
     /// When the record was read.
     #[serde(flatten)]
@@ -296,24 +316,30 @@ pub struct TokenRecord {
 /// The answer for an address that holds no profile or asset: `LSPStandard` / `type` `EOA` (no code) or
 /// `UnknownContract`, the incumbent's "not indexed" marker, with status 200.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotIndexed {
     /// The address (EIP-55).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub address: String,
     /// The chain.
     pub chain_id: u64,
     /// `EOA` or `UnknownContract`.
     #[serde(rename = "LSPStandard")]
     #[cfg_attr(feature = "wasm", tsify(type = "\"EOA\" | \"UnknownContract\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["EOA", "UnknownContract"])))]
     pub lsp_standard: String,
     /// The same as `LSPStandard`.
     #[serde(rename = "type")]
     #[cfg_attr(feature = "wasm", tsify(type = "\"EOA\" | \"UnknownContract\""))]
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["EOA", "UnknownContract"])))]
     pub record_type: String,
     /// Always `false`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = false)))]
     pub indexed: bool,
     /// When the address was read from chain, ISO 8601 (UTC).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::DateTime"))]
     pub last_updated_at: String,
     /// Set when the address is a contract the indexer refuses (it misbehaved when read): why. Such a contract is
     /// answered like any unknown contract, so that clients written for the incumbent treat it as one.
@@ -324,6 +350,7 @@ pub struct NotIndexed {
 
 /// Why the indexer refused a contract: the error it recorded.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     /// What the contract did (`CALL_REVERTED`, `CLAIMS_EVERY_INTERFACE`, …).
@@ -360,6 +387,8 @@ impl NotIndexed {
 
 /// One entry of `GET /v1/:chainId/stats`: `[assets, profiles]`, as the wallet destructures it.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "IndexEntry"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexStats {
     /// The index name.
@@ -370,12 +399,15 @@ pub struct IndexStats {
 
 /// Where the indexer stands: `GET /v1/:chainId/indexer`.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Stats"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexerStatus {
     /// The chain.
     pub chain_id: u64,
     /// Entries per index (assets, then profiles).
+    #[cfg_attr(feature = "schema", schemars(length(min = 2, max = 2)))]
     pub indexes: Vec<IndexStats>,
     /// Candidates recorded as unindexable.
     pub unindexable: u64,

@@ -294,6 +294,7 @@ impl QuotaRequest {
 
 /// The unit of an LSP15 quota.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum QuotaUnit {
@@ -307,6 +308,7 @@ pub enum QuotaUnit {
 
 /// Response of `POST /api/quota` (LSP15 shape): `{"quota", "unit", "totalQuota", "resetDate"}`.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaResponse {
@@ -335,11 +337,13 @@ impl From<&Quota> for QuotaResponse {
 
 /// Response of `POST /api/execute`: LSP15's `{"transactionHash"}`, plus what this service knows when it answers.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecuteResponse {
     /// The relay transaction (it may later be replaced with higher fees: see [`TransactionStatus`]).
     #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
     pub transaction_hash: B256,
     /// Gas used, once mined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +358,7 @@ pub struct ExecuteResponse {
 
 /// What a relayed transaction does.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransactionKind {
@@ -365,6 +370,7 @@ pub enum TransactionKind {
 
 /// Where a relayed transaction is.
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransactionState {
@@ -382,22 +388,26 @@ pub enum TransactionState {
 
 /// The status of a relayed transaction (`GET` by hash).
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionStatus {
     /// The transaction hash asked about.
     #[cfg_attr(feature = "wasm", tsify(type = "Hex"))]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
     pub hash: B256,
     /// Deployment or relay call.
     pub kind: TransactionKind,
     /// The profile it concerns (EIP-55).
     #[cfg_attr(feature = "wasm", tsify(type = "Address"))]
     #[serde(with = "checksummed")]
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
     pub profile: Address,
     /// Where it is.
     pub status: TransactionState,
     /// The transaction that replaced it, when `status` is `replaced`.
     #[cfg_attr(feature = "wasm", tsify(type = "Hex | null"))]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<crate::api::schema::Hash>"))]
     pub replaced_by: Option<B256>,
     /// The block it was mined in.
     #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]

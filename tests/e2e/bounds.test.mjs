@@ -398,3 +398,22 @@ test('/api/execute and /api/quota for an unregistered contract: 404 before any o
   }
   assert.equal(callsTo(from, huge).length, 0, 'no RPC call named the contract');
 });
+
+test('a key gas budget above 2^53 - 1 (what D1 holds) is a 400, never a 500; 2^53 - 1 is kept', async () => {
+  const create = (budget) =>
+    fetch(`${stack.workerUrl}/admin/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+      body: `{"name":"big budget","gasBudgetPerMonth":${budget}}`,
+    });
+  for (const budget of ['9007199254740992', '18446744073709551614', '18446744073709551615', '1e30']) {
+    const res = await create(budget);
+    const answer = await res.json();
+    assert.equal(res.status, 400, `${budget}: ${JSON.stringify(answer)}`);
+    assert.equal(answer.error.code, 'INVALID_FIELD_TYPE');
+  }
+  const res = await create('9007199254740991');
+  const created = await res.json();
+  assert.equal(res.status, 201, JSON.stringify(created));
+  assert.equal(created.gasBudgetPerMonth, 9007199254740991);
+});

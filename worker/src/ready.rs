@@ -19,6 +19,8 @@ use crate::{
 };
 
 /// One check's result.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(rename = "ReadinessCheck"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// What was checked: `config`, `secret:<NAME>`, `d1:migrations`, `chain:<id>:rpc`, `chain:<id>:indexer`,
@@ -40,10 +42,12 @@ impl Check {
     }
 }
 
-/// The answer.
+/// The answer of `GET /ready`.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Readiness {
     /// `ready` or `not ready`.
+    #[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(with = "String", extend("enum" = ["ready", "not ready"])))]
     pub status: &'static str,
     /// Every check, in a stable order.
     pub checks: Vec<Check>,

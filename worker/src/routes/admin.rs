@@ -23,14 +23,20 @@ use crate::{
 
 /// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
 /// against the daily ceiling (`MAX_GAS_PER_DAY`), this month's total, and the transactions still pending.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RelayerView {
     /// The chain this relayer signs for.
     pub chain_id: u64,
     /// The relayer key's address.
+    #[cfg_attr(
+        all(test, not(target_arch = "wasm32")),
+        schemars(with = "profile_relayer::api::schema::Address")
+    )]
     pub signer: Address,
     /// Its balance in wei (decimal string: wei exceed JSON's safe integers); `null` when the node did not answer.
+    #[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(regex(pattern = "^[0-9]+$")))]
     pub balance: Option<String>,
     /// Today's (UTC) gas against the daily ceiling.
     pub today: PeriodView,
@@ -41,6 +47,7 @@ pub struct RelayerView {
 }
 
 /// One period of the relayer's daily meter.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PeriodView {
@@ -57,6 +64,7 @@ pub struct PeriodView {
 }
 
 /// The month's total.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MonthView {
@@ -67,6 +75,7 @@ pub struct MonthView {
 }
 
 /// The lane's pending transactions.
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingView {
@@ -219,9 +228,14 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
     };
     let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
         None => None,
-        Some(v) => {
-            Some(integer(v).ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas)"))?)
-        }
+        // stored in D1, which holds safe integers (a larger one was a 500)
+        Some(v) => Some(
+            integer(v)
+                .filter(|n| *n <= profile_relayer::json_shape::MAX_SAFE_INTEGER)
+                .ok_or_else(|| {
+                    field_type("gasBudgetPerMonth", "a non-negative integer (gas) up to 2^53 - 1")
+                })?,
+        ),
     };
     let (secret, id) = auth::generate_key()?;
     let record = ApiKeyRecord {
