@@ -147,16 +147,7 @@ pub(super) fn client_error(
     message: &str,
     retry_after: Option<u32>,
 ) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("ProfileRelayerError");
-    let _ = Reflect::set(&err, &"code".into(), &code.into());
-    if let Some(s) = status {
-        let _ = Reflect::set(&err, &"status".into(), &JsValue::from(s));
-    }
-    if let Some(r) = retry_after {
-        let _ = Reflect::set(&err, &"retryAfter".into(), &JsValue::from(r));
-    }
-    err.into()
+    super::new_error(message, code, status, retry_after, &JsValue::UNDEFINED)
 }
 
 /// The message of a thrown JS value (an `Error`'s `message`, a string as is).

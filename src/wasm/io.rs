@@ -8,8 +8,6 @@
 //! are objects are built field by field with cached keys, never through serde.
 //!
 //! String arguments are read into a scratch area reused across calls ([`with_args`]): no allocation per argument.
-//! The hot calls also return their error instead of a `Result` (see `returned` in `mod.rs` and `RETHROWN`,
-//! `RETHROWN_OBJECTS`, `KEY_VALUE` in `scripts/build-pkg.sh`).
 
 use std::{
     borrow::Cow,
@@ -68,6 +66,9 @@ extern "C" {
   if (url === undefined) url = all.slice(h);
   return methodName === undefined ? { format, method, hash, url } : { format, method, methodName, hash, url };
 }
+export function keyValue(all) {
+  return { key: all.slice(0, 66), value: '0x' + all.slice(66) };
+}
 export function predicted(all) {
   return { universalProfile: all.slice(0, 42), keyManager: all.slice(42, 84), generatedSalt: all.slice(84, 150) };
 }
@@ -106,6 +107,10 @@ extern "C" {
         method_name: &JsValue,
         url: &JsValue,
     ) -> JsValue;
+
+    /// A `DataKeyValue` from `0x key ‖ value` (the key's 64 digits, then the value's), in one call.
+    #[wasm_bindgen(js_name = keyValue)]
+    pub(crate) fn key_value(all: &JsString) -> JsValue;
 
     /// A `PredictedAddresses` built in JS in one call from `upChecksum ‖ kmChecksum ‖ 0x salt` (150 characters).
     pub(crate) fn predicted(all: &JsString) -> JsValue;

@@ -64,29 +64,33 @@ use crate::{
 
 type JsResult<T> = Result<T, Error>;
 
+#[wasm_bindgen(module = "/src/wasm/js/errors.js")]
+extern "C" {
+    /// The package's error class (`src/wasm/js/errors.js`), re-exported by the package (its TypeScript declaration
+    /// is `TS_TYPES`'s); a class is not called, so this import is never used from Rust.
+    #[allow(dead_code)]
+    #[wasm_bindgen(js_name = ProfileRelayerError, reexport, skip_typescript)]
+    fn profile_relayer_error_class();
+
+    /// Whether `value` is an error thrown by this package (what `instanceof ProfileRelayerError` answers).
+    #[wasm_bindgen(js_name = isProfileRelayerError, reexport, skip_typescript)]
+    pub fn is_profile_relayer_error(value: &JsValue) -> bool;
+
+    /// A `ProfileRelayerError` with its optional fields (`status`, `retryAfter`, `cause`: left out when absent).
+    #[wasm_bindgen(js_name = newError)]
+    pub(crate) fn new_error(
+        message: &str,
+        code: &str,
+        status: Option<u16>,
+        retry_after: Option<u32>,
+        cause: &JsValue,
+    ) -> JsValue;
+}
+
 impl From<Error> for JsValue {
     fn from(e: Error) -> Self {
-        let err = js_sys::Error::new(&e.to_string());
-        err.set_name("ProfileRelayerError");
-        // setting a property on a fresh Error object cannot fail
-        let _ = Reflect::set(&err, &Self::from_str("code"), &Self::from_str(e.code()));
-        err.into()
+        new_error(&e.to_string(), e.code(), None, None, &Self::UNDEFINED)
     }
-}
-
-/// The value of a function whose JS wrapper rethrows errors (`RETHROWN` / `KEY_VALUE` / `RETHROWN_OBJECTS` in
-/// `scripts/build-pkg.sh`, which patch the generated wrapper to throw a result that is not a string / that is an
-/// `Error`): the value, or the error object *returned*. A `Result` crosses the boundary as two values and a slot of
-/// wasm-bindgen's externref table that JS reads back and frees (≈ 8 % of a VerifiableURI encode); this crosses as
-/// one value. For the hot calls.
-pub(crate) fn returned<T: Into<JsValue>>(result: JsResult<T>) -> JsValue {
-    result.map_or_else(error_value, Into::into)
-}
-
-/// The JS error object of `e` (kept out of line: the callers are the hot rethrown functions).
-#[inline(never)]
-pub(crate) fn error_value(e: Error) -> JsValue {
-    e.into()
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -95,8 +99,10 @@ const TS_TYPES: &'static str = r#"
 export type Hex = `0x${string}`;
 /** `0x`-prefixed 20-byte address; mixed case must be a valid EIP-55 checksum. */
 export type Address = `0x${string}`;
-/** The error every function of this package throws. */
-export interface ProfileRelayerError extends Error {
+/** The error every function of this package throws (every promise rejects with); `instanceof` recognises those of
+ * another copy of the package too. */
+export declare class ProfileRelayerError extends Error {
+  constructor(message: string, code: ProfileRelayerErrorCode | ServiceErrorCode, options?: { cause?: unknown });
   name: "ProfileRelayerError";
   /** A core code, or (from the clients of the full package) the service's code, `NETWORK_ERROR`, … */
   code: ProfileRelayerErrorCode | ServiceErrorCode;
@@ -105,6 +111,8 @@ export interface ProfileRelayerError extends Error {
   /** Seconds to wait, when the service sent `Retry-After` (429, 503, 504). */
   retryAfter?: number;
 }
+/** Whether `value` is an error thrown by this package (what `instanceof ProfileRelayerError` answers). */
+export function isProfileRelayerError(value: unknown): value is ProfileRelayerError;
 /** A LUKSO network: name, chain id, or custom LSP23 constants (e.g. a local chain). */
 export type NetworkInput = "mainnet" | "testnet" | 42 | 4201 | CustomNetwork;
 /** An entry of `encodeKeyNames`: a key name, or a name with its dynamic parts (as in erc725.js `getData`). */
@@ -139,18 +147,6 @@ pub fn error_codes() -> Vec<String> {
     Error::ALL_CODES.iter().map(|c| (*c).to_owned()).collect()
 }
 
-/// Whether `value` is an error thrown by this package.
-#[wasm_bindgen(js_name = isProfileRelayerError, unchecked_return_type = "value is ProfileRelayerError")]
-pub fn is_profile_relayer_error(#[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue) -> bool {
-    value.dyn_ref::<js_sys::Error>().is_some_and(|e| {
-        e.name() == "ProfileRelayerError"
-            && Reflect::get(e, &JsValue::from_str("code"))
-                .ok()
-                .and_then(|c| c.as_string())
-                .is_some()
-    })
-}
-
 enum ContentBuf {
     Text(String),
     Bytes(Vec<u8>),
@@ -178,20 +174,15 @@ impl ContentBuf {
 
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,
 /// a `Uint8Array` with `keccak256(bytes)`. Hash exactly what you upload.
-#[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
-pub fn encode_verifiable_uri_js(
-    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
-) -> JsValue {
-    returned(encode_verifiable_uri(content, url))
-}
-
-/// [`encode_verifiable_uri_js`] as a `Result`.
 ///
 /// # Errors
 /// `INVALID_CONTENT` for content that is neither a string nor a `Uint8Array`, `INVALID_ARGUMENT` for a `url`
 /// that is not a string.
-pub fn encode_verifiable_uri(content: &JsValue, url: &JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
+pub fn encode_verifiable_uri(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
+) -> JsResult<JsString> {
     // the layout is the core's (`verifiable_uri_head` ‖ url), hex-encoded piecewise: no value `Vec`, and the
     // strings are read into the reused scratch area
     io::with_args(|args| verifiable_uri_hex(args, &[], content, url))
@@ -233,35 +224,34 @@ export function encodeVerifiableUriData(keyName: string, content: string | Uint8
 /// erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key (pass `JSON.stringify(json)`
 /// as `content`, and upload exactly that text). `dynamicKeyParts` as for `encodeKeyName`. Its TypeScript
 /// declaration is written by hand (above) to keep `dynamicKeyParts` optional while it crosses as a borrowed
-/// value (an `Option` of an owned value costs a slot of the externref table per call). It returns
-/// `0x key ‖ value` (the key's 64 digits, then the value's) or the error: its JS wrapper throws the error and makes
-/// the `DataKeyValue` (`KEY_VALUE` in `scripts/build-pkg.sh`).
+/// value (an `Option` of an owned value costs a slot of the externref table per call).
+///
+/// # Errors
+/// Those of `encodeKeyName` and `encodeVerifiableUri`.
 #[wasm_bindgen(js_name = encodeVerifiableUriData, skip_typescript)]
 pub fn encode_verifiable_uri_data(
     #[wasm_bindgen(js_name = keyName)] key_name: &JsValue,
     content: &JsValue,
     url: &JsValue,
     #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: &JsValue,
-) -> JsValue {
-    // every string into the scratch area in one scope; one result string `0x key ‖ head ‖ url`, which the patched
-    // wrapper splits into `{ key, value }` (`KEY_VALUE` in scripts/build-pkg.sh: no second crossing to build it)
-    returned(io::with_args(|args| {
+) -> JsResult<JsValue> {
+    // every string into the scratch area in one scope; one result string `0x key ‖ head ‖ url`, split into
+    // `{ key, value }` in JS (`keyValue`: one crossing for the object)
+    let all = io::with_args(|args| {
         let key = key_in(args, "keyName", key_name, dynamic_key_parts)?;
         verifiable_uri_hex(args, key.as_slice(), content, url)
-    }))
+    })?;
+    Ok(io::key_value(&all))
 }
 
 /// Decodes a VerifiableURI value (current or legacy JSONURL layout). Unknown methods are reported, not thrown.
-#[wasm_bindgen(js_name = decodeVerifiableUri, unchecked_return_type = "DecodedVerifiableUri")]
-pub fn decode_verifiable_uri_js(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue) -> JsValue {
-    returned(decode_verifiable_uri(value))
-}
-
-/// [`decode_verifiable_uri_js`] as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn decode_verifiable_uri(value: &JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = decodeVerifiableUri, unchecked_return_type = "DecodedVerifiableUri")]
+pub fn decode_verifiable_uri(
+    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
+) -> JsResult<JsValue> {
     let uri = lsp2::decode_verifiable_uri(&hex_arg("value", value)?)?;
     // one JS string for method, hash (and an ASCII URL), sliced: one native call instead of three
     let mut text = Vec::with_capacity(10 + 2 + 2 * uri.data.len() + uri.url.len());
@@ -351,19 +341,14 @@ fn key_in(args: &io::Args<'_>, field: &str, name: &JsValue, parts: &JsValue) -> 
 
 /// The ERC725Y data key of an LSP2 key name; `<type>` parts are filled from `dynamicKeyParts` in order (one
 /// string or an array). An Array name (`Name[]`) gives its length key.
-#[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
-pub fn encode_key_name_js(
-    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
-    #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
-) -> JsValue {
-    returned(encode_key_name(name, dynamic_key_parts))
-}
-
-/// [`encode_key_name_js`] as a `Result`.
 ///
 /// # Errors
 /// The core's key-name errors; `INVALID_ARGUMENT` for arguments of the wrong type.
-pub fn encode_key_name(name: &JsValue, dynamic_key_parts: Option<KeyPartsJs>) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodeKeyName, unchecked_return_type = "Hex")]
+pub fn encode_key_name(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
+    #[wasm_bindgen(js_name = dynamicKeyParts)] dynamic_key_parts: Option<KeyPartsJs>,
+) -> JsResult<JsString> {
     let key = key_name(name, &dynamic_key_parts.map_or(JsValue::UNDEFINED, Into::into))?;
     Ok(hex_js(key.as_slice()))
 }
@@ -423,19 +408,14 @@ fn hex_array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Array {
 }
 
 /// The key of element `index` of an Array: `bytes16(keccak256(name)) ‖ uint128(index)`.
-#[wasm_bindgen(js_name = encodeArrayElementKey, unchecked_return_type = "Hex")]
-pub fn encode_array_element_key_js(
-    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
-) -> JsValue {
-    returned(encode_array_element_key(name, index))
-}
-
-/// [`encode_array_element_key_js`] as a `Result`.
 ///
 /// # Errors
 /// `NOT_AN_ARRAY_KEY`, `INVALID_ARRAY_INDEX`, or `INVALID_ARGUMENT` for a name that is not a string.
-pub fn encode_array_element_key(name: &JsValue, index: &JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodeArrayElementKey, unchecked_return_type = "Hex")]
+pub fn encode_array_element_key(
+    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
+) -> JsResult<JsString> {
     // a standard Array name (`AddressPermissions[]`, `LSP5ReceivedAssets[]`, …) is looked up, not read
     if let io::KnownName::Key(i, length_key) = io::known_name(name, &JsValue::UNDEFINED)
         && lsp2::known_is_array(i)
@@ -710,18 +690,13 @@ fn prediction_object(p: &lsp23::Prediction) -> JsValue {
 }
 
 /// Predicts the Universal Profile and KeyManager addresses (EIP-55) an LSP23 deployment creates.
-#[wasm_bindgen(js_name = predictProfileAddress, unchecked_return_type = "PredictedAddresses")]
-pub fn predict_profile_address_js(
-    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: &JsValue,
-) -> JsValue {
-    returned(predict_profile_address(input))
-}
-
-/// [`predict_profile_address_js`] as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn predict_profile_address(input: &JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = predictProfileAddress, unchecked_return_type = "PredictedAddresses")]
+pub fn predict_profile_address(
+    #[wasm_bindgen(unchecked_param_type = "DeploymentInput")] input: &JsValue,
+) -> JsResult<JsValue> {
     let (salt, calldata, constants) = deployment_args(input)?;
     Ok(prediction_object(&lsp23::predict_addresses(
         salt, &calldata, &constants,
@@ -763,16 +738,13 @@ pub fn generate_salt() -> JsResult<JsString> {
 }
 
 /// The bytes32 value of a set of LSP6 permissions (`"SETDATA"`, `"ALL_PERMISSIONS"`, …).
-#[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
-pub fn encode_permissions_js(#[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue) -> JsValue {
-    returned(encode_permissions(names))
-}
-
-/// [`encode_permissions_js`] as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn encode_permissions(names: &JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
+pub fn encode_permissions(
+    #[wasm_bindgen(unchecked_param_type = "string[]")] names: &JsValue,
+) -> JsResult<JsString> {
     // each name read into the scratch area and combined as it comes: no `String` per name
     let names = array_arg("names", names)?;
     let permissions = io::with_args(|args| {
@@ -792,16 +764,24 @@ pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &
 }
 
 /// An LSP8 token id as bytes32 in `format` (0 number, 1 string, 2 address, 3 unique id, 4 hash, 100–104 mixed).
-#[wasm_bindgen(js_name = encodeTokenId, unchecked_return_type = "Hex")]
-pub fn encode_token_id_js(format: u32, value: &str) -> JsValue {
-    returned(encode_token_id(format, value))
-}
-
-/// [`encode_token_id_js`] as a `Result`.
 ///
 /// # Errors
 /// `UNKNOWN_ENUM_VALUE` for an unknown format, `INVALID_TOKEN_ID` for a value that is not of the format.
-pub fn encode_token_id(format: u32, value: &str) -> JsResult<JsString> {
-    let format = TokenIdFormat::from_u64(u64::from(format))?;
-    Ok(hex_js(lsp8::encode_token_id(format, value)?.as_slice()))
+#[wasm_bindgen(js_name = encodeTokenId, unchecked_return_type = "Hex")]
+pub fn encode_token_id(
+    format: f64,
+    #[wasm_bindgen(unchecked_param_type = "string")] value: &JsValue,
+) -> JsResult<JsString> {
+    // a number parameter (no crossing to read it): JS converts the argument with `Number(…)`, which gives NaN for
+    // anything but a number or a numeric string, refused here with the fractions and the out-of-range values
+    let format = if format.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&format) {
+        // exact: an integer in u32 range
+        TokenIdFormat::from_u64(format as u64)?
+    } else {
+        return Err(Error::InvalidArgument(
+            "format: expected a token id format (0–4, 100–104)".into(),
+        ));
+    };
+    let id = io::with_args(|args| lsp8::encode_token_id(format, &args.text("value", value)?))?;
+    Ok(hex_js(id.as_slice()))
 }

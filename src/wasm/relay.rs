@@ -11,7 +11,7 @@ use wasm_bindgen::{JsCast, prelude::*};
 use super::{
     Fields, JsResult,
     io::{self, interned, parse_address},
-    reject_unknown_keys, returned,
+    reject_unknown_keys,
 };
 use crate::{
     Error,
@@ -254,36 +254,26 @@ fn parse_sig(hex: &str, field: &str) -> JsResult<alloy_primitives::Signature> {
 /// The LSP25 digest a controller signs for a relay call: `keccak256(0x19 ‖ 0x00 ‖ keyManager ‖
 /// abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload))`. Sign it raw (viem
 /// `account.sign({ hash })`), not with `signMessage`.
-#[wasm_bindgen(js_name = relayCallDigest, unchecked_return_type = "Hex")]
-pub fn relay_call_digest_js(
-    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsValue {
-    returned(relay_call_digest(input))
-}
-
-/// `relay_call_digest_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn relay_call_digest(input: JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = relayCallDigest, unchecked_return_type = "Hex")]
+pub fn relay_call_digest(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
+) -> JsResult<JsString> {
     let (km, chain, call) = relay_call_args(&input)?;
     Ok(io::hex_js(call.digest(km, chain).as_slice()))
 }
 
 /// The LSP25 encoded message `abi.encodePacked(25, chainId, nonce, validityTimestamps, value, payload)` (what
 /// `@lukso/eip191-signer.js` `signDataWithIntendedValidator(keyManager, message, key)` takes).
-#[wasm_bindgen(js_name = encodeRelayCallMessage, unchecked_return_type = "Hex")]
-pub fn encode_relay_call_message_js(
-    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-) -> JsValue {
-    returned(encode_relay_call_message(input))
-}
-
-/// `encode_relay_call_message_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn encode_relay_call_message(input: JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodeRelayCallMessage, unchecked_return_type = "Hex")]
+pub fn encode_relay_call_message(
+    #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
+) -> JsResult<JsString> {
     let (_, chain, call) = relay_call_args(&input)?;
     Ok(io::hex_js(&call.encoded_message(chain)))
 }
@@ -294,27 +284,22 @@ pub fn encode_relay_call_message(input: JsValue) -> JsResult<JsString> {
 #[wasm_bindgen(js_name = recoverRelayCallSigner, unchecked_return_type = "Address")]
 pub fn recover_relay_call_signer(
     #[wasm_bindgen(unchecked_param_type = "RelayCallInput")] input: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &str,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &JsValue,
 ) -> JsResult<String> {
     let (km, chain, call) = relay_call_args(&input)?;
-    let sig = parse_sig(signature, "signature")?;
+    let sig = parse_sig(&io::text_arg("signature", signature)?, "signature")?;
     Ok(call.recover_signer(km, chain, &sig)?.to_checksum(None))
 }
 
 /// `executeRelayCall(signature, nonce, validityTimestamps, payload)` calldata for the KeyManager (`v` written
 /// as 27/28; a high-`s` signature is refused).
-#[wasm_bindgen(js_name = encodeExecuteRelayCall, unchecked_return_type = "Hex")]
-pub fn encode_execute_relay_call_js(
-    #[wasm_bindgen(unchecked_param_type = "ExecuteRelayCallInput")] input: JsValue,
-) -> JsValue {
-    returned(encode_execute_relay_call(input))
-}
-
-/// `encode_execute_relay_call_js` as a `Result`.
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
-pub fn encode_execute_relay_call(input: JsValue) -> JsResult<JsString> {
+#[wasm_bindgen(js_name = encodeExecuteRelayCall, unchecked_return_type = "Hex")]
+pub fn encode_execute_relay_call(
+    #[wasm_bindgen(unchecked_param_type = "ExecuteRelayCallInput")] input: JsValue,
+) -> JsResult<JsString> {
     object(
         &input,
         &["signature", "nonce", "validityTimestamps", "payload"],
@@ -363,10 +348,11 @@ fn quota_args(
 /// `"packed"`). For `"text"` the address is used exactly as given.
 #[wasm_bindgen(js_name = quotaMessage, unchecked_return_type = "QuotaMessage")]
 pub fn quota_message(
-    #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,
+    #[wasm_bindgen(unchecked_param_type = "Address")] address: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] timestamp: &JsValue,
     scheme: Option<QuotaSchemeJs>,
 ) -> JsResult<JsValue> {
+    let address = &io::text_arg("address", address)?;
     let (up, ts, scheme) = quota_args(address, timestamp, scheme)?;
     let message = match scheme {
         QuotaScheme::Packed => lsp15::packed_quota_message(up, ts).to_string(),
@@ -387,13 +373,14 @@ pub fn quota_message(
 #[cfg(feature = "wasm-recover")]
 #[wasm_bindgen(js_name = recoverQuotaSigner, unchecked_return_type = "Address")]
 pub fn recover_quota_signer(
-    #[wasm_bindgen(unchecked_param_type = "Address")] address: &str,
+    #[wasm_bindgen(unchecked_param_type = "Address")] address: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "number | bigint")] timestamp: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &str,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] signature: &JsValue,
     scheme: Option<QuotaSchemeJs>,
 ) -> JsResult<String> {
+    let address = &io::text_arg("address", address)?;
     let (up, ts, scheme) = quota_args(address, timestamp, scheme)?;
-    let sig = parse_sig(signature, "signature")?;
+    let sig = parse_sig(&io::text_arg("signature", signature)?, "signature")?;
     Ok(lsp15::recover_quota_signer(scheme, up, address, ts, &sig)?.to_checksum(None))
 }
 
@@ -402,9 +389,9 @@ pub fn recover_quota_signer(
 #[cfg(feature = "wasm")]
 #[wasm_bindgen(js_name = decodeRelayCallRevert, unchecked_return_type = "DecodedRevert")]
 pub fn decode_relay_call_revert(
-    #[wasm_bindgen(unchecked_param_type = "Hex")] data: &str,
+    #[wasm_bindgen(unchecked_param_type = "Hex")] data: &JsValue,
 ) -> JsResult<JsValue> {
-    let revert = lsp25::Revert::decode(&parse_hex("data", data)?);
+    let revert = lsp25::Revert::decode(&io::hex_arg("data", data)?);
     let o = io::object();
     o.put("name", &io::utf8(revert.name()).into());
     o.put("reason", &io::utf8(&revert.describe()).into());
