@@ -1,4 +1,4 @@
-// The clients' one `fetch` per request (src/wasm/http.rs): transport options, retries on 429 / 503 after
+// The clients' one `fetch` per request (src/wasm/clients/http.rs): transport options, retries on 429 / 503 after
 // `Retry-After`, and the whole body read here so that a call is a single await.
 
 /**

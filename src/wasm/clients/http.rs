@@ -116,7 +116,7 @@ pub(super) fn client_error(
     message: &str,
     retry_after: Option<u32>,
 ) -> JsValue {
-    super::new_error(message, code, status, retry_after, &JsValue::UNDEFINED)
+    crate::wasm::error::new_error(message, code, status, retry_after, &JsValue::UNDEFINED)
 }
 
 /// The message of a thrown JS value (an `Error`'s `message`, a string as is).

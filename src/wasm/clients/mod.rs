@@ -9,11 +9,14 @@ use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, prelude::*};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::{
-    http::{self, Answer, Body, client_error, get_str, reason_of},
-    io,
-    relay::{self, SignWith},
+mod http;
+pub(super) mod inputs;
+
+use self::{
+    http::{Answer, Body, client_error, get_str, reason_of},
+    inputs::SignWith,
 };
+use super::{args, io};
 use crate::{
     Error,
     api::{
@@ -91,7 +94,7 @@ fn base(url: &str) -> Result<String, Error> {
 /// `{ baseUrl, apiKey?, timeout?, signal?, retries?, maxRetryDelay?, fetch? }`, checked: the base URL, the key, and
 /// how requests are sent (a copy of the transport options, read by `prFetch`).
 fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> {
-    relay::object(
+    args::object(
         value,
         &[
             "baseUrl",
@@ -104,12 +107,12 @@ fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> 
         ],
         "options",
     )?;
-    let base_url = base(&relay::string_field(value, "baseUrl")?)?;
-    let key = relay::get(value, "apiKey");
-    let api_key = if relay::is_absent(&key) {
+    let base_url = base(&args::string_field(value, "baseUrl")?)?;
+    let key = args::get(value, "apiKey");
+    let api_key = if args::is_absent(&key) {
         None
     } else {
-        Some(relay::string_field(value, "apiKey")?)
+        Some(args::string_field(value, "apiKey")?)
     };
     Ok((base_url, api_key, http::transport(value)?))
 }
@@ -138,14 +141,14 @@ pub struct RelayerClient {
 
 /// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
 fn search_options(options: &JsValue) -> Result<Vec<(&'static str, u64)>, Error> {
-    if relay::is_absent(options) {
+    if args::is_absent(options) {
         return Ok(Vec::new());
     }
-    relay::object(options, &["page", "hitsPerPage"], "options")?;
+    args::object(options, &["page", "hitsPerPage"], "options")?;
     let mut out = Vec::new();
     for key in ["page", "hitsPerPage"] {
-        let v = relay::get(options, key);
-        if relay::is_absent(&v) {
+        let v = args::get(options, key);
+        if args::is_absent(&v) {
             continue;
         }
         let n = io::safe_uint(&v).ok_or_else(|| {
@@ -290,14 +293,14 @@ impl RelayerClient {
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            relay::object(&input, &["metadata", "controllers", "network"], "input")?;
-            let metadata = relay::get(&input, "metadata");
-            if relay::is_absent(&metadata) {
+            args::object(&input, &["metadata", "controllers", "network"], "input")?;
+            let metadata = args::get(&input, "metadata");
+            if args::is_absent(&metadata) {
                 return Err(
                     Error::InvalidArgument("metadata is required (the LSP3 profile JSON)".into()).into(),
                 );
             }
-            let controllers = io::array_arg("controllers", &relay::get(&input, "controllers"))?
+            let controllers = io::array_arg("controllers", &args::get(&input, "controllers"))?
                 .iter()
                 .map(|c| io::address_arg("controllers", &c))
                 .collect::<Result<Vec<_>, _>>()?;
@@ -322,7 +325,7 @@ impl RelayerClient {
             )
             .await?;
             let lsp3 = lsp2::encode_verifiable_uri(Content::Text(&text), &format!("ipfs://{uploaded}"));
-            let constants = super::network_constants(Some(relay::get(&input, "network")))?;
+            let constants = super::lsp23::network_constants(Some(args::get(&input, "network")))?;
             let data = lsp23::profile_data_from_controllers(&controllers, Some(&lsp3), &constants)?;
             let calldata = data.to_post_deployment_calldata()?;
             let salt = lsp23::generate_salt()?;
@@ -665,7 +668,7 @@ async fn call_signer(
     let value = JsFuture::from(Promise::resolve(&out))
         .await
         .map_err(signer_error)?;
-    Ok(relay::check_signature(&value)?)
+    Ok(inputs::check_signature(&value)?)
 }
 
 #[wasm_bindgen]
@@ -680,7 +683,7 @@ impl RelayerClient {
         let url = self.url("/api/execute");
         let transport = self.transport.clone();
         future_to_promise(async move {
-            let args = relay::execute_args(&input)?;
+            let args = inputs::execute_args(&input)?;
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {
@@ -716,7 +719,7 @@ impl RelayerClient {
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
-            let args = relay::quota_input_args(&input, now)?;
+            let args = inputs::quota_input_args(&input, now)?;
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {
@@ -793,7 +796,7 @@ pub fn fetch_relay_call_params(
     #[wasm_bindgen(unchecked_param_type = "RelayCallParamsInput")] input: JsValue,
 ) -> Promise {
     future_to_promise(async move {
-        let (rpc_url, profile, controller, channel) = relay::relay_call_params_args(&input)?;
+        let (rpc_url, profile, controller, channel) = inputs::relay_call_params_args(&input)?;
         let url = base(&rpc_url).map_err(|_| {
             Error::InvalidArgument(format!(
                 "rpcUrl must be an http(s) URL, got {}",
