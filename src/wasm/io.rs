@@ -79,6 +79,11 @@ extern "C" {
     #[wasm_bindgen(js_name = keyValue)]
     pub(crate) fn key_value(all: &JsString) -> JsValue;
 
+    /// erc725.js's `{ verification: { method, data }, url }` of a `DecodedVerifiableUri`.
+    #[cfg(feature = "wasm")]
+    #[wasm_bindgen(js_name = erc725Uri)]
+    pub(crate) fn erc725_uri(decoded: &JsValue) -> JsValue;
+
     /// A `PredictedAddresses` built in JS in one call from `upChecksum ‖ kmChecksum ‖ 0x salt` (150 characters).
     pub(crate) fn predicted(all: &JsString) -> JsValue;
 

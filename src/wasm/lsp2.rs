@@ -49,7 +49,7 @@ impl ContentBuf {
 /// that is not a string.
 #[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
 pub fn encode_verifiable_uri(
-    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | object")] content: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
 ) -> JsResult<JsString> {
     // the layout is the core's (`verifiable_uri_head` ‖ url), hex-encoded piecewise: no value `Vec`, and the
@@ -67,26 +67,37 @@ fn verifiable_uri_hex(
 ) -> JsResult<JsString> {
     let head = match args.utf8_text(content) {
         Some(text) => lsp2::verifiable_uri_head(Content::Text(&text)),
-        None => lsp2::verifiable_uri_head(Content::Bytes(
-            &content
-                .dyn_ref::<Uint8Array>()
-                .ok_or(Error::InvalidContent)?
-                .to_vec(),
-        )),
+        None => match content.dyn_ref::<Uint8Array>() {
+            Some(bytes) => lsp2::verifiable_uri_head(Content::Bytes(&bytes.to_vec())),
+            // a JSON object or array, as erc725.js takes it (`{ json, url }`): the text of `JSON.stringify(json)`
+            None => lsp2::verifiable_uri_head(Content::Text(&json_text(content)?)),
+        },
     };
     let url = args.text("url", url)?;
     Ok(hex_concat_js(&[prefix, &head, url.as_bytes()]))
+}
+
+/// `JSON.stringify(content)` of an object or array (what erc725.js hashes for a `{ json, url }` value), else
+/// `INVALID_CONTENT`.
+fn json_text(content: &JsValue) -> JsResult<String> {
+    if !content.is_object() {
+        return Err(Error::InvalidContent);
+    }
+    js_sys::JSON::stringify(content)
+        .ok()
+        .and_then(|text| text.as_string())
+        .ok_or(Error::InvalidContent)
 }
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ENCODE_VERIFIABLE_URI_DATA: &'static str = r#"
 /**
  * The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
- * erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key. Pass `JSON.stringify(json)` as
- * `content` and upload exactly that text (a string is hashed as UTF-8 with `keccak256(utf8)`, a `Uint8Array` with
+ * erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key. Pass `json` itself (hashed as
+ * `JSON.stringify(json)`, as erc725.js does) or its text as `content`, and upload exactly that text (a string is hashed as UTF-8 with `keccak256(utf8)`, a `Uint8Array` with
  * `keccak256(bytes)`); `dynamicKeyParts` as for `encodeKeyName`.
  */
-export function encodeVerifiableUriData(keyName: string, content: string | Uint8Array, url: string, dynamicKeyParts?: string | string[] | null): DataKeyValue;
+export function encodeVerifiableUriData(keyName: string, content: string | Uint8Array | object, url: string, dynamicKeyParts?: string | string[] | null): DataKeyValue;
 "#;
 
 /// The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
@@ -155,6 +166,30 @@ pub fn decode_verifiable_uri(
         &url,
     ))
 }
+
+/// Decodes a VerifiableURI value (full entry) into erc725.js's shape, `{ verification: { method, data }, url }` (what erc725.js
+/// `decodeDataSourceWithHash` answers: `method` the name of a known method, else its 4-byte id).
+///
+/// # Errors
+/// As `decodeVerifiableUri`.
+#[cfg(feature = "wasm")]
+#[wasm_bindgen(js_name = decodeDataSourceWithHash, unchecked_return_type = "Erc725VerifiableUri")]
+pub fn decode_data_source_with_hash(
+    #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
+) -> JsResult<JsValue> {
+    let decoded = decode_verifiable_uri(value)?;
+    Ok(io::erc725_uri(&decoded))
+}
+
+#[cfg(feature = "wasm")]
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ERC725_URI: &'static str = r#"
+/** A decoded VerifiableURI in erc725.js's shape (`decodeDataSourceWithHash`). */
+export interface Erc725VerifiableUri {
+  verification: { method: "keccak256(utf8)" | "keccak256(bytes)" | "ecdsa" | Hex; data: Hex };
+  url: string;
+}
+"#;
 
 /// Checks fetched `content` against a VerifiableURI value: `true` if keccak256 of its bytes equals the hash.
 /// Throws `UNVERIFIABLE_METHOD` when the value carries no keccak256 hash.

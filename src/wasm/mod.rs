@@ -21,6 +21,8 @@
 mod args;
 #[cfg(feature = "wasm")]
 mod clients;
+#[cfg(feature = "wasm")]
+mod constants;
 mod error;
 mod io;
 #[cfg(feature = "wasm")]
@@ -37,13 +39,19 @@ mod types;
 pub use self::clients::inputs::{ExecuteInput, QuotaInput, RelayCallParams, RelayCallParamsInput};
 #[cfg(feature = "wasm")]
 pub use self::clients::{LookupClient, RelayerClient, fetch_relay_call_params};
+#[cfg(feature = "wasm")]
+pub use self::constants::lukso_constants;
 pub use self::error::is_profile_relayer_error;
 #[cfg(feature = "wasm")]
 pub use self::ipfs::{compute_cid, verify_cid};
+#[cfg(feature = "wasm")]
+pub use self::lsp2::decode_data_source_with_hash;
 pub use self::lsp2::{
     decode_verifiable_uri, encode_array_element_key, encode_key_name, encode_key_names,
     encode_verifiable_uri, encode_verifiable_uri_data, verify_verifiable_uri,
 };
+#[cfg(feature = "wasm")]
+pub use self::lsp6::decode_permissions_object;
 pub use self::lsp6::{decode_permissions, encode_permissions};
 pub use self::lsp8::encode_token_id;
 #[cfg(feature = "wasm-recover")]

@@ -23,6 +23,8 @@ const clientOptions = { baseUrl: 'http://127.0.0.1:9', fetch: fetchNever };
 const BAD = {
   decodePermissions: [(m) => m.decodePermissions(42), (m) => m.decodePermissions('0x12')],
   decodePostDeploymentCallData: [(m) => m.decodePostDeploymentCallData(1), (m) => m.decodePostDeploymentCallData('0x1234')],
+  decodeDataSourceWithHash: [(m) => m.decodeDataSourceWithHash(5), (m) => m.decodeDataSourceWithHash('0x00')],
+  decodePermissionsObject: [(m) => m.decodePermissionsObject(42), (m) => m.decodePermissionsObject('0x12')],
   decodeVerifiableUri: [(m) => m.decodeVerifiableUri(undefined), (m) => m.decodeVerifiableUri('0x00')],
   encodeArrayElementKey: [(m) => m.encodeArrayElementKey(1, 0), (m) => m.encodeArrayElementKey('LSP3Profile', 0),
     (m) => m.encodeArrayElementKey('AddressPermissions[]', -1), (m) => m.encodeArrayElementKey('AddressPermissions[]', 'x')],
@@ -31,13 +33,14 @@ const BAD = {
     (m) => m.encodeExecuteRelayCall({ signature: '0x', nonce: 0, payload: '0x' })],
   encodeKeyName: [(m) => m.encodeKeyName(42), (m) => m.encodeKeyName('a:b:c:d:e'), (m) => m.encodeKeyName('LSP3Profile', 5)],
   encodeKeyNames: [(m) => m.encodeKeyNames('LSP3Profile'), (m) => m.encodeKeyNames([42])],
-  encodePermissions: [(m) => m.encodePermissions(42), (m) => m.encodePermissions(['NOPE']), (m) => m.encodePermissions([1])],
+  encodePermissions: [(m) => m.encodePermissions(42), (m) => m.encodePermissions(['NOPE']), (m) => m.encodePermissions([1]),
+    (m) => m.encodePermissions({ SETDATA: 'yes' }), (m) => m.encodePermissions({ NOPE: true })],
   encodePostDeploymentCallData: [(m) => m.encodePostDeploymentCallData(1, []),
     (m) => m.encodePostDeploymentCallData(['0x12'], ['0x'])],
   encodeRelayCallMessage: [(m) => m.encodeRelayCallMessage('x'), (m) => m.encodeRelayCallMessage({ ...RELAY_CALL, nonce: -1 })],
   encodeTokenId: [(m) => m.encodeTokenId('x', '1'), (m) => m.encodeTokenId(0, 5), (m) => m.encodeTokenId(7, '1'),
     (m) => m.encodeTokenId(0, 'x')],
-  encodeVerifiableUri: [(m) => m.encodeVerifiableUri(1, 'ipfs://x'), (m) => m.encodeVerifiableUri('{}', 1)],
+  encodeVerifiableUri: [(m) => m.encodeVerifiableUri(1, 'ipfs://x'), (m) => m.encodeVerifiableUri({ n: 1n }, 'ipfs://x'), (m) => m.encodeVerifiableUri('{}', 1)],
   encodeVerifiableUriData: [(m) => m.encodeVerifiableUriData(1, '{}', 'ipfs://x'),
     (m) => m.encodeVerifiableUriData('LSP3Profile', 1, 'ipfs://x'), (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 1),
     (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://x', 5)],
@@ -91,7 +94,8 @@ const METHODS = {
 };
 // exports with no input to refuse: the error class, the guard (answers false, never throws), the lists and salts of
 // no arguments, and the `--target web` loaders (which throw the engine's own errors for a bad module)
-const NO_BAD_INPUT = new Set(['ProfileRelayerError', 'isProfileRelayerError', 'errorCodes', 'generateSalt', 'default', 'initSync']);
+const NO_BAD_INPUT = new Set(['ProfileRelayerError', 'isProfileRelayerError', 'errorCodes', 'generateSalt', 'luksoConstants',
+  'default', 'initSync']);
 const WASM_BINDGEN_METHODS = new Set(['constructor', 'free', '__destroy_into_raw']);
 
 const isClass = (f) => /^class\b/.test(Function.prototype.toString.call(f));
@@ -147,6 +151,7 @@ async function checkModule(label, m) {
   assert.equal(m.isProfileRelayerError(undefined), false);
   assert.equal(m.errorCodes.length, 0);
   assert.equal(m.generateSalt.length, 0);
+  if (m.luksoConstants) assert.equal(m.luksoConstants.length, 0);
   return calls;
 }
 

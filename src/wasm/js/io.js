@@ -18,6 +18,14 @@ export function decodedUri(format, all, m, h, methodName, url) {
 }
 
 /**
+ * erc725.js's shape of a decoded VerifiableURI (`decodeDataSourceWithHash`): the method's name, else its id.
+ * @param {{ method: string, methodName?: string, hash: string, url: string }} decoded
+ */
+export function erc725Uri(decoded) {
+  return { verification: { method: decoded.methodName ?? decoded.method, data: decoded.hash }, url: decoded.url };
+}
+
+/**
  * A `DataKeyValue` from `0x key ‖ value` (the key's 64 digits, then the value's).
  * @param {string} all
  */
