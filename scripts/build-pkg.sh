@@ -6,8 +6,8 @@
 #                                     recovery, built like lite)
 # One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
 # The lite entry is built for speed (opt-level 3, wasm-opt -O3): it is what hot encoding loops import. The full entry is
-# built for size (opt-level "s", wasm-opt -Oz): less gzip wasm than opt-level 3, slower than the lite build
-# on encodings but still faster than erc725.js / viem on every case (BENCHMARKS.md#wasm-size). ("z" is smaller still,
+# built for size (opt-level "s", wasm-opt -Oz): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
+# on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another 9 % smaller,
 # but its VerifiableURI decode falls below erc725.js's.)
 #
 #   scripts/build-pkg.sh                      # everything (what the tests and the package need)
@@ -21,7 +21,7 @@ source scripts/setup.sh
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types
   --enable-sign-ext --enable-mutable-globals --enable-simd)
 # 128-bit SIMD (every browser since 2023, Node ≥ 16.4): hex decoding / encoding of arguments and results runs on
-# const-hex's simd128 path (BENCHMARKS.md#wasm-boundary). cargo keeps these artifacts apart from the
+# const-hex's simd128 path (≈ 5× the scalar one on a 1 KB calldata). cargo keeps these artifacts apart from the
 # other wasm builds sharing the target directory (rustflags are part of their fingerprint)
 export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 # The dependencies' source paths in panic locations without the machine's cargo home and registry directory
@@ -30,31 +30,6 @@ export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
 for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
   [ -d "$registry" ] && RUSTFLAGS+=" --remap-path-prefix=$registry="
 done
-
-# Functions that return their error instead of throwing it (`returned` in src/wasm/mod.rs: one value crosses the
-# boundary instead of a Result's two and a table slot); their generated JS wrapper is patched here to throw anything
-# that is not a string. Checked: each wrapper is patched exactly once, else the build fails.
-# Those in RETHROWN_OBJECTS return an object, and throw what is an `Error`. Those in KEY_VALUE return
-# `0x key ‖ value` (a data key's 64 digits, then the value's), which their wrapper makes the `{ key, value }` object.
-RETHROWN=(encodeVerifiableUri encodeKeyName encodeTokenId encodePermissions relayCallDigest encodeExecuteRelayCall
-  encodeRelayCallMessage encodeArrayElementKey)
-RETHROWN_OBJECTS=(decodeVerifiableUri predictProfileAddress)
-KEY_VALUE=(encodeVerifiableUriData)
-rethrow() {
-  local file=$1
-  RETHROWN="${RETHROWN[*]}" RETHROWN_OBJECTS="${RETHROWN_OBJECTS[*]}" KEY_VALUE="${KEY_VALUE[*]}" perl -0pi -e '
-    BEGIN { $n = 0 }
-    my $string = q{    if (typeof ret !== "string") throw ret;};
-    my %tail = (map({ $_ => "$string\n    return ret;\n" } split / /, $ENV{RETHROWN}),
-      map({ $_ => "    if (ret instanceof Error) throw ret;\n    return ret;\n" } split / /, $ENV{RETHROWN_OBJECTS}),
-      map({ $_ => "$string\n    return { key: ret.slice(0, 66), value: \x270x\x27 + ret.slice(66) };\n" }
-        split / /, $ENV{KEY_VALUE}));
-    for my $f (keys %tail) {
-      $n += s/(\n(?:export )?function \Q$f\E\([^)]*\) \{\n(?:    [^\n]*\n)*?    const ret = wasm\.\Q$f\E\([^\n]*\);\n)    return ret;\n/$1$tail{$f}/;
-    }
-    END { if ($n != scalar(keys %tail)) { print STDERR "[build-pkg] $ARGV: rethrow patch applied $n times\n"; exit 1 } }
-  ' "$file"
-}
 
 wanted=("$@")
 [ ${#wanted[@]} -gt 0 ] || wanted=(full:bundler full:web full:nodejs lite:bundler lite:web lite:nodejs
@@ -89,18 +64,22 @@ for flavour in full lite recover; do
     dir=$prefix/${target/nodejs/node}
     rm -rf "$dir"
     wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
-    if [ "$target" = bundler ]; then rethrow "$dir/profile_relayer_bg.js"; else rethrow "$dir/profile_relayer.js"; fi
-    # the `producers` and `target_features` custom sections are read by no engine or bundler: bytes saved
+    # the `producers` and `target_features` custom sections are read by no engine or bundler: ≈ 0.2 KB of gzip
     wasm-opt "$wasm_opt" --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
       "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
-    # the Node build is CommonJS (the top-level pkg/package.json says "module"); its `inline_js` snippets are written
-    # as ES modules (`export function f`), so they become `exports.f = function f` (checked: nothing else is allowed)
+    # the Node build is CommonJS (the top-level pkg/package.json says "module"); the JS snippets (src/wasm/js/*.js)
+    # are ES modules with top-level `export function` / `export class` declarations only, which become plain
+    # declarations and `exports.f = f;` at the end (checked: no other import or export is allowed)
     if [ "$target" = nodejs ]; then
       echo '{ "type": "commonjs" }' >"$dir/package.json"
       if [ -d "$dir/snippets" ]; then
-        find "$dir/snippets" -name '*.js' -exec sed -E -i 's/^export function ([A-Za-z0-9_$]+)/exports.\1 = function \1/' {} +
+        while IFS= read -r -d '' snippet; do
+          names=$(sed -nE 's/^export (function|class) ([A-Za-z0-9_$]+).*/\2/p' "$snippet")
+          sed -E -i 's/^export (function|class) /\1 /' "$snippet"
+          for name in $names; do echo "exports.$name = $name;" >>"$snippet"; done
+        done < <(find "$dir/snippets" -name '*.js' -print0)
         if grep -rqE '^[[:space:]]*(export|import)[[:space:]{]' "$dir/snippets"; then
-          echo "[build-pkg] $dir/snippets: only top-level 'export function' is supported in inline_js" >&2
+          echo "[build-pkg] $dir/snippets: only top-level 'export function' / 'export class' are supported" >&2
           exit 1
         fi
       fi

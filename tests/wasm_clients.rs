@@ -63,16 +63,18 @@ async fn create_profile_then_look_it_up_from_a_browser() {
     let cid = get(&created, "metadataCid").as_string().unwrap();
     assert_eq!(get(&uri, "url").as_string().unwrap(), format!("ipfs://{cid}"));
 
-    let bytes: Uint8Array = wait(lookup.ipfs(cid)).await.unwrap().into();
+    let bytes: Uint8Array = wait(lookup.ipfs(cid.into())).await.unwrap().into();
     assert!(
         String::from_utf8(bytes.to_vec())
             .unwrap()
             .contains("Browser Made")
     );
-    let record = wait(lookup.address(31337, up.clone())).await.unwrap();
+    let record = wait(lookup.address(31337.into(), up.clone().into()))
+        .await
+        .unwrap();
     assert_eq!(get(&record, "name").as_string().unwrap(), "Browser Made");
     assert_eq!(get(&record, "metadataStatus").as_string().unwrap(), "verified");
-    let status = wait(relayer.profile_status(up)).await.unwrap();
+    let status = wait(relayer.profile_status(up.into())).await.unwrap();
     assert_eq!(get(&status, "deployed").as_bool(), Some(true));
 }
 
@@ -91,7 +93,7 @@ async fn service_errors_reach_the_browser_with_code_and_status() {
     assert_eq!(get(&err, "code").as_string().unwrap(), "INVALID_API_KEY");
     assert_eq!(get(&err, "status").as_f64(), Some(401.0));
     let offline = LookupClient::new(js(&json!({ "baseUrl": "http://127.0.0.1:9" }))).unwrap();
-    let err = wait(offline.stats(31337)).await.unwrap_err();
+    let err = wait(offline.stats(31337.into())).await.unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "NETWORK_ERROR");
 }
 
@@ -140,7 +142,7 @@ async fn relay_clients_from_a_browser_digest_chain_reads_and_refusals() {
     assert_eq!(get(&err, "code").as_string().unwrap(), "TIMESTAMP_OUT_OF_WINDOW");
     assert_eq!(get(&err, "status").as_f64(), Some(401.0));
 
-    let err = wait(relayer.transaction(format!("0x{}", "ab".repeat(32))))
+    let err = wait(relayer.transaction(format!("0x{}", "ab".repeat(32)).into()))
         .await
         .unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "TRANSACTION_NOT_FOUND");

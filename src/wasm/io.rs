@@ -8,8 +8,6 @@
 //! are objects are built field by field with cached keys, never through serde.
 //!
 //! String arguments are read into a scratch area reused across calls ([`with_args`]): no allocation per argument.
-//! The hot calls also return their error instead of a `Result` (see `returned` in `mod.rs` and `RETHROWN`,
-//! `RETHROWN_OBJECTS`, `KEY_VALUE` in `scripts/build-pkg.sh`).
 
 use std::{
     borrow::Cow,
@@ -63,37 +61,7 @@ extern "C" {
     pub(crate) fn get(this: &Obj, key: &JsValue) -> JsValue;
 }
 
-#[wasm_bindgen(inline_js = "export function decodedUri(format, all, m, h, methodName, url) {
-  const method = all.slice(0, m), hash = all.slice(m, h);
-  if (url === undefined) url = all.slice(h);
-  return methodName === undefined ? { format, method, hash, url } : { format, method, methodName, hash, url };
-}
-export function predicted(all) {
-  return { universalProfile: all.slice(0, 42), keyManager: all.slice(42, 84), generatedSalt: all.slice(84, 150) };
-}
-export function unknownKey(o, allowed) {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) return k;
-}
-export function presentFields(o, allowed) {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) return -1;
-  let present = 0;
-  for (let i = 0; i < allowed.length; i++) { const v = o[allowed[i]]; if (v !== undefined && v !== null) present |= 1 << i; }
-  return present;
-}
-export function smallUint(v) {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : -1;
-  if (typeof v === 'bigint') return v >= 0n && v <= 9007199254740991n ? Number(v) : -1;
-  return -1;
-}
-export function knownIndex(map, s, parts) {
-  if (parts !== undefined && parts !== null) return -1;
-  const i = map.get(s);
-  return i === undefined ? -2 : i;
-}
-export function utf8In(buf, s, ptr, cap) {
-  if (typeof s !== 'string') return -1;
-  return s.length * 3 <= cap ? buf.utf8Write(s, ptr, cap) : -2;
-}")]
+#[wasm_bindgen(module = "/src/wasm/js/io.js")]
 extern "C" {
     /// A `DecodedVerifiableUri` built in JS in one call (an object literal of one shape, fields sliced from one
     /// string): faster than setting five properties across the boundary (BENCHMARKS.md#wasm-boundary). `url`
@@ -108,6 +76,15 @@ extern "C" {
         url: &JsValue,
     ) -> JsValue;
 
+    /// A `DataKeyValue` from `0x key ‖ value` (the key's 64 digits, then the value's), in one call.
+    #[wasm_bindgen(js_name = keyValue)]
+    pub(crate) fn key_value(all: &JsString) -> JsValue;
+
+    /// erc725.js's `{ verification: { method, data }, url }` of a `DecodedVerifiableUri`.
+    #[cfg(feature = "wasm")]
+    #[wasm_bindgen(js_name = erc725Uri)]
+    pub(crate) fn erc725_uri(decoded: &JsValue) -> JsValue;
+
     /// A `PredictedAddresses` built in JS in one call from `upChecksum ‖ kmChecksum ‖ 0x salt` (150 characters).
     pub(crate) fn predicted(all: &JsString) -> JsValue;
 
@@ -116,8 +93,7 @@ extern "C" {
     pub(crate) fn unknown_key(o: &JsValue, allowed: &JsValue) -> JsValue;
 
     /// One call for what an input object holds: bit `i` set when `o[allowed[i]]` is neither undefined nor null;
-    /// -1 when `o` has an own key outside `allowed` (at most 31 keys). Its key loop repeats `unknownKey`'s: snippet
-    /// functions cannot call each other (the Node build turns them into `exports.f`).
+    /// -1 when `o` has an own key outside `allowed` (at most 31 keys).
     #[wasm_bindgen(js_name = presentFields)]
     pub(crate) fn present_fields(o: &JsValue, allowed: &JsValue) -> i32;
 

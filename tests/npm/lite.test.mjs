@@ -113,7 +113,10 @@ test('encodeVerifiableUriData: the key and value of erc725.js encodeData, in one
   const bytes = new Uint8Array([0, 1, 255]);
   assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', bytes, url),
     { key: lite.encodeKeyName('LSP3Profile'), value: lite.encodeVerifiableUri(bytes, url) });
-  for (const [call, code] of [[() => lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, url), 'INVALID_CONTENT'],
+  // a JSON value is hashed as its JSON.stringify text (erc725.js's `{ json, url }`: tests/npm/erc725-shapes.test.mjs)
+  assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, url),
+    lite.encodeVerifiableUriData('LSP3Profile', '{"LSP3Profile":{}}', url));
+  for (const [call, code] of [[() => lite.encodeVerifiableUriData('LSP3Profile', 7, url), 'INVALID_CONTENT'],
     [() => lite.encodeVerifiableUriData('LSP3Profile', '{}', 7), 'INVALID_ARGUMENT'],
     [() => lite.encodeVerifiableUriData(undefined, '{}', url), 'INVALID_ARGUMENT'],
     [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url), 'DYNAMIC_KEY_PART_COUNT'],
@@ -248,7 +251,10 @@ test('the lite wasm stays within its budget', () => {
   // bench/sdk.bench.mjs builds is ≈ 3,620 B, so ≤ 76,380 B of wasm; this budget keeps ≈ 0.3 KB of that
   // (75,119 B on 2026-11-24: ABI / hex error texts without Debug formatting; 77,627 B the session before)
   const wasm = gzipSync(readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)), { level: 9 }).length;
-  assert.ok(wasm <= 76_000, `${wasm} bytes of gzipped wasm`);
+  // Issue 26: +1.0 KB for every argument refused with a ProfileRelayerError (the exported class) and erc725.js's
+  // shapes (permissions objects, JSON values as VerifiableURI content): 76,453 B measured, budget 76,600 B (the
+  // bench's 80,000 B page budget still holds; BENCHMARKS.md "Bundle size per entry point" lists what weighs)
+  assert.ok(wasm <= 76_600, `${wasm} bytes of gzipped wasm`);
 });
 
 test('encodeTokenId (Number): the uint256 of a decimal or 0x number, as viem pads it', () => {

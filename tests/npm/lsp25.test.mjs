@@ -266,5 +266,6 @@ test('signer recovery is in profile-relayer/recover, not in the full entry, and 
   assert.equal(recover.relayCallDigest(call), sdk.relayCallDigest(call));
   // 98,715 B gzip (lite + secp256k1 recovery, opt-level 3, 2026-11-24); ≈ 0.6 KiB of headroom
   const wasm = gzipSync(readFileSync(new URL('../../pkg/recover/web/profile_relayer_bg.wasm', import.meta.url)), { level: 9 }).length;
-  assert.ok(wasm <= 97 * 1024, `${wasm} bytes of gzipped wasm`);
+  // issue 26: 100,139 B with the lite entry's refused arguments and erc725.js shapes (was ≤ 97 KiB)
+  assert.ok(wasm <= 98 * 1024, `${wasm} bytes of gzipped wasm`);
 });

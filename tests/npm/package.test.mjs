@@ -110,9 +110,13 @@ test('the full wasm stays within its budget', () => {
   // custom sections stripped; BENCHMARKS.md). The ≤ 150 KB target is for wasm + bundled JS (≈ 5,360 B, checked by
   // bench/sdk.bench.mjs, which CI runs), so the wasm may not pass 144,600 B. Wave 3: the clients' transport options
   // (timeout, signal, retries, injected fetch, checked in Rust) add ≈ 1.1 KB: 145,583 B measured, target 152 KB
-  // (bench), wasm at most 145,700 B.
+  // (bench), wasm at most 145,700 B. Issue 26: every argument of every export read and refused with a
+  // ProfileRelayerError (no more wasm-bindgen `&str` / `u32` arguments, which misread a non-string or coerced a
+  // non-number), the errors built as instances of the exported class: 146,444 B measured; then erc725.js's shapes
+  // and the LUKSO constants (luksoConstants, decodePermissionsObject, decodeDataSourceWithHash): 149,855 B, wasm
+  // at most 150,000 B.
   const wasm = gzipSync(readFileSync(new URL('web/profile_relayer_bg.wasm', `file://${pkgDir}`)), { level: 9 }).length;
-  assert.ok(wasm <= 145_700, `${wasm} bytes of gzipped wasm`);
+  assert.ok(wasm <= 150_000, `${wasm} bytes of gzipped wasm`);
 });
 
 test('every entry declares exactly the codes its errorCodes() returns (the union is generated from the core table)', async () => {

@@ -143,8 +143,11 @@ function liteEntry(): [Hex[], Address] {
   const single: Hex = lite.encodeKeyName('AddressPermissions:Permissions:<address>', controller);
   const { key, value }: { key: Hex; value: Hex } = lite.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://QmX');
   lite.encodeVerifiableUriData('MyMap:<address>', new Uint8Array([1]), 'ipfs://QmY', [controller]);
-  // @ts-expect-error: content is a string or a Uint8Array (stringify the JSON you upload)
+  // a JSON value, as erc725.js takes it (hashed as its JSON.stringify text), and erc725.js's permissions object
   lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, 'ipfs://QmX');
+  const permissions: Hex = lite.encodePermissions({ SETDATA: true, CALL: false });
+  // @ts-expect-error: content is a string, a Uint8Array or a JSON object
+  lite.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://QmX');
   const [p]: PredictedAddresses[] = lite.predictProfileAddresses([{ salt, postDeploymentCallData: calldata }]);
   // @ts-expect-error: the lite entry has no clients
   new lite.RelayerClient({ baseUrl: 'x', apiKey: 'y' });

@@ -13,38 +13,7 @@ use crate::{
     api::shape::{JsonRead, Shape, is_safe_uint},
 };
 
-#[wasm_bindgen(
-    inline_js = "export function prFetch(method, url, auth, body, json, binary, t) {
-  const headers = {};
-  if (auth) headers.authorization = 'Bearer ' + auth;
-  if (json) { headers['content-type'] = 'application/json'; body = JSON.stringify(body); }
-  t = t || {};
-  const send = t.fetch || fetch;
-  const attempt = (n) => {
-    const signals = [t.signal, t.timeout && AbortSignal.timeout(t.timeout)].filter(Boolean);
-    let signal = signals[0];
-    if (signals.length > 1 && AbortSignal.any) signal = AbortSignal.any(signals);
-    else if (signals.length > 1) {
-      const c = new AbortController();
-      for (const s of signals) s.addEventListener('abort', () => c.abort(s.reason), { once: true });
-      signal = c.signal;
-    }
-    return send(url, { method, headers, body, signal }).then((r) =>
-      (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) => {
-        const after = r.headers.get('retry-after');
-        const wait = after !== null && /^\\s*\\d+\\s*$/.test(after) ? +after : 2 ** n / 2;
-        if ((r.status === 429 || r.status === 503) && n < (t.retries || 0) && wait <= (t.maxRetryDelay ?? 60))
-          return new Promise((resolve, reject) => {
-            const abort = () => { clearTimeout(id); reject(t.signal.reason); };
-            const id = setTimeout(() => { t.signal?.removeEventListener('abort', abort); resolve(attempt(n + 1)); }, wait * 1000);
-            t.signal?.addEventListener('abort', abort, { once: true });
-          });
-        return [r.status, after, text];
-      }));
-  };
-  return attempt(0);
-}"
-)]
+#[wasm_bindgen(module = "/src/wasm/js/http.js")]
 extern "C" {
     /// `fetch` (or the client's own) and the whole body: resolves to `[status, retryAfter | null, body]`, the body a
     /// string, or a `Uint8Array` for a successful `binary` request; rejects when the service cannot be reached, the
@@ -147,16 +116,7 @@ pub(super) fn client_error(
     message: &str,
     retry_after: Option<u32>,
 ) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("ProfileRelayerError");
-    let _ = Reflect::set(&err, &"code".into(), &code.into());
-    if let Some(s) = status {
-        let _ = Reflect::set(&err, &"status".into(), &JsValue::from(s));
-    }
-    if let Some(r) = retry_after {
-        let _ = Reflect::set(&err, &"retryAfter".into(), &JsValue::from(r));
-    }
-    err.into()
+    crate::wasm::error::new_error(message, code, status, retry_after, &JsValue::UNDEFINED)
 }
 
 /// The message of a thrown JS value (an `Error`'s `message`, a string as is).

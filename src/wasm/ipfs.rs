@@ -1,22 +1,37 @@
 //! Bindings of the full package only: IPFS CIDs (`cid` brings `multibase` with every base encoding).
 
-use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, prelude::*};
 
 use super::JsResult;
 use crate::Error;
 
 /// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
 #[wasm_bindgen(js_name = computeCid)]
-pub fn compute_cid(bytes: &[u8]) -> String {
-    crate::ipfs::cid_text(&crate::ipfs::raw_cid(bytes))
+///
+/// # Errors
+/// `INVALID_CONTENT` when `bytes` is not a `Uint8Array`.
+pub fn compute_cid(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: &JsValue) -> JsResult<String> {
+    Ok(crate::ipfs::cid_text(&crate::ipfs::raw_cid(&bytes_arg(bytes)?)))
+}
+
+/// The bytes of a `Uint8Array` argument, else `INVALID_CONTENT`.
+fn bytes_arg(bytes: &JsValue) -> JsResult<Vec<u8>> {
+    bytes
+        .dyn_ref::<js_sys::Uint8Array>()
+        .map(js_sys::Uint8Array::to_vec)
+        .ok_or(Error::InvalidContent)
 }
 
 /// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
 /// malformed CID, a path, or a hash function other than sha2-256. CIDv0 (`Qm…`) and CIDv1 in base32 (`b…`, the
 /// canonical form), base58btc (`z…`) or base16 (`f…`) are read; other multibases are refused (`INVALID_CID`).
 #[wasm_bindgen(js_name = verifyCid)]
-pub fn verify_cid(cid: &str, bytes: &[u8]) -> JsResult<bool> {
-    let target = crate::ipfs::CidPath::parse(cid)?;
+pub fn verify_cid(
+    #[wasm_bindgen(unchecked_param_type = "string")] cid: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: &JsValue,
+) -> JsResult<bool> {
+    let target = crate::ipfs::CidPath::parse(&super::io::text_arg("cid", cid)?)?;
+    let bytes = &bytes_arg(bytes)?;
     if !target.path.is_empty() {
         return Err(Error::InvalidCid(
             "a CID with a path names a file inside a directory, not a block".into(),

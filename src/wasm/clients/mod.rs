@@ -9,11 +9,14 @@ use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, prelude::*};
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::{
-    http::{self, Answer, Body, client_error, get_str, reason_of},
-    io,
-    relay::{self, SignWith},
+mod http;
+pub(super) mod inputs;
+
+use self::{
+    http::{Answer, Body, client_error, get_str, reason_of},
+    inputs::SignWith,
 };
+use super::{args, io};
 use crate::{
     Error,
     api::{
@@ -91,7 +94,7 @@ fn base(url: &str) -> Result<String, Error> {
 /// `{ baseUrl, apiKey?, timeout?, signal?, retries?, maxRetryDelay?, fetch? }`, checked: the base URL, the key, and
 /// how requests are sent (a copy of the transport options, read by `prFetch`).
 fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> {
-    relay::object(
+    args::object(
         value,
         &[
             "baseUrl",
@@ -104,12 +107,12 @@ fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> 
         ],
         "options",
     )?;
-    let base_url = base(&relay::string_field(value, "baseUrl")?)?;
-    let key = relay::get(value, "apiKey");
-    let api_key = if relay::is_absent(&key) {
+    let base_url = base(&args::string_field(value, "baseUrl")?)?;
+    let key = args::get(value, "apiKey");
+    let api_key = if args::is_absent(&key) {
         None
     } else {
-        Some(relay::string_field(value, "apiKey")?)
+        Some(args::string_field(value, "apiKey")?)
     };
     Ok((base_url, api_key, http::transport(value)?))
 }
@@ -137,17 +140,42 @@ pub struct RelayerClient {
 }
 
 /// The numeric `page` / `hitsPerPage` of a `SearchOptions` object that are present.
-fn search_options(options: Option<&js_sys::Object>) -> Vec<(&'static str, u64)> {
-    let Some(o) = options else { return Vec::new() };
-    ["page", "hitsPerPage"]
-        .into_iter()
-        .filter_map(|key| {
-            Reflect::get(o, &key.into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .map(|n| (key, n as u64))
+fn search_options(options: &JsValue) -> Result<Vec<(&'static str, u64)>, Error> {
+    if args::is_absent(options) {
+        return Ok(Vec::new());
+    }
+    args::object(options, &["page", "hitsPerPage"], "options")?;
+    let mut out = Vec::new();
+    for key in ["page", "hitsPerPage"] {
+        let v = args::get(options, key);
+        if args::is_absent(&v) {
+            continue;
+        }
+        let n = io::safe_uint(&v).ok_or_else(|| {
+            Error::InvalidArgument(format!("options.{key}: expected a non-negative integer"))
+        })?;
+        out.push((key, n));
+    }
+    Ok(out)
+}
+
+/// A string argument of a client method.
+fn text_in(field: &str, value: &JsValue) -> Result<String, Error> {
+    io::text_arg(field, value)
+}
+
+/// A `chainId` argument of a client method: a non-negative integer below 2^32.
+fn chain_in(value: &JsValue) -> Result<u32, Error> {
+    io::safe_uint(value)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            Error::InvalidArgument("chainId: expected a chain id (an integer from 0 to 2^32 - 1)".into())
         })
-        .collect()
+}
+
+/// The promise of a method whose arguments were refused.
+fn rejected(e: Error) -> Promise {
+    Promise::reject(&e.into())
 }
 
 /// The JSON body of a checked deployment request.
@@ -217,9 +245,13 @@ impl RelayerClient {
 
     /// Registers an existing profile for the monthly gas quota.
     #[wasm_bindgen(js_name = registerProfile, unchecked_return_type = "Promise<RegisterResponse>")]
-    pub fn register_profile(&self, address: String) -> Promise {
+    pub fn register_profile(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+    ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let address = text_in("address", &address)?;
             crate::hex::parse_address("universalProfileAddress", &address)?;
             let body = json!({ "universalProfileAddress": address });
             let url = this.url("/api/universal-profile/register");
@@ -237,9 +269,13 @@ impl RelayerClient {
 
     /// Deployment, registration and quota of a profile.
     #[wasm_bindgen(js_name = profileStatus, unchecked_return_type = "Promise<ProfileStatus>")]
-    pub fn profile_status(&self, address: String) -> Promise {
+    pub fn profile_status(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+    ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let address = text_in("address", &address)?;
             crate::hex::parse_address("address", &address)?;
             let url = this.url(&format!("/api/universal-profile/{address}"));
             call(&this.transport, "GET", &url, this.api_key.as_deref(), Body::None)
@@ -257,14 +293,14 @@ impl RelayerClient {
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            relay::object(&input, &["metadata", "controllers", "network"], "input")?;
-            let metadata = relay::get(&input, "metadata");
-            if relay::is_absent(&metadata) {
+            args::object(&input, &["metadata", "controllers", "network"], "input")?;
+            let metadata = args::get(&input, "metadata");
+            if args::is_absent(&metadata) {
                 return Err(
                     Error::InvalidArgument("metadata is required (the LSP3 profile JSON)".into()).into(),
                 );
             }
-            let controllers = io::array_arg("controllers", &relay::get(&input, "controllers"))?
+            let controllers = io::array_arg("controllers", &args::get(&input, "controllers"))?
                 .iter()
                 .map(|c| io::address_arg("controllers", &c))
                 .collect::<Result<Vec<_>, _>>()?;
@@ -289,7 +325,7 @@ impl RelayerClient {
             )
             .await?;
             let lsp3 = lsp2::encode_verifiable_uri(Content::Text(&text), &format!("ipfs://{uploaded}"));
-            let constants = super::network_constants(Some(relay::get(&input, "network")))?;
+            let constants = super::lsp23::network_constants(Some(args::get(&input, "network")))?;
             let data = lsp23::profile_data_from_controllers(&controllers, Some(&lsp3), &constants)?;
             let calldata = data.to_post_deployment_calldata()?;
             let salt = lsp23::generate_salt()?;
@@ -406,9 +442,18 @@ impl LookupClient {
     /// The profile or asset record of an address; an address holding neither answers `NotIndexed`
     /// (`LSPStandard` `EOA` or `UnknownContract`).
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord | NotIndexed>")]
-    pub fn address(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32, address: String) -> Promise {
+    pub fn address(
+        &self,
+        #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+    ) -> Promise {
+        let args = chain_in(&chain_id).and_then(|c| Ok((c, text_in("address", &address)?)));
+        let (chain_id, address) = match args {
+            Ok(a) => a,
+            Err(e) => return rejected(e),
+        };
         if let Err(e) = crate::hex::parse_address("address", &address) {
-            return Promise::reject(&e.into());
+            return rejected(e);
         }
         get_typed(
             &self.transport,
@@ -421,10 +466,19 @@ impl LookupClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexRecord>")]
     pub fn token(
         &self,
-        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
-        address: String,
-        #[wasm_bindgen(js_name = "tokenId")] token_id: String,
+        #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+        #[wasm_bindgen(js_name = "tokenId", unchecked_param_type = "string")] token_id: JsValue,
     ) -> Promise {
+        let args = chain_in(&chain_id).and_then(|c| {
+            let address = text_in("address", &address)?;
+            crate::hex::parse_address("address", &address)?;
+            Ok((c, address, text_in("tokenId", &token_id)?))
+        });
+        let (chain_id, address, token_id) = match args {
+            Ok(a) => a,
+            Err(e) => return rejected(e),
+        };
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
         get_typed(
             &self.transport,
@@ -435,7 +489,14 @@ impl LookupClient {
 
     /// Entries per index: `[assets, profiles]` (the shape of LUKSO's API).
     #[wasm_bindgen(unchecked_return_type = "Promise<Stats>")]
-    pub fn stats(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
+    pub fn stats(
+        &self,
+        #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+    ) -> Promise {
+        let chain_id = match chain_in(&chain_id) {
+            Ok(c) => c,
+            Err(e) => return rejected(e),
+        };
         get_typed(
             &self.transport,
             format!("{}/v1/{chain_id}/stats", self.base_url),
@@ -445,7 +506,14 @@ impl LookupClient {
 
     /// Where the indexer stands: entries per index, unindexable contracts, last indexed block, head, lag.
     #[wasm_bindgen(unchecked_return_type = "Promise<IndexerStatus>")]
-    pub fn indexer(&self, #[wasm_bindgen(js_name = "chainId")] chain_id: u32) -> Promise {
+    pub fn indexer(
+        &self,
+        #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+    ) -> Promise {
+        let chain_id = match chain_in(&chain_id) {
+            Ok(c) => c,
+            Err(e) => return rejected(e),
+        };
         get_typed(
             &self.transport,
             format!("{}/v1/{chain_id}/indexer", self.base_url),
@@ -457,16 +525,22 @@ impl LookupClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchBoth>")]
     pub fn search(
         &self,
-        #[wasm_bindgen(js_name = "chainId")] chain_id: u32,
-        query: String,
-        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: JsValue,
     ) -> Promise {
+        let args =
+            chain_in(&chain_id).and_then(|c| Ok((c, text_in("query", &query)?, search_options(&options)?)));
+        let (chain_id, query, options) = match args {
+            Ok(a) => a,
+            Err(e) => return rejected(e),
+        };
         let mut url = format!(
             "{}/v1/{chain_id}/search?q={}",
             self.base_url,
             String::from(js_sys::encode_uri_component(&query))
         );
-        for (key, n) in search_options(options.as_ref()) {
+        for (key, n) in options {
             url.push_str(&format!("&{key}={n}"));
         }
         get_typed(&self.transport, url, &SearchBoth::SHAPE)
@@ -477,13 +551,19 @@ impl LookupClient {
     #[wasm_bindgen(js_name = searchIndex, unchecked_return_type = "Promise<SearchResult>")]
     pub fn search_index(
         &self,
-        #[wasm_bindgen(js_name = "indexName")] index_name: String,
-        query: String,
-        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<js_sys::Object>,
+        #[wasm_bindgen(js_name = "indexName", unchecked_param_type = "string")] index_name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: JsValue,
     ) -> Promise {
+        let args = text_in("indexName", &index_name)
+            .and_then(|i| Ok((i, text_in("query", &query)?, search_options(&options)?)));
+        let (index_name, query, options) = match args {
+            Ok(a) => a,
+            Err(e) => return rejected(e),
+        };
         let mut body = serde_json::Map::new();
         body.insert("query".into(), query.into());
-        for (key, n) in search_options(options.as_ref()) {
+        for (key, n) in options {
             body.insert(key.into(), n.into());
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
@@ -498,10 +578,14 @@ impl LookupClient {
 
     /// Bytes behind `cid[/path]`; raw blocks are verified against the CID here as well.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
-    pub fn ipfs(&self, #[wasm_bindgen(js_name = "cidPath")] cid_path: String) -> Promise {
+    pub fn ipfs(
+        &self,
+        #[wasm_bindgen(js_name = "cidPath", unchecked_param_type = "string")] cid_path: JsValue,
+    ) -> Promise {
         let base_url = self.base_url.clone();
         let transport = self.transport.clone();
         future_to_promise(async move {
+            let cid_path = text_in("cidPath", &cid_path)?;
             let target = CidPath::parse(&cid_path)?;
             let url = format!("{base_url}/ipfs/{}", target.to_gateway_path());
             let answer = http::send(&transport, "GET", &url, None, Body::None, true)
@@ -584,7 +668,7 @@ async fn call_signer(
     let value = JsFuture::from(Promise::resolve(&out))
         .await
         .map_err(signer_error)?;
-    Ok(relay::check_signature(&value)?)
+    Ok(inputs::check_signature(&value)?)
 }
 
 #[wasm_bindgen]
@@ -599,7 +683,7 @@ impl RelayerClient {
         let url = self.url("/api/execute");
         let transport = self.transport.clone();
         future_to_promise(async move {
-            let args = relay::execute_args(&input)?;
+            let args = inputs::execute_args(&input)?;
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {
@@ -635,7 +719,7 @@ impl RelayerClient {
         future_to_promise(async move {
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
-            let args = relay::quota_input_args(&input, now)?;
+            let args = inputs::quota_input_args(&input, now)?;
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {
@@ -661,14 +745,14 @@ impl RelayerClient {
     /// `GET /api/transaction/:hash`: where a transaction this relayer sent is (pending, mined, reverted, replaced —
     /// then `replacedBy` — or dropped), its block, gas used and the gas charged to the profile.
     #[wasm_bindgen(unchecked_return_type = "Promise<TransactionStatus>")]
-    pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: String) -> Promise {
-        match parse_fixed::<32>("hash", &hash) {
+    pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: JsValue) -> Promise {
+        match text_in("hash", &hash).and_then(|hash| parse_fixed::<32>("hash", &hash)) {
             Ok(hash) => get_typed(
                 &self.transport,
                 self.url(&format!("/api/transaction/{hash}")),
                 &TransactionStatus::SHAPE,
             ),
-            Err(e) => Promise::reject(&e.into()),
+            Err(e) => rejected(e),
         }
     }
 }
@@ -712,7 +796,7 @@ pub fn fetch_relay_call_params(
     #[wasm_bindgen(unchecked_param_type = "RelayCallParamsInput")] input: JsValue,
 ) -> Promise {
     future_to_promise(async move {
-        let (rpc_url, profile, controller, channel) = relay::relay_call_params_args(&input)?;
+        let (rpc_url, profile, controller, channel) = inputs::relay_call_params_args(&input)?;
         let url = base(&rpc_url).map_err(|_| {
             Error::InvalidArgument(format!(
                 "rpcUrl must be an http(s) URL, got {}",
