@@ -10,6 +10,7 @@ pub mod hit;
 pub mod params;
 pub mod sql;
 pub mod trim;
+pub mod typos;
 
 use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
 use serde::{Deserialize, Serialize};
