@@ -29,6 +29,7 @@ pub async fn db(env: &Env) -> ApiResult<D1Database> {
     if !SCHEMA_READY.with(Cell::get) {
         for schema in [
             crate::search::SCHEMA,
+            crate::algolia::ranked::SCHEMA,
             crate::indexer::writer::SCHEMA,
             crate::lookup::SCHEMA,
         ] {

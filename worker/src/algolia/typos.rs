@@ -21,8 +21,6 @@ use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 pub const MAX_WORDS: usize = 8;
 /// Longest query word considered for typos (longer ones match exactly or as a prefix).
 pub const MAX_TYPO_WORD: usize = 32;
-/// The searchable attributes in ranking order (the FTS5 columns).
-pub const ATTRIBUTES: [&str; 5] = ["name", "symbol", "description", "tags", "address"];
 /// A pair of words farther apart than this (or in different attributes) counts this distance.
 pub const MAX_PROXIMITY: u32 = 8;
 
@@ -239,7 +237,7 @@ pub struct Alternative {
 }
 
 /// The alternatives of a word: itself (exact, or as a prefix), then the candidate terms within its edits, fewest
-/// typos first, at most `max` typo alternatives. Answers whether none were left out.
+/// typos first (then in the order given), at most `max` typo alternatives. Answers whether none were left out.
 pub fn alternatives<'a>(
     word: &QueryWord,
     terms: impl Iterator<Item = &'a str>,
@@ -265,8 +263,10 @@ pub fn alternatives<'a>(
             }
         }
     }
-    typo.sort_by(|a, b| a.typos.cmp(&b.typos).then_with(|| a.term.cmp(&b.term)));
-    typo.dedup_by(|a, b| a.term == b.term);
+    // fewest typos first; among equals, the order given (the most frequent terms first)
+    let mut seen = std::collections::HashSet::new();
+    typo.retain(|a| seen.insert(a.term.clone()));
+    typo.sort_by_key(|a| a.typos);
     let complete = typo.len() <= max;
     typo.truncate(max);
     let mut out = vec![Alternative {
@@ -305,7 +305,8 @@ pub fn fts_expression(words: &[Vec<Alternative>], max_typos: u8) -> Option<Strin
     (!groups.is_empty()).then(|| groups.join(" AND "))
 }
 
-/// The searchable text of a candidate record, per attribute (in [`ATTRIBUTES`] order).
+/// The searchable text of a candidate record, per attribute in ranking order: name, symbol, description, tags,
+/// address (the FTS5 columns).
 #[derive(Debug, Clone, Default)]
 pub struct Candidate {
     pub object_id: String,
