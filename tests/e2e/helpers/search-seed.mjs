@@ -22,8 +22,8 @@ export function profileRecord({ address, name, description = '', tags = [], upda
 /** The SQL inserting `records` (stored shape) into `index`, in multi-row statements. */
 export function seedSql(index, records) {
   const lines = [];
-  for (let i = 0; i < records.length; i += 200) {
-    const chunk = records.slice(i, i + 200);
+  for (let i = 0; i < records.length; i += 50) {
+    const chunk = records.slice(i, i + 50);
     lines.push(`INSERT OR REPLACE INTO records (index_name, object_id, address, token_id, kind, record, indexed_block, updated_at) VALUES ${chunk
       .map((r) => `(${[index, r.objectID, r.address.toLowerCase(), null, r.kind, JSON.stringify(r), 1, r.updatedAt ?? 0].map(quote).join(', ')})`)
       .join(', ')};`);
