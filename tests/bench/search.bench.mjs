@@ -2,8 +2,9 @@
 // sends it) over seeded profile records (names of made-up words, descriptions from a common-word pool), seeded
 // straight into the local D1 (tests/e2e/helpers/search-seed.mjs, not through the indexer).
 //
-// Query set: records drawn at random; one word of the name (5+ letters, never the first letter) misspelled by a
-// deletion, insertion, substitution or transposition (in turn); the query is the whole name with that word. Hit
+// Query set: records drawn at random; one word of the name (5+ letters; the first or the last, in turn) misspelled
+// by a deletion, insertion, substitution or transposition (never of the first letter), or a substitution of the
+// first letter (which counts two typos), in turn; the query is the whole name with that word. Hit
 // rate at 1 = the record is the first hit. Latency = wall time per query from this process (sequential), p50/p99.
 //
 //   source scripts/setup.sh && cd tests && node bench/search.bench.mjs [--quick]
@@ -51,7 +52,7 @@ const makeRecord = (n) => profileRecord({
 });
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
-const KINDS = ['deletion', 'insertion', 'substitution', 'transposition'];
+const KINDS = ['deletion', 'insertion', 'substitution', 'transposition', 'first letter'];
 function misspell(w, kind) {
   const i = 1 + Math.floor(random() * (w.length - 2)); // never the first letter; leaves a next letter
   const other = (c) => {
@@ -64,6 +65,7 @@ function misspell(w, kind) {
     case 'deletion': return w.slice(0, i) + w.slice(i + 1);
     case 'insertion': return w.slice(0, i) + other(w[i]) + w.slice(i);
     case 'substitution': return w.slice(0, i) + other(w[i]) + w.slice(i + 1);
+    case 'first letter': return other(w[0]) + w.slice(1);
     default: return w[i] === w[i + 1] ? w.slice(0, i) + other(w[i]) + w.slice(i + 1) : w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
   }
 }
@@ -100,7 +102,8 @@ try {
     for (let q = 0; q < QUERIES; q++) {
       const target = pick(records);
       const words = target.name.split(' ');
-      const at = words.findLastIndex((w) => w.length >= 5);
+      // the first or the last word (the prefix), in turn
+      const at = q % 2 ? words.findLastIndex((w) => w.length >= 5) : words.findIndex((w) => w.length >= 5);
       const kind = KINDS[q % KINDS.length];
       if (at >= 0) words[at] = misspell(words[at], kind);
       const t0 = performance.now();

@@ -202,6 +202,7 @@ pub struct Ranked {
 pub fn rank(expansion: &Expansion, mode: TypoMode, results: &[&worker::D1Result]) -> ApiResult<Ranked> {
     let mut seen = std::collections::HashSet::new();
     let mut scores = Vec::new();
+    let matcher = typos::Matcher::new(&expansion.words, &expansion.alternatives);
     for result in results {
         let rows: Vec<CandidateRow> = result.results().map_err(ApiError::internal)?;
         for row in rows {
@@ -209,7 +210,7 @@ pub fn rank(expansion: &Expansion, mode: TypoMode, results: &[&worker::D1Result]
                 continue;
             }
             let candidate = Candidate::from(row);
-            if let Some(score) = typos::score(&expansion.words, &expansion.alternatives, &candidate) {
+            if let Some(score) = typos::score(&matcher, &candidate) {
                 scores.push(score);
             }
         }

@@ -349,6 +349,9 @@ impl PartialOrd for Score {
     }
 }
 
+/// Most places kept per query word in one record (for proximity).
+const MAX_MATCHES: usize = 64;
+
 /// Where one query word matched best in a record.
 #[derive(Debug, Clone, Copy)]
 struct Match {
@@ -358,40 +361,80 @@ struct Match {
     at: u32,
 }
 
-/// Scores a candidate against the query words and their alternatives; `None` when a word does not match.
-pub fn score(words: &[QueryWord], alternatives: &[Vec<Alternative>], candidate: &Candidate) -> Option<Score> {
-    // every word's token, per attribute
-    let tokens: Vec<Vec<String>> = candidate.texts.iter().map(|t| tokens(t).collect()).collect();
-    let mut per_word: Vec<Vec<Match>> = Vec::with_capacity(words.len());
-    for (word, alts) in words.iter().zip(alternatives) {
-        let mut found = Vec::new();
-        for (a, attr) in tokens.iter().enumerate() {
-            for (p, token) in attr.iter().enumerate() {
-                let best = alts
-                    .iter()
-                    .filter(|alt| {
-                        if alt.prefix {
-                            token.starts_with(&alt.term)
-                        } else {
-                            *token == alt.term
-                        }
-                    })
-                    .map(|alt| alt.typos)
-                    .min();
-                if let Some(typos) = best {
-                    let at = u32::try_from(a * 1000 + p.min(999)).unwrap_or(u32::MAX);
-                    found.push(Match {
-                        typos,
-                        exact: typos == 0 && *token == word.text,
+/// The alternatives of every query word, indexed for scoring: one hash lookup per record word, plus the prefix
+/// alternatives (at most one per query word).
+#[derive(Debug, Clone, Default)]
+pub struct Matcher {
+    /// term → (query word, typos)
+    whole: std::collections::HashMap<String, Vec<(usize, u8)>>,
+    /// (query word, prefix)
+    prefixes: Vec<(usize, String)>,
+    words: Vec<String>,
+}
+
+impl Matcher {
+    /// The matcher of the words' alternatives.
+    pub fn new(words: &[QueryWord], alternatives: &[Vec<Alternative>]) -> Self {
+        let mut m = Self {
+            words: words.iter().map(|w| w.text.clone()).collect(),
+            ..Self::default()
+        };
+        for (i, alts) in alternatives.iter().enumerate() {
+            for alt in alts {
+                if alt.prefix {
+                    m.prefixes.push((i, alt.term.clone()));
+                } else {
+                    m.whole.entry(alt.term.clone()).or_default().push((i, alt.typos));
+                }
+            }
+        }
+        m
+    }
+
+    /// The fewest typos with which `token` matches query word `i`, for every word it matches.
+    fn matches(&self, token: &str, out: &mut Vec<(usize, u8)>) {
+        out.clear();
+        if let Some(found) = self.whole.get(token) {
+            out.extend(found.iter().copied());
+        }
+        for (i, prefix) in &self.prefixes {
+            if token.starts_with(prefix.as_str()) {
+                out.push((*i, 0));
+            }
+        }
+    }
+}
+
+/// Scores a candidate against the query words' alternatives; `None` when a word does not match.
+pub fn score(matcher: &Matcher, candidate: &Candidate) -> Option<Score> {
+    let n = matcher.words.len();
+    let mut per_word: Vec<Vec<Match>> = vec![Vec::new(); n];
+    let mut found = Vec::new();
+    for (a, text) in candidate.texts.iter().enumerate() {
+        for (p, token) in tokens(text).enumerate() {
+            matcher.matches(&token, &mut found);
+            for (i, typos) in &found {
+                let Some(list) = per_word.get_mut(*i) else {
+                    continue;
+                };
+                let at = u32::try_from(a * 1000 + p.min(999)).unwrap_or(u32::MAX);
+                let exact = *typos == 0 && matcher.words.get(*i).is_some_and(|w| *w == token);
+                // the same word and place through two alternatives: keep the better
+                if let Some(m) = list.iter_mut().find(|m| m.at == at) {
+                    m.typos = m.typos.min(*typos);
+                    m.exact |= exact;
+                } else if list.len() < MAX_MATCHES {
+                    list.push(Match {
+                        typos: *typos,
+                        exact,
                         at,
                     });
                 }
             }
         }
-        if found.is_empty() {
-            return None;
-        }
-        per_word.push(found);
+    }
+    if per_word.iter().any(Vec::is_empty) {
+        return None;
     }
     let mut typos = 0u32;
     let mut exact = 0u32;
@@ -536,7 +579,7 @@ mod tests {
         let got: Vec<(&str, u8)> = alts.iter().map(|a| (a.term.as_str(), a.typos)).collect();
         assert_eq!(got, [("realclinet", 0), ("realclient", 1), ("reaclient", 2)]);
         assert_eq!(
-            fts_expression(&[alts.clone()], 1).unwrap(),
+            fts_expression(std::slice::from_ref(&alts), 1).unwrap(),
             "(\"realclinet\" OR \"realclient\")"
         );
         let (short, _) = alternatives(&word("rea", true), terms.into_iter(), 10);
@@ -568,10 +611,8 @@ mod tests {
             .iter()
             .map(|w| alternatives(w, terms.iter().copied(), 50).0)
             .collect();
-        let mut scores: Vec<Score> = candidates
-            .iter()
-            .filter_map(|c| score(&words, &alts, c))
-            .collect();
+        let matcher = Matcher::new(&words, &alts);
+        let mut scores: Vec<Score> = candidates.iter().filter_map(|c| score(&matcher, c)).collect();
         scores.sort();
         scores.into_iter().map(|s| s.object_id).collect()
     }
@@ -620,7 +661,11 @@ mod tests {
             .iter()
             .map(|w| alternatives(w, ["after", "hostile"].into_iter(), 50).0)
             .collect();
-        let s = score(&words, &alts, &candidate("a", "x after hostile", "", 0.0)).unwrap();
+        let s = score(
+            &Matcher::new(&words, &alts),
+            &candidate("a", "x after hostile", "", 0.0),
+        )
+        .unwrap();
         assert_eq!(
             (s.typos, s.words, s.proximity, s.first_matched_word, s.exact),
             (1, 2, 1, 1, 1)
@@ -628,5 +673,39 @@ mod tests {
         assert_eq!(typo_ceiling(TypoMode::Min, &[2, 1, 3]), Some(1));
         assert_eq!(typo_ceiling(TypoMode::Strict, &[2, 1, 3, 1]), Some(2));
         assert_eq!(typo_ceiling(TypoMode::On, &[2]), None);
+    }
+
+    #[test]
+    fn the_work_of_a_word_is_bounded() {
+        let long = "a".repeat(MAX_TYPO_WORD);
+        assert!(neighbors(&long).len() < 4000);
+        let too_long = "b".repeat(MAX_TYPO_WORD + 1);
+        assert_eq!(query_words(&too_long, &TypoSettings::default())[0].edits, 0);
+        assert_eq!(
+            query_words(&"w ".repeat(20), &TypoSettings::default()).len(),
+            MAX_WORDS
+        );
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #[test]
+        fn typo_counts_never_panic_and_stay_within_bounds(query in "\\PC{0,40}", term in "\\PC{0,40}") {
+            for w in query_words(&query, &TypoSettings::default()) {
+                if let Some(t) = typos(&w.text, &fold(&term), w.edits) {
+                    proptest::prop_assert!(usize::from(t) <= w.edits + 1);
+                }
+                if let Some(t) = prefix_typos(&w.text, &fold(&term), w.edits) {
+                    proptest::prop_assert!(usize::from(t) <= w.edits + 1);
+                }
+            }
+        }
+
+        #[test]
+        fn neighbors_are_one_edit_away(word in "[a-zé0-9]{1,9}") {
+            for n in neighbors(&word) {
+                proptest::prop_assert_eq!(strsim::osa_distance(&n, &word), 1);
+            }
+        }
     }
 }
