@@ -127,6 +127,20 @@ test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML
   assert.equal(counts.facets.kind.LSP7DigitalAsset, 3);
 });
 
+test('algoliasearch v5: typos find the indexed contracts, fewest typos first, with _rankingInfo', async () => {
+  // "qoukka" (a swap) and "quoka" (a deletion) are one typo from "quokka"
+  for (const query of ['qoukka', 'quoka ', 'quokka cion']) {
+    const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query, getRankingInfo: true } });
+    const expected = query === 'quokka cion' ? [ids.coin] : [ids.coin, ids.points, ids.cards].sort();
+    assert.deepEqual(r.hits.map((h) => h.objectID).sort(), expected, query);
+    assert.ok(r.hits.every((h) => h._rankingInfo.nbTypos === 1), query);
+  }
+  // the typo'd word is highlighted whole, reported as the query word
+  const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka cion' } });
+  assert.deepEqual(r.hits[0]._highlightResult.name.matchedWords, ['quokka', 'cion']);
+  assert.equal(r.hits[0]._highlightResult.name.value, '<em>Quokka</em> &amp; &lt;<em>Coin</em>&gt;');
+});
+
 test('filters, facetFilters and numericFilters narrow the hits; bad filters are clear 400s', async () => {
   const find = async (searchParams) => (await client.searchSingleIndex({ indexName: ASSETS, searchParams })).hits.map((h) => h.objectID).sort();
   assert.deepEqual(await find({ filters: 'kind:LSP7DigitalAsset AND NOT symbol:qpt' }), [ids.coin, ids.poison].sort());
