@@ -33,7 +33,36 @@ const random = () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
-const ONSETS = ['b', 'br', 'c', 'ch', 'd', 'dr', 'f', 'g', 'gr', 'h', 'j', 'k', 'kr', 'l', 'm', 'n', 'p', 'pr', 'qu', 'r', 's', 'sh', 'st', 't', 'tr', 'v', 'w', 'z'];
+const ONSETS = [
+  'b',
+  'br',
+  'c',
+  'ch',
+  'd',
+  'dr',
+  'f',
+  'g',
+  'gr',
+  'h',
+  'j',
+  'k',
+  'kr',
+  'l',
+  'm',
+  'n',
+  'p',
+  'pr',
+  'qu',
+  'r',
+  's',
+  'sh',
+  'st',
+  't',
+  'tr',
+  'v',
+  'w',
+  'z',
+];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou', 'y'];
 const CODAS = ['', '', 'n', 'r', 'l', 's', 'x', 'm', 'th', 'nd'];
 const word = (syllables) => Array.from({ length: syllables }, () => pick(ONSETS) + pick(VOWELS) + pick(CODAS)).join('');
@@ -46,12 +75,13 @@ const FIRST = pool(20_000, () => 2 + Math.floor(random() * 2));
 const LAST = pool(30_000, () => 2 + Math.floor(random() * 3));
 const COMMON = pool(2_000, () => 1 + Math.floor(random() * 2));
 const address = (n) => `0x${n.toString(16).padStart(40, '0')}`;
-const makeRecord = (n) => profileRecord({
-  address: address(n),
-  name: `${pick(FIRST)} ${pick(LAST)}`,
-  description: Array.from({ length: 6 + Math.floor(random() * 10) }, () => pick(COMMON)).join(' '),
-  updatedAt: n,
-});
+const makeRecord = (n) =>
+  profileRecord({
+    address: address(n),
+    name: `${pick(FIRST)} ${pick(LAST)}`,
+    description: Array.from({ length: 6 + Math.floor(random() * 10) }, () => pick(COMMON)).join(' '),
+    updatedAt: n,
+  });
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const KINDS = ['deletion', 'insertion', 'substitution', 'transposition', 'first letter'];
@@ -64,11 +94,16 @@ function misspell(w, kind) {
     }
   };
   switch (kind) {
-    case 'deletion': return w.slice(0, i) + w.slice(i + 1);
-    case 'insertion': return w.slice(0, i) + other(w[i]) + w.slice(i);
-    case 'substitution': return w.slice(0, i) + other(w[i]) + w.slice(i + 1);
-    case 'first letter': return other(w[0]) + w.slice(1);
-    default: return w[i] === w[i + 1] ? w.slice(0, i) + other(w[i]) + w.slice(i + 1) : w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
+    case 'deletion':
+      return w.slice(0, i) + w.slice(i + 1);
+    case 'insertion':
+      return w.slice(0, i) + other(w[i]) + w.slice(i);
+    case 'substitution':
+      return w.slice(0, i) + other(w[i]) + w.slice(i + 1);
+    case 'first letter':
+      return other(w[0]) + w.slice(1);
+    default:
+      return w[i] === w[i + 1] ? w.slice(0, i) + other(w[i]) + w.slice(i + 1) : w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
   }
 }
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -77,7 +112,10 @@ const stateDir = mkdtempSync(join(tmpdir(), 'search-bench-'));
 const stack = await startStack({ stateDir, vars: { LOOKUP_RATE_LIMIT_PER_MINUTE: '100000000', LOOKUP_CACHE_SECONDS: '0' } });
 const records = [];
 const search = async (query) => {
-  const res = await fetch(`${stack.workerUrl}/1/indexes/${INDEX}/query`, { method: 'POST', body: JSON.stringify({ query, hitsPerPage: 5, attributesToHighlight: [] }) });
+  const res = await fetch(`${stack.workerUrl}/1/indexes/${INDEX}/query`, {
+    method: 'POST',
+    body: JSON.stringify({ query, hitsPerPage: 5, attributesToHighlight: [] }),
+  });
   const body = await res.json();
   assert.equal(res.status, 200, JSON.stringify(body));
   return body;
@@ -114,7 +152,7 @@ try {
       const body = await search(words.join(' '));
       times.push(performance.now() - t0);
       server.push(body.processingTimeMS);
-      let hit = body.hits[0]?.objectID === target.objectID;
+      const hit = body.hits[0]?.objectID === target.objectID;
       // every other query: the misspelled word alone (a prefix); right when the first hit's name has the word
       if (q % 4 >= 2 && at >= 0) {
         const original = target.name.split(' ')[at];
@@ -129,7 +167,21 @@ try {
       perKind[kind].hits += hit;
     }
     const rate = hits / QUERIES;
-    rows.push({ size, rate, perKind, singleRate: singleHits / single.length, singleN: single.length, single50: percentile(single, 50), single99: percentile(single, 99), p50: percentile(times, 50), p99: percentile(times, 99), s50: percentile(server, 50), s99: percentile(server, 99), seedMs, exhaustiveTypo });
+    rows.push({
+      size,
+      rate,
+      perKind,
+      singleRate: singleHits / single.length,
+      singleN: single.length,
+      single50: percentile(single, 50),
+      single99: percentile(single, 99),
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      s50: percentile(server, 50),
+      s99: percentile(server, 99),
+      seedMs,
+      exhaustiveTypo,
+    });
     assert.ok(rate >= FLOOR, `hit rate at 1 ${rate} below the floor ${FLOOR} at ${size} records`);
     assert.ok(singleHits / single.length >= SINGLE_FLOOR, `one-word hit rate ${singleHits / single.length} below ${SINGLE_FLOOR}`);
   }
@@ -141,9 +193,13 @@ console.log(`| records | queries | hit rate at 1 | ${KINDS.join(' | ')} | p50 ms
 console.log(`| --- | --- | --- | ${KINDS.map(() => '---').join(' | ')} | --- | --- | --- | --- | --- |`);
 for (const r of rows) {
   const kinds = KINDS.map((k) => `${((100 * r.perKind[k].hits) / r.perKind[k].n).toFixed(1)} %`).join(' | ');
-  console.log(`| ${r.size.toLocaleString('en')} | ${QUERIES} | **${(100 * r.rate).toFixed(1)} %** | ${kinds} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.s50} / ${r.s99} | ${r.exhaustiveTypo} of ${QUERIES} | ${(r.seedMs / 1000).toFixed(1)} s |`);
+  console.log(
+    `| ${r.size.toLocaleString('en')} | ${QUERIES} | **${(100 * r.rate).toFixed(1)} %** | ${kinds} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.s50} / ${r.s99} | ${r.exhaustiveTypo} of ${QUERIES} | ${(r.seedMs / 1000).toFixed(1)} s |`,
+  );
 }
 console.log('\n| records | one-word queries | first hit has the word | p50 ms | p99 ms |\n| --- | --- | --- | --- | --- |');
 for (const r of rows) {
-  console.log(`| ${r.size.toLocaleString('en')} | ${r.singleN} | **${(100 * r.singleRate).toFixed(1)} %** | ${r.single50.toFixed(1)} | ${r.single99.toFixed(1)} |`);
+  console.log(
+    `| ${r.size.toLocaleString('en')} | ${r.singleN} | **${(100 * r.singleRate).toFixed(1)} %** | ${r.single50.toFixed(1)} | ${r.single99.toFixed(1)} |`,
+  );
 }

@@ -47,8 +47,13 @@ before(async () => {
   await new Promise((r) => pushed.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
     vars: {
-      LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
-      ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`, ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
+      LOOKUP_CACHE_SECONDS: '0',
+      INDEXER_RETRY_SECONDS: '0',
+      METADATA_ALLOW_HTTP: 'true',
+      LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
+      ALGOLIA_APP_ID: 'TESTAPPID',
+      ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`,
+      ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
     },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
@@ -113,10 +118,16 @@ test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML
   const all = [...r.hits, ...page2.hits].map((h) => h.objectID).sort();
   assert.deepEqual(all, [ids.coin, ids.points, ids.cards].sort());
 
-  const coin = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka coin', highlightPreTag: '<mark>', highlightPostTag: '</mark>' } });
+  const coin = await client.searchSingleIndex({
+    indexName: ASSETS,
+    searchParams: { query: 'quokka coin', highlightPreTag: '<mark>', highlightPostTag: '</mark>' },
+  });
   assert.equal(coin.hits[0].objectID, ids.coin);
   assert.deepEqual(coin.hits[0]._highlightResult.name, {
-    value: '<mark>Quokka</mark> &amp; &lt;<mark>Coin</mark>&gt;', matchLevel: 'full', matchedWords: ['quokka', 'coin'], fullyHighlighted: true,
+    value: '<mark>Quokka</mark> &amp; &lt;<mark>Coin</mark>&gt;',
+    matchLevel: 'full',
+    matchedWords: ['quokka', 'coin'],
+    fullyHighlighted: true,
   });
   assert.equal(coin.hits[0]._highlightResult.symbol.matchLevel, 'none');
 
@@ -133,7 +144,10 @@ test('algoliasearch v5: typos find the indexed contracts, fewest typos first, wi
     const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query, getRankingInfo: true } });
     const expected = query === 'quokka cion' ? [ids.coin] : [ids.coin, ids.points, ids.cards].sort();
     assert.deepEqual(r.hits.map((h) => h.objectID).sort(), expected, query);
-    assert.ok(r.hits.every((h) => h._rankingInfo.nbTypos === 1), query);
+    assert.ok(
+      r.hits.every((h) => h._rankingInfo.nbTypos === 1),
+      query,
+    );
   }
   // the typo'd word is highlighted whole, reported as the query word
   const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka cion' } });
@@ -150,8 +164,12 @@ test('filters, facetFilters and numericFilters narrow the hits; bad filters are 
   const all = await find({});
   assert.deepEqual(await find({ numericFilters: ['indexedBlock >= 0'] }), all);
   assert.deepEqual(await find({ numericFilters: ['indexedBlock < 0'] }), []);
-  for (const filters of ['kind:', 'kind:a AND', '(kind:a', 'a = b', `${'(' .repeat(20)}a:b${')'.repeat(20)}`]) {
-    await assert.rejects(client.searchSingleIndex({ indexName: ASSETS, searchParams: { filters } }), (e) => e.status === 400 && /filters/.test(e.message), filters);
+  for (const filters of ['kind:', 'kind:a AND', '(kind:a', 'a = b', `${'('.repeat(20)}a:b${')'.repeat(20)}`]) {
+    await assert.rejects(
+      client.searchSingleIndex({ indexName: ASSETS, searchParams: { filters } }),
+      (e) => e.status === 400 && /filters/.test(e.message),
+      filters,
+    );
   }
   await assert.rejects(client.searchSingleIndex({ indexName: 'nope', searchParams: {} }), (e) => e.status === 404);
 });
@@ -165,7 +183,10 @@ test('algoliasearch v5 search over several indexes, new and legacy request shape
     ],
   });
   assert.equal(results.length, 3);
-  assert.deepEqual(results.map((r) => r.index), [ASSETS, PROFILES, ASSETS]);
+  assert.deepEqual(
+    results.map((r) => r.index),
+    [ASSETS, PROFILES, ASSETS],
+  );
   assert.equal(results[0].hits[0].objectID, ids.cards);
   assert.equal(results[1].nbHits, 0);
   assert.equal(results[2].hits[0].objectID, ids.poison);
@@ -215,7 +236,15 @@ test('InstantSearch.js renders hits, highlights and a refinement list in Chromiu
   await new Promise((r) => page.listen(0, '127.0.0.1', r));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const tab = await browser.newPage();

@@ -37,7 +37,13 @@ before(async () => {
   stack = await startStack({ stateDir, vars: { LOOKUP_RATE_LIMIT_PER_MINUTE: '100000', LOOKUP_CACHE_SECONDS: '0' } });
   // the first search creates the tables
   assert.equal((await fetch(`${stack.workerUrl}/v1/31337/search?q=x`)).status, 200);
-  await executeSql(stateDir, seedSql(PROFILES, Object.entries(people).map(([k, p]) => profileRecord({ address: ids[k], ...p }))));
+  await executeSql(
+    stateDir,
+    seedSql(
+      PROFILES,
+      Object.entries(people).map(([k, p]) => profileRecord({ address: ids[k], ...p })),
+    ),
+  );
   const { host } = new URL(stack.workerUrl);
   client = algoliasearch('TESTAPPID', 'any-search-key', { hosts: [{ url: host, protocol: 'http', accept: 'readWrite' }] });
 });
@@ -79,8 +85,14 @@ test('ranking: fewer typos first, then proximity, attribute (name before descrip
   const info = (r) => Object.fromEntries(r.hits.map((h) => [h.objectID, h._rankingInfo]));
   // "kestral": exact in a name, one typo in a description, a first-letter typo (counts 2) in a name
   const r = await query('kestral ', { getRankingInfo: true });
-  assert.deepEqual(r.hits.map((h) => h.objectID), [ids.kestral, ids.kestrelInDescription, ids.gestral]);
-  assert.deepEqual([ids.kestral, ids.kestrelInDescription, ids.gestral].map((id) => info(r)[id].nbTypos), [0, 1, 2]);
+  assert.deepEqual(
+    r.hits.map((h) => h.objectID),
+    [ids.kestral, ids.kestrelInDescription, ids.gestral],
+  );
+  assert.deepEqual(
+    [ids.kestral, ids.kestrelInDescription, ids.gestral].map((id) => info(r)[id].nbTypos),
+    [0, 1, 2],
+  );
   assert.equal(info(r)[ids.kestral].nbExactWords, 1);
   assert.equal(info(r)[ids.kestrelInDescription].firstMatchedWord, 2000); // description, first word
   // a typo'd hit is highlighted on the whole word, listed under the query word
@@ -93,7 +105,10 @@ test('ranking: fewer typos first, then proximity, attribute (name before descrip
   assert.deepEqual(await found('zephyrine'), [ids.nameZ, ids.descZ]);
   // proximity: the words side by side first, although the other record is newer
   const p = await query('orchid velvet', { getRankingInfo: true });
-  assert.deepEqual(p.hits.map((h) => h.objectID), [ids.near, ids.far]);
+  assert.deepEqual(
+    p.hits.map((h) => h.objectID),
+    [ids.near, ids.far],
+  );
   assert.ok(p.hits[0]._rankingInfo.proximityDistance < p.hits[1]._rankingInfo.proximityDistance);
   // custom tie-break: the most recently updated first
   assert.deepEqual(await found('quillon'), [ids.newer, ids.older]);
@@ -108,8 +123,8 @@ test('typoTolerance false, min and strict; minWordSizefor1Typo and minWordSizefo
   assert.deepEqual(await found('kestral ', { typoTolerance: 'strict' }), [ids.kestral, ids.kestrelInDescription]);
   assert.equal((await query('kestral ', { typoTolerance: 'strict' })).nbHits, 2);
   assert.equal((await query('kestral ', { typoTolerance: 'min' })).nbHits, 1);
-  // min with no exact hit keeps the fewest typos
-  assert.deepEqual(await found('kestrol ', { typoTolerance: 'min' }), [ids.kestral, ids.kestrelInDescription].sort((a, b) => (a === ids.kestral ? -1 : 1)));
+  // min with no exact hit keeps the fewest typos (one each; the name before the description)
+  assert.deepEqual(await found('kestrol ', { typoTolerance: 'min' }), [ids.kestral, ids.kestrelInDescription]);
   // word sizes
   assert.deepEqual(await found('hostlie', { minWordSizefor1Typo: 8 }), []);
   assert.equal(await first('hostlie', { minWordSizefor1Typo: 7 }), ids.hostile);
@@ -117,7 +132,10 @@ test('typoTolerance false, min and strict; minWordSizefor1Typo and minWordSizefo
   assert.equal(await first('bnd ', { minWordSizefor1Typo: 3 }), ids.hostile);
   // the v4 params string carries them too
   const legacy = async (params) => {
-    const res = await fetch(`${stack.workerUrl}/1/indexes/*/queries`, { method: 'POST', body: JSON.stringify({ requests: [{ indexName: PROFILES, params }] }) });
+    const res = await fetch(`${stack.workerUrl}/1/indexes/*/queries`, {
+      method: 'POST',
+      body: JSON.stringify({ requests: [{ indexName: PROFILES, params }] }),
+    });
     return (await res.json()).results[0].hits.map((h) => h.objectID);
   };
   assert.deepEqual(await legacy('query=hostlie&typoTolerance=false'), []);
