@@ -87,6 +87,9 @@ impl TypoSettings {
 
 /// Folds a word as the FTS5 `unicode61 remove_diacritics 2` tokenizer does: lower case, marks removed.
 pub fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
     word.nfkd()
         .filter(|c| !is_combining_mark(*c))
         .flat_map(char::to_lowercase)
