@@ -26,9 +26,9 @@ pub struct AlgoliaResult {
     /// Records per page.
     #[cfg_attr(feature = "schema", schemars(range(max = 1000)))]
     pub hits_per_page: u64,
-    /// Always `true`: the count is exact.
+    /// `true` when the count is exact (see [`Exhaustive::nb_hits`]).
     pub exhaustive_nb_hits: bool,
-    /// Queries only: always `true`.
+    /// Queries only: `false` when not every term within a query word's typos was considered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional))]
     pub exhaustive_typo: Option<bool>,
@@ -68,9 +68,9 @@ pub struct AlgoliaResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Exhaustive {
-    /// Always `true`.
+    /// `false` only when `typoTolerance` `min` / `strict` kept part of more candidates than are ranked.
     pub nb_hits: bool,
-    /// Always `true`.
+    /// As `exhaustiveTypo`.
     pub typo: bool,
     /// With `facets` only: always `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

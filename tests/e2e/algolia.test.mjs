@@ -140,10 +140,16 @@ test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML
   const all = [...r.hits, ...page2.hits].map((h) => h.objectID).sort();
   assert.deepEqual(all, [ids.coin, ids.points, ids.cards].sort());
 
-  const coin = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka coin', highlightPreTag: '<mark>', highlightPostTag: '</mark>' } });
+  const coin = await client.searchSingleIndex({
+    indexName: ASSETS,
+    searchParams: { query: 'quokka coin', highlightPreTag: '<mark>', highlightPostTag: '</mark>' },
+  });
   assert.equal(coin.hits[0].objectID, ids.coin);
   assert.deepEqual(coin.hits[0]._highlightResult.name, {
-    value: '<mark>Quokka</mark> &amp; &lt;<mark>Coin</mark>&gt;', matchLevel: 'full', matchedWords: ['quokka', 'coin'], fullyHighlighted: true,
+    value: '<mark>Quokka</mark> &amp; &lt;<mark>Coin</mark>&gt;',
+    matchLevel: 'full',
+    matchedWords: ['quokka', 'coin'],
+    fullyHighlighted: true,
   });
   assert.equal(coin.hits[0]._highlightResult.symbol.matchLevel, 'none');
 
@@ -152,6 +158,23 @@ test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML
   assert.deepEqual(counts.hits, []);
   assert.equal(counts.nbHits, 4); // the four contracts (no LSP8 token is minted)
   assert.equal(counts.facets.kind.LSP7DigitalAsset, 3);
+});
+
+test('algoliasearch v5: typos find the indexed contracts, fewest typos first, with _rankingInfo', async () => {
+  // "qoukka" (a swap) and "quoka" (a deletion) are one typo from "quokka"
+  for (const query of ['qoukka', 'quoka ', 'quokka cion']) {
+    const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query, getRankingInfo: true } });
+    const expected = query === 'quokka cion' ? [ids.coin] : [ids.coin, ids.points, ids.cards].sort();
+    assert.deepEqual(r.hits.map((h) => h.objectID).sort(), expected, query);
+    assert.ok(
+      r.hits.every((h) => h._rankingInfo.nbTypos === 1),
+      query,
+    );
+  }
+  // the typo'd word is highlighted whole, reported as the query word
+  const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka cion' } });
+  assert.deepEqual(r.hits[0]._highlightResult.name.matchedWords, ['quokka', 'cion']);
+  assert.equal(r.hits[0]._highlightResult.name.value, '<em>Quokka</em> &amp; &lt;<em>Coin</em>&gt;');
 });
 
 test('filters, facetFilters and numericFilters narrow the hits; bad filters are clear 400s', async () => {
@@ -163,8 +186,12 @@ test('filters, facetFilters and numericFilters narrow the hits; bad filters are 
   const all = await find({});
   assert.deepEqual(await find({ numericFilters: ['indexedBlock >= 0'] }), all);
   assert.deepEqual(await find({ numericFilters: ['indexedBlock < 0'] }), []);
-  for (const filters of ['kind:', 'kind:a AND', '(kind:a', 'a = b', `${'(' .repeat(20)}a:b${')'.repeat(20)}`]) {
-    await assert.rejects(client.searchSingleIndex({ indexName: ASSETS, searchParams: { filters } }), (e) => e.status === 400 && /filters/.test(e.message), filters);
+  for (const filters of ['kind:', 'kind:a AND', '(kind:a', 'a = b', `${'('.repeat(20)}a:b${')'.repeat(20)}`]) {
+    await assert.rejects(
+      client.searchSingleIndex({ indexName: ASSETS, searchParams: { filters } }),
+      (e) => e.status === 400 && /filters/.test(e.message),
+      filters,
+    );
   }
   await assert.rejects(client.searchSingleIndex({ indexName: 'nope', searchParams: {} }), (e) => e.status === 404);
 });
@@ -178,7 +205,10 @@ test('algoliasearch v5 search over several indexes, new and legacy request shape
     ],
   });
   assert.equal(results.length, 3);
-  assert.deepEqual(results.map((r) => r.index), [ASSETS, PROFILES, ASSETS]);
+  assert.deepEqual(
+    results.map((r) => r.index),
+    [ASSETS, PROFILES, ASSETS],
+  );
   assert.equal(results[0].hits[0].objectID, ids.cards);
   assert.equal(results[1].nbHits, 0);
   assert.equal(results[2].hits[0].objectID, ids.poison);
@@ -228,7 +258,15 @@ test('InstantSearch.js renders hits, highlights and a refinement list in Chromiu
   await new Promise((r) => page.listen(0, '127.0.0.1', r));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const tab = await browser.newPage();

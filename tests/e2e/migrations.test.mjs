@@ -67,7 +67,7 @@ const get = async (path, status = 200) => {
 test('a database written by an earlier release is migrated and read', async () => {
   const [applied] = await d1('SELECT name FROM d1_migrations ORDER BY id');
   assert.deepEqual(applied.results.map((r) => r.name), [
-    '0001_initial.sql', '0002_checkpoint_cursor.sql', '0003_unindexable_per_chain.sql', '0004_requeue_old_records.sql',
+    '0001_initial.sql', '0002_checkpoint_cursor.sql', '0003_unindexable_per_chain.sql', '0004_requeue_old_records.sql', '0005_search_typos.sql',
   ]);
   // its record and full-text row, as stored
   const old = await get(`/v1/31337/address/${PROFILE}`);
@@ -94,7 +94,7 @@ test('a database written by an earlier release is migrated and read', async () =
   ]);
   // (the other checks of /ready depend on the chain; this one on the database only)
   const ready = await (await fetch(`${stack.workerUrl}/ready`)).json();
-  assert.deepEqual(ready.checks.find((c) => c.name === 'd1:migrations'), { name: 'd1:migrations', ok: true, detail: '4 applied' });
+  assert.deepEqual(ready.checks.find((c) => c.name === 'd1:migrations'), { name: 'd1:migrations', ok: true, detail: '5 applied' });
 });
 
 test('a Worker on a database missing a migration names it and creates nothing', async () => {

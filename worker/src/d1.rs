@@ -22,6 +22,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "0002_checkpoint_cursor.sql",
     "0003_unindexable_per_chain.sql",
     "0004_requeue_old_records.sql",
+    "0005_search_typos.sql",
 ];
 
 thread_local! {

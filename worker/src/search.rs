@@ -327,8 +327,32 @@ pub async fn search(
     hits_per_page: u64,
 ) -> ApiResult<SearchResult> {
     let started = worker::Date::now().as_millis();
-    let db = db(env).await?;
     let hits_per_page = hits_per_page.clamp(1, 100);
+    if fts_query(query).is_some() {
+        // typo-tolerant and ranked as Algolia ranks (the Algolia-compatible route's engine)
+        let params = crate::algolia::params::Params::for_query(query, page, hits_per_page);
+        let mut found = crate::algolia::search(env, index, &params).await?;
+        for hit in &mut found.hits {
+            if let Value::Object(hit) = hit {
+                hit.remove("_highlightResult");
+            }
+        }
+        return Ok(SearchResult {
+            hits: found.hits,
+            nb_hits: found.nb_hits,
+            page,
+            nb_pages: found.nb_pages,
+            hits_per_page,
+            processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+            query: query.to_owned(),
+            params: format!(
+                "query={}&hitsPerPage={hits_per_page}&page={page}",
+                query.replace('&', "%26")
+            ),
+            index: index.to_owned(),
+        });
+    }
+    let db = db(env).await?;
     let offset = Param::from(page.saturating_mul(hits_per_page));
     let limit = Param::from(hits_per_page);
     // with words: full-text match, best first; without: the most recently updated records

@@ -57,7 +57,16 @@ pub fn client_escapes(pre: &str) -> bool {
 }
 
 /// The highlight object of one text: HTML-escaped unless [`client_escapes`].
+#[cfg(test)]
 pub fn highlight(text: &str, words: &[String], pre: &str, post: &str) -> Value {
+    let groups: Vec<Vec<String>> = words.iter().map(|w| vec![w.clone()]).collect();
+    highlight_groups(text, &groups, pre, post)
+}
+
+/// [`highlight`] where each query word (the first of its group) is also highlighted by the other terms of its
+/// group (the words it matched with typos); `matchedWords` lists the query words.
+pub fn highlight_groups(text: &str, groups: &[Vec<String>], pre: &str, post: &str) -> Value {
+    let words: Vec<&String> = groups.iter().filter_map(|g| g.first()).collect();
     let escape = |s: &str| {
         if client_escapes(pre) {
             s.to_owned()
@@ -83,8 +92,13 @@ pub fn highlight(text: &str, words: &[String], pre: &str, post: &str) -> Value {
         }
         any_word = true;
         let mut best = 0;
-        for (i, word) in words.iter().enumerate() {
-            if let Some(n) = prefix_len(run, word) {
+        for (i, group) in groups.iter().enumerate() {
+            for (j, term) in group.iter().enumerate() {
+                // typo terms highlight whole words only
+                let n = match prefix_len(run, term) {
+                    Some(n) if j == 0 || n == run.len() => n,
+                    _ => continue,
+                };
                 if let Some(m) = matched.get_mut(i) {
                     *m = true;
                 }
@@ -107,6 +121,7 @@ pub fn highlight(text: &str, words: &[String], pre: &str, post: &str) -> Value {
     }
     let matched_words: Vec<&String> = words
         .iter()
+        .copied()
         .zip(&matched)
         .filter(|(_, m)| **m)
         .map(|(w, _)| w)
@@ -161,6 +176,15 @@ mod tests {
         let post = "__/ais-highlight__";
         let v = highlight("a<b", &query_words("a"), pre, post);
         assert_eq!(v["value"], "__ais-highlight__a__/ais-highlight__<b");
+        // a word matched with a typo: the whole word, listed as the query word
+        let groups = vec![
+            vec!["realclinet".to_owned(), "realclient".to_owned()],
+            vec!["a".to_owned()],
+        ];
+        let v = highlight_groups("Realclient realclients", &groups, "<em>", "</em>");
+        assert_eq!(v["value"], "<em>Realclient</em> realclients");
+        assert_eq!(v["matchedWords"], json!(["realclinet"]));
+        assert_eq!(v["matchLevel"], "partial");
     }
 
     #[cfg(not(target_arch = "wasm32"))]

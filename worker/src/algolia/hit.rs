@@ -10,10 +10,19 @@ pub const SEARCHABLE: &[&str] = &["name", "symbol", "description", "tags", "addr
 impl Params {
     /// A record as a hit: `attributesToRetrieve` applied (`objectID` always kept) and `_highlightResult` added.
     pub fn hit(&self, record: Value) -> Value {
+        let groups: Vec<Vec<String>> = highlight::query_words(&self.query)
+            .into_iter()
+            .map(|w| vec![w])
+            .collect();
+        self.ranked_hit(record, &groups, None)
+    }
+
+    /// [`Params::hit`] of a ranked search: each query word highlighted by its group of terms (the word, then the
+    /// words it matched with typos), `_rankingInfo` added when given.
+    pub fn ranked_hit(&self, record: Value, groups: &[Vec<String>], ranking_info: Option<Value>) -> Value {
         let Value::Object(mut record) = record else {
             return record;
         };
-        let words = highlight::query_words(&self.query);
         let mut highlights = Map::new();
         let highlighted: Vec<String> = match &self.attributes_to_highlight {
             Some(list) if list.iter().any(|a| a == "*") => record.keys().cloned().collect(),
@@ -23,13 +32,13 @@ impl Params {
         for attr in &highlighted {
             let result = match record.get(attr) {
                 Some(Value::String(text)) => {
-                    highlight::highlight(text, &words, &self.pre_tag, &self.post_tag)
+                    highlight::highlight_groups(text, groups, &self.pre_tag, &self.post_tag)
                 }
                 Some(Value::Array(items)) if items.iter().all(Value::is_string) => Value::Array(
                     items
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|text| highlight::highlight(text, &words, &self.pre_tag, &self.post_tag))
+                        .map(|text| highlight::highlight_groups(text, groups, &self.pre_tag, &self.post_tag))
                         .collect(),
                 ),
                 _ => continue,
@@ -42,6 +51,9 @@ impl Params {
             record.retain(|k, _| k == "objectID" || keep.iter().any(|a| a == k));
         }
         record.insert("_highlightResult".into(), Value::Object(highlights));
+        if let Some(info) = ranking_info {
+            record.insert("_rankingInfo".into(), info);
+        }
         Value::Object(record)
     }
 }

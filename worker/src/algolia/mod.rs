@@ -8,7 +8,9 @@ pub mod filters;
 pub mod highlight;
 pub mod hit;
 pub mod params;
+pub mod ranked;
 pub mod sql;
+pub mod typos;
 
 use profile_relayer::api::algolia::{AlgoliaResult, AlgoliaResults, Exhaustive};
 use serde::{Deserialize, Serialize};
@@ -24,6 +26,7 @@ use crate::{
 };
 use params::Params;
 use sql::{Arg, Sql};
+use typos::TypoMode;
 
 /// Most queries in one multi-index request.
 pub const MAX_QUERIES: usize = 32;
@@ -201,10 +204,16 @@ fn statement(db: &D1Database, text: &str, args: &[Arg]) -> ApiResult<D1PreparedS
     db.prepare(text).bind_params(&args)
 }
 
-/// The `FROM` and `WHERE` of a query: the index, the full-text match of the query words and the filters.
-fn scope(sql: &mut Sql, index: &str, params: &Params) -> (&'static str, String, bool) {
+/// The `FROM` and `WHERE` of a query: the index, the full-text match (`expression`, an FTS5 expression; by default
+/// every query word as a prefix) and the filters.
+fn scope(
+    sql: &mut Sql,
+    index: &str,
+    params: &Params,
+    expression: Option<String>,
+) -> (&'static str, String, bool) {
     let index = sql.arg(Arg::Text(index.to_owned()));
-    let (from, mut condition, ranked) = match search::fts_query(&params.query) {
+    let (from, mut condition, ranked) = match expression.or_else(|| search::fts_query(&params.query)) {
         Some(q) => {
             let q = sql.arg(Arg::Text(q));
             (
@@ -234,12 +243,15 @@ fn first_count(result: Option<&worker::D1Result>) -> ApiResult<u64> {
     Ok(rows.first().map_or(0, |c| c.n))
 }
 
-/// One Algolia search.
+/// One Algolia search: with query words, typo-tolerant and ranked by Algolia's criteria ([`ranked`]); without,
+/// the most recently updated records first.
 pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<AlgoliaResult> {
     let started = worker::Date::now().as_millis();
     let db = search::db(env).await?;
+    let expansion = ranked::expand(&db, params).await?;
+    let words = !expansion.words.is_empty();
     let mut sql = Sql::default();
-    let (from, condition, ranked) = scope(&mut sql, index, params);
+    let (from, condition, _) = scope(&mut sql, index, params, expansion.expression(u8::MAX));
     let per = params.hits_per_page;
     let mut statements = vec![statement(
         &db,
@@ -260,25 +272,40 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Algoli
             &facet.args,
         )?);
     }
-    if per > 0 {
+    let hits_at = statements.len();
+    let typo_tiers = words && expansion.has_typos();
+    if words {
+        // the exact records first (they rank above every typo), then the others by bm25
+        if typo_tiers {
+            let mut exact = Sql::default();
+            let (from, condition, _) = scope(&mut exact, index, params, expansion.expression(0));
+            statements.push(ranked::candidates_statement(
+                &db, from, &condition, &exact, statement,
+            )?);
+            statements.push(statement(
+                &db,
+                &format!("SELECT COUNT(*) AS n FROM {from} WHERE {condition}"),
+                &exact.args,
+            )?);
+        }
+        statements.push(ranked::candidates_statement(
+            &db, from, &condition, &sql, statement,
+        )?);
+    } else if per > 0 {
         let mut hits = sql.clone();
         let limit = hits.arg(Arg::Number(per as f64));
         let offset = hits.arg(Arg::Number(params.page.saturating_mul(per) as f64));
-        let order = if ranked {
-            "rank"
-        } else {
-            "r.updated_at DESC, r.object_id"
-        };
         statements.push(statement(
             &db,
             &format!(
-                "SELECT r.record AS record FROM {from} WHERE {condition} ORDER BY {order} LIMIT {limit} OFFSET {offset}"
+                "SELECT r.record AS record FROM {from} WHERE {condition} \
+                 ORDER BY r.updated_at DESC, r.object_id LIMIT {limit} OFFSET {offset}"
             ),
             &hits.args,
         )?);
     }
     let results = db.batch(statements).await.map_err(ApiError::internal)?;
-    let nb_hits = first_count(results.first())?;
+    let mut nb_hits = first_count(results.first())?;
     let mut facets = Map::new();
     for (attr, result) in params.facets.iter().zip(results.iter().skip(1)) {
         let rows: Vec<FacetRow> = result.results().map_err(ApiError::internal)?;
@@ -288,27 +315,72 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> ApiResult<Algoli
             .collect();
         facets.insert(attr.clone(), Value::Object(counts));
     }
-    let hits: Vec<Value> = match results.get(1 + params.facets.len()) {
-        Some(result) if per > 0 => {
-            let rows: Vec<Row> = result.results().map_err(ApiError::internal)?;
-            rows.iter()
-                .map(|row| Ok(params.hit(parse_record(row)?)))
-                .collect::<ApiResult<_>>()?
+    let mut exhaustive_nb_hits = true;
+    let hits: Vec<Value> = if words {
+        let mut tiers: Vec<&worker::D1Result> = Vec::new();
+        let mut exact_count = None;
+        if typo_tiers {
+            tiers.extend(results.get(hits_at));
+            exact_count = Some(first_count(results.get(hits_at + 1))?);
         }
-        _ => Vec::new(),
+        tiers.extend(results.last());
+        let complete = nb_hits <= ranked::MAX_CANDIDATES;
+        let mode = params.typos.mode;
+        let ranked = ranked::rank(&expansion, mode, &tiers)?;
+        if matches!(mode, TypoMode::Min | TypoMode::Strict) {
+            let kept = ranked.scores.len() as u64;
+            match (complete, exact_count) {
+                (true, _) => nb_hits = kept,
+                // only exact hits kept: their count is exact
+                (false, Some(exact)) if ranked.scores.iter().all(|s| s.typos == 0) && kept > 0 => {
+                    nb_hits = exact;
+                }
+                (false, _) => {
+                    nb_hits = kept;
+                    exhaustive_nb_hits = false;
+                }
+            }
+        }
+        let page = params.page_of(&ranked.scores);
+        let records = ranked::page_records(&db, index, &page).await?;
+        let groups = ranked::highlight_groups(&expansion);
+        records
+            .into_iter()
+            .zip(page)
+            .map(|(record, score)| {
+                let info = params.ranking_info.then(|| ranked::ranking_info(score));
+                params.ranked_hit(record, &groups, info)
+            })
+            .collect()
+    } else {
+        match results.get(hits_at) {
+            Some(result) if per > 0 => {
+                let rows: Vec<Row> = result.results().map_err(ApiError::internal)?;
+                rows.iter()
+                    .map(|row| Ok(params.hit(parse_record(row)?)))
+                    .collect::<ApiResult<_>>()?
+            }
+            _ => Vec::new(),
+        }
     };
     let faceted = !params.facets.is_empty();
+    let typo = expansion.exhaustive;
+    let reachable = if words {
+        nb_hits.min(ranked::MAX_CANDIDATES)
+    } else {
+        nb_hits
+    };
     Ok(AlgoliaResult {
         hits,
         nb_hits,
         page: params.page,
-        nb_pages: if per == 0 { 0 } else { nb_hits.div_ceil(per) },
+        nb_pages: if per == 0 { 0 } else { reachable.div_ceil(per) },
         hits_per_page: per,
-        exhaustive_nb_hits: true,
-        exhaustive_typo: Some(true),
+        exhaustive_nb_hits,
+        exhaustive_typo: Some(typo),
         exhaustive: Some(Exhaustive {
-            nb_hits: true,
-            typo: true,
+            nb_hits: exhaustive_nb_hits,
+            typo,
             facets_count: faceted.then_some(true),
         }),
         query: params.query.clone(),
@@ -332,7 +404,7 @@ pub async fn browse(
     let started = worker::Date::now().as_millis();
     let db = search::db(env).await?;
     let mut sql = Sql::default();
-    let (from, condition, _) = scope(&mut sql, index, params);
+    let (from, condition, _) = scope(&mut sql, index, params, None);
     let per = params.hits_per_page;
     let count = statement(
         &db,

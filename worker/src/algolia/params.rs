@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::filters::{self, Filter, FilterError};
+use super::{
+    filters::{self, Filter, FilterError},
+    typos::{TypoMode, TypoSettings},
+};
 use crate::error::{ApiError, ApiResult, Code};
 
 /// Largest `page`.
@@ -18,6 +21,8 @@ pub const MAX_HITS_PER_PAGE: u64 = 1000;
 pub const MAX_FACETS: usize = 10;
 /// Largest `maxValuesPerFacet`.
 pub const MAX_VALUES_PER_FACET: u64 = 1000;
+/// Largest `minWordSizefor1Typo` / `minWordSizefor2Typos`.
+pub const MAX_WORD_SIZE_FOR_TYPOS: u64 = 100;
 /// Longest highlight tag.
 const MAX_TAG_LEN: usize = 100;
 
@@ -35,6 +40,10 @@ const KNOWN: &[&str] = &[
     "attributesToHighlight",
     "highlightPreTag",
     "highlightPostTag",
+    "typoTolerance",
+    "minWordSizefor1Typo",
+    "minWordSizefor2Typos",
+    "getRankingInfo",
 ];
 
 /// Parsed search parameters.
@@ -50,6 +59,10 @@ pub struct Params {
     pub attributes_to_highlight: Option<Vec<String>>,
     pub pre_tag: String,
     pub post_tag: String,
+    /// `typoTolerance`, `minWordSizefor1Typo`, `minWordSizefor2Typos`.
+    pub typos: TypoSettings,
+    /// `getRankingInfo`: hits carry `_rankingInfo`.
+    pub ranking_info: bool,
     /// The known parameters as given (text form), echoed in `params` and kept in browse cursors.
     given: BTreeMap<String, String>,
 }
@@ -120,6 +133,8 @@ impl Default for Params {
             attributes_to_highlight: None,
             pre_tag: "<em>".into(),
             post_tag: "</em>".into(),
+            typos: TypoSettings::default(),
+            ranking_info: false,
             given: BTreeMap::new(),
         }
     }
@@ -186,6 +201,33 @@ impl Builder {
                 }
                 facets.dedup();
                 p.facets = facets;
+            }
+            "typoTolerance" => {
+                p.typos.mode = match value {
+                    Value::Bool(true) => TypoMode::On,
+                    Value::Bool(false) => TypoMode::Off,
+                    Value::String(s) => TypoMode::parse(s.trim())
+                        .ok_or_else(|| invalid(name, "must be true, false, \"min\" or \"strict\""))?,
+                    _ => return Err(invalid(name, "must be true, false, \"min\" or \"strict\"")),
+                }
+            }
+            "minWordSizefor1Typo" => {
+                let n = number(MAX_WORD_SIZE_FOR_TYPOS, p.typos.min_word_size_for_1_typo.into())?;
+                p.typos.min_word_size_for_1_typo = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+            "minWordSizefor2Typos" => {
+                let n = number(MAX_WORD_SIZE_FOR_TYPOS, p.typos.min_word_size_for_2_typos.into())?;
+                p.typos.min_word_size_for_2_typos = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+            "getRankingInfo" => {
+                p.ranking_info = match value {
+                    Value::Bool(b) => *b,
+                    Value::String(s) if matches!(s.trim(), "true" | "1") => true,
+                    Value::String(s) if matches!(s.trim(), "false" | "0") => false,
+                    Value::Number(n) if n.as_u64() == Some(1) => true,
+                    Value::Number(n) if n.as_u64() == Some(0) => false,
+                    _ => return Err(invalid(name, "must be a boolean")),
+                }
             }
             "attributesToRetrieve" => p.attributes_to_retrieve = Some(attributes(name, value)?),
             "attributesToHighlight" => p.attributes_to_highlight = Some(attributes(name, value)?),
@@ -288,6 +330,16 @@ impl Params {
         builder.finish()
     }
 
+    /// The parameters of a plain search (`/v1/:chainId/search`): a query and a page.
+    pub fn for_query(query: &str, page: u64, hits_per_page: u64) -> Self {
+        Self {
+            query: query.to_owned(),
+            page,
+            hits_per_page,
+            ..Self::default()
+        }
+    }
+
     /// The given parameters, url-encoded (Algolia's `params` in answers).
     pub fn encoded(&self) -> String {
         let mut out = url::form_urlencoded::Serializer::new(String::new());
@@ -347,6 +399,46 @@ pub(crate) mod tests {
                 .hits_per_page,
             0
         );
+    }
+
+    #[test]
+    fn typo_parameters() {
+        let p = Params::from_body(&body(json!({
+            "typoTolerance": "min", "minWordSizefor1Typo": 3, "getRankingInfo": true,
+            "params": "minWordSizefor2Typos=6"
+        })))
+        .unwrap();
+        assert_eq!(p.typos.mode, TypoMode::Min);
+        assert_eq!(
+            (
+                p.typos.min_word_size_for_1_typo,
+                p.typos.min_word_size_for_2_typos
+            ),
+            (3, 6)
+        );
+        assert!(p.ranking_info);
+        let off =
+            Params::from_pairs([("typoTolerance", "false"), ("getRankingInfo", "1")].into_iter()).unwrap();
+        assert_eq!((off.typos.mode, off.ranking_info), (TypoMode::Off, true));
+        assert_eq!(
+            Params::from_body(&body(json!({ "typoTolerance": false })))
+                .unwrap()
+                .typos
+                .mode,
+            TypoMode::Off
+        );
+        for bad in [
+            json!({ "typoTolerance": "maybe" }),
+            json!({ "typoTolerance": 1 }),
+            json!({ "minWordSizefor1Typo": 101 }),
+            json!({ "getRankingInfo": "yes" }),
+        ] {
+            assert_eq!(
+                Params::from_body(&body(bad.clone())).unwrap_err().status,
+                400,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

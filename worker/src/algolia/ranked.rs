@@ -1,0 +1,286 @@
+//! Typo-tolerant, Algolia-ranked search over the D1 index (the rules: [`super::typos`]).
+//!
+//! D1's SQLite has no fuzzy matching (no spellfix), so a query runs in three round trips, each bounded:
+//! 1. **Candidate terms** from `records_vocab`, an `fts5vocab` table over `records_fts` (terms in order, looked up
+//!    by equality or by range, never scanned whole): a one-typo word looks up its one-edit neighbours exactly
+//!    (complete); a one-typo prefix word reads the terms starting with each neighbour (complete); a two-typo word
+//!    reads the terms starting with its first half or a one-edit neighbour of it (two typos both in the first half
+//!    are missed, so `exhaustive.typo` is `false`). Substitutions and insertions try `a`–`z`, `0`–`9` and the
+//!    word's own characters. At most [`MAX_TERMS`] terms per word are read.
+//! 2. **Candidate records**: the FTS5 `MATCH` of every word's alternatives (the word, then up to
+//!    [`MAX_ALTERNATIVES`] terms, fewest typos and most frequent first), the filters applied; the count, the
+//!    facets and up to [`MAX_CANDIDATES`] records (the exact ones first, then by bm25) with their searchable text.
+//! 3. The candidates are ranked in Rust by Algolia's criteria and only the page's records are read.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{
+    params::Params,
+    sql::{Arg, Sql},
+    typos::{self, Alternative, Candidate, QueryWord, Score, TypoMode},
+};
+use crate::{
+    d1::{Param, Statement},
+    error::{ApiError, ApiResult},
+};
+
+// `records_vocab`, the term list of the full-text index (every index's terms) the typo candidates are read from:
+// worker/migrations/0005_search_typos.sql.
+
+/// Most typo alternatives of one query word in the `MATCH`.
+pub const MAX_ALTERNATIVES: usize = 40;
+/// Most terms read from the term list for one query word.
+pub const MAX_TERMS: u64 = 4000;
+/// Most records ranked in Rust (and so the deepest hit a query reaches, as Algolia's `paginationLimitedTo`).
+pub const MAX_CANDIDATES: u64 = 1000;
+/// Description text read per candidate for ranking (characters).
+const DESCRIPTION_CHARS: u32 = 1000;
+/// The largest character: `term < prefix || MAX_CHAR` bounds a prefix range.
+const MAX_CHAR: &str = "\u{10FFFF}";
+
+/// The words of a query with the ways each can match.
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    pub words: Vec<QueryWord>,
+    pub alternatives: Vec<Vec<Alternative>>,
+    /// Every term within the allowed typos was considered.
+    pub exhaustive: bool,
+}
+
+impl Expansion {
+    /// The FTS5 expression of the alternatives with at most `max_typos` typos.
+    pub fn expression(&self, max_typos: u8) -> Option<String> {
+        typos::fts_expression(&self.alternatives, max_typos)
+    }
+
+    /// Whether some word has a typo alternative.
+    pub fn has_typos(&self) -> bool {
+        self.alternatives.iter().any(|a| a.len() > 1)
+    }
+}
+
+#[derive(Deserialize)]
+struct TermRow {
+    term: String,
+    #[serde(default)]
+    doc: Option<f64>,
+}
+
+/// How a word's candidate terms are read, and whether that is complete.
+fn term_lookup(word: &QueryWord) -> Option<(Vec<String>, bool, bool)> {
+    match (word.edits, word.prefix) {
+        (0, _) => None,
+        // the exact one-edit neighbours
+        (1, false) => Some((typos::neighbors(&word.text), false, true)),
+        // the terms starting with a one-edit neighbour
+        (1, true) => Some((typos::neighbors(&word.text), true, true)),
+        // the terms starting with the first half or a one-edit neighbour of it
+        _ => {
+            let half: String = word.text.chars().take(word.text.chars().count() / 2).collect();
+            let mut starts = typos::neighbors(&half);
+            starts.push(half);
+            // a short start reads too much: the neighbours of a four-letter half are three letters long at least
+            starts.retain(|s| s.chars().count() >= 3);
+            Some((starts, true, false))
+        }
+    }
+}
+
+/// Expands the query's words into their alternatives (one D1 batch).
+pub async fn expand(db: &D1Database, params: &Params) -> ApiResult<Expansion> {
+    let words = typos::query_words(&params.query, &params.typos);
+    let mut statements = Vec::new();
+    let mut slots = Vec::new();
+    let mut exhaustive = true;
+    for (i, word) in words.iter().enumerate() {
+        let Some((keys, range, complete)) = term_lookup(word) else {
+            continue;
+        };
+        exhaustive &= complete;
+        let keys = serde_json::to_string(&keys).map_err(ApiError::internal)?;
+        let statement = if range {
+            db.prepare(
+                "SELECT v.term AS term, v.doc AS doc FROM json_each(?1) j CROSS JOIN records_vocab v \
+                 WHERE v.term >= j.value AND v.term < j.value || ?2 LIMIT ?3",
+            )
+            .bind_params(&[Param::from(keys), MAX_CHAR.into(), MAX_TERMS.into()])?
+        } else {
+            db.prepare(
+                "SELECT v.term AS term, v.doc AS doc FROM json_each(?1) j CROSS JOIN records_vocab v \
+                 WHERE v.term = j.value LIMIT ?2",
+            )
+            .bind_params(&[Param::from(keys), MAX_TERMS.into()])?
+        };
+        statements.push(statement);
+        slots.push(i);
+    }
+    let mut found: HashMap<usize, Vec<TermRow>> = HashMap::new();
+    if !statements.is_empty() {
+        let results = db.batch(statements).await.map_err(ApiError::internal)?;
+        for (slot, result) in slots.iter().zip(results) {
+            let rows: Vec<TermRow> = result.results().map_err(ApiError::internal)?;
+            if rows.len() as u64 >= MAX_TERMS {
+                exhaustive = false;
+            }
+            found.insert(*slot, rows);
+        }
+    }
+    let mut alternatives = Vec::with_capacity(words.len());
+    for (i, word) in words.iter().enumerate() {
+        let mut rows = found.remove(&i).unwrap_or_default();
+        // the most frequent terms first among equal typos
+        rows.sort_by(|a, b| b.doc.unwrap_or(0.0).total_cmp(&a.doc.unwrap_or(0.0)));
+        let (alts, complete) =
+            typos::alternatives(word, rows.iter().map(|r| r.term.as_str()), MAX_ALTERNATIVES);
+        exhaustive &= complete;
+        alternatives.push(alts);
+    }
+    Ok(Expansion {
+        words,
+        alternatives,
+        exhaustive,
+    })
+}
+
+#[derive(Deserialize)]
+struct CandidateRow {
+    object_id: String,
+    name: Option<String>,
+    symbol: Option<String>,
+    description: Option<String>,
+    tags: Option<String>,
+    address: Option<String>,
+    updated_at: Option<f64>,
+}
+
+impl From<CandidateRow> for Candidate {
+    fn from(r: CandidateRow) -> Self {
+        Self {
+            object_id: r.object_id,
+            texts: [r.name, r.symbol, r.description, r.tags, r.address].map(Option::unwrap_or_default),
+            updated_at: r.updated_at.unwrap_or(0.0),
+        }
+    }
+}
+
+/// The statement selecting up to [`MAX_CANDIDATES`] candidates (best bm25 first) of `from … WHERE condition`.
+pub fn candidates_statement(
+    db: &D1Database,
+    from: &str,
+    condition: &str,
+    sql: &Sql,
+    bind: impl Fn(&D1Database, &str, &[Arg]) -> ApiResult<D1PreparedStatement>,
+) -> ApiResult<D1PreparedStatement> {
+    let mut s = sql.clone();
+    let limit = s.arg(Arg::Number(MAX_CANDIDATES as f64));
+    let chars = s.arg(Arg::Number(f64::from(DESCRIPTION_CHARS)));
+    bind(
+        db,
+        &format!(
+            "SELECT f.object_id AS object_id, f.name AS name, f.symbol AS symbol, \
+             substr(f.description, 1, {chars}) AS description, f.tags AS tags, f.address AS address, \
+             r.updated_at AS updated_at FROM {from} WHERE {condition} ORDER BY rank LIMIT {limit}"
+        ),
+        &s.args,
+    )
+}
+
+/// The ranked candidates.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// Best first.
+    pub scores: Vec<Score>,
+}
+
+/// Ranks the candidate rows of one or more results (duplicates counted once) by Algolia's criteria, keeping
+/// what `typoTolerance` `min` / `strict` keep.
+pub fn rank(expansion: &Expansion, mode: TypoMode, results: &[&worker::D1Result]) -> ApiResult<Ranked> {
+    let mut seen = std::collections::HashSet::new();
+    let mut scores = Vec::new();
+    let matcher = typos::Matcher::new(&expansion.words, &expansion.alternatives);
+    for result in results {
+        let rows: Vec<CandidateRow> = result.results().map_err(ApiError::internal)?;
+        for row in rows {
+            if !seen.insert(row.object_id.clone()) {
+                continue;
+            }
+            let candidate = Candidate::from(row);
+            if let Some(score) = typos::score(&matcher, &candidate) {
+                scores.push(score);
+            }
+        }
+    }
+    let counts: Vec<u32> = scores.iter().map(|s| s.typos).collect();
+    if let Some(ceiling) = typos::typo_ceiling(mode, &counts) {
+        scores.retain(|s| s.typos <= ceiling);
+    }
+    scores.sort();
+    Ok(Ranked { scores })
+}
+
+#[derive(Deserialize)]
+struct RecordRow {
+    object_id: String,
+    record: String,
+}
+
+/// The records of a page of ranked hits, in rank order.
+pub async fn page_records(db: &D1Database, index: &str, scores: &[&Score]) -> ApiResult<Vec<Value>> {
+    if scores.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = scores.iter().map(|s| s.object_id.as_str()).collect();
+    let ids_json = serde_json::to_string(&ids).map_err(ApiError::internal)?;
+    let rows: Vec<RecordRow> = db
+        .prepare(
+            "SELECT object_id, record FROM records WHERE index_name = ?1 \
+             AND object_id IN (SELECT value FROM json_each(?2))",
+        )
+        .bind_params(&[index.into(), ids_json.into()])?
+        .rows()
+        .await?;
+    let mut by_id: BTreeMap<String, String> = rows.into_iter().map(|r| (r.object_id, r.record)).collect();
+    ids.iter()
+        .filter_map(|id| by_id.remove(*id))
+        .map(|record| serde_json::from_str(&record).map_err(ApiError::internal))
+        .collect()
+}
+
+/// Algolia's `_rankingInfo` of a ranked hit.
+pub fn ranking_info(score: &Score) -> Value {
+    json!({
+        "nbTypos": score.typos,
+        "firstMatchedWord": score.first_matched_word,
+        "proximityDistance": score.proximity,
+        "userScore": 0,
+        "geoDistance": 0,
+        "geoPrecision": 1,
+        "nbExactWords": score.exact,
+        "words": score.words,
+        "filters": 0,
+    })
+}
+
+/// The terms that highlight each query word: the word, then its typo alternatives.
+pub fn highlight_groups(expansion: &Expansion) -> Vec<Vec<String>> {
+    expansion
+        .alternatives
+        .iter()
+        .map(|alts| alts.iter().map(|a| a.term.clone()).collect())
+        .collect()
+}
+
+impl Params {
+    /// The page of `ranked` this search asks for, and the number of pages reachable.
+    pub fn page_of<'a>(&self, ranked: &'a [Score]) -> Vec<&'a Score> {
+        let per = usize::try_from(self.hits_per_page).unwrap_or(usize::MAX);
+        let start = usize::try_from(self.page)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(per);
+        ranked.iter().skip(start).take(per).collect()
+    }
+}
