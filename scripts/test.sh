@@ -13,8 +13,9 @@ cargo fmt --all --check
 step "lint: JS/TS (Biome: format and lint of tests/, scripts/, www/, worker/js/; fix with npx biome check --write)"
 npx --no-install biome ci --error-on-warnings .
 
-step "lint: clippy (core, native)"
+step "lint: clippy (core, native; also with the schema feature the OpenAPI generator uses)"
 cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --features schema -- -D warnings
 step "lint: clippy (core + wasm bindings, wasm32)"
 cargo clippy --target wasm32-unknown-unknown --features wasm,wasm-recover --all-targets -- -D warnings
 step "lint: clippy (worker, wasm32)"
@@ -53,7 +54,7 @@ step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --
 step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 55 s)"
+step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 75 s)"
 (
   cd tests
   node bench/sdk.bench.mjs --quick
@@ -62,6 +63,7 @@ step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts
   node bench/indexer.bench.mjs --quick
   node bench/indexer.bench.mjs --backfill --quick
   node bench/freshness.bench.mjs --quick
+  node bench/search.bench.mjs --quick
   node bench/ipfs-relay.bench.mjs --quick
 )
 
