@@ -23,13 +23,25 @@ const require = createRequire(new URL('../tests/package.json', import.meta.url))
  */
 export const LUKSO_CONTRACTS = [
   ['LSP23LinkedContractsFactory', '0x2300000A84D25dF63081feAa37ba6b62C4c89a30', '@lukso/lsp23-contracts/artifacts/LSP23LinkedContractsFactory.json'],
-  ['UniversalProfileInitPostDeploymentModule', '0x000000000066093407b6704B89793beFfD0D8F00', '@lukso/lsp23-contracts/artifacts/UniversalProfileInitPostDeploymentModule.json'],
+  [
+    'UniversalProfileInitPostDeploymentModule',
+    '0x000000000066093407b6704B89793beFfD0D8F00',
+    '@lukso/lsp23-contracts/artifacts/UniversalProfileInitPostDeploymentModule.json',
+  ],
   ['UniversalProfileInit v0.14.0', '0x3024D38EA2434BA6635003Dc1BDC0daB5882ED4F', 'lsp-smart-contracts-0.14.0/artifacts/UniversalProfileInit.json'],
   ['LSP6KeyManagerInit v0.14.0', '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4', 'lsp-smart-contracts-0.14.0/artifacts/LSP6KeyManagerInit.json'],
-  ['LSP1UniversalReceiverDelegateUP v0.14.0', '0x7870C5B8BC9572A8001C3f96f7ff59961B23500D', 'lsp-smart-contracts-0.14.0/artifacts/LSP1UniversalReceiverDelegateUP.json'],
+  [
+    'LSP1UniversalReceiverDelegateUP v0.14.0',
+    '0x7870C5B8BC9572A8001C3f96f7ff59961B23500D',
+    'lsp-smart-contracts-0.14.0/artifacts/LSP1UniversalReceiverDelegateUP.json',
+  ],
   ['UniversalProfileInit v0.12.1', '0x52c90985AF970D4E0DC26Cb5D052505278aF32A9', 'lsp-smart-contracts-0.12.1/artifacts/UniversalProfileInit.json'],
   ['LSP6KeyManagerInit v0.12.1', '0xa75684d7D048704a2DB851D05Ba0c3cbe226264C', 'lsp-smart-contracts-0.12.1/artifacts/LSP6KeyManagerInit.json'],
-  ['LSP1UniversalReceiverDelegateUP v0.12.1', '0xA5467dfe7019bF2C7C5F7A707711B9d4cAD118c8', 'lsp-smart-contracts-0.12.1/artifacts/LSP1UniversalReceiverDelegateUP.json'],
+  [
+    'LSP1UniversalReceiverDelegateUP v0.12.1',
+    '0xA5467dfe7019bF2C7C5F7A707711B9d4cAD118c8',
+    'lsp-smart-contracts-0.12.1/artifacts/LSP1UniversalReceiverDelegateUP.json',
+  ],
 ];
 
 /** anvil's well-known development accounts (mnemonic "test test … junk"); never use them on a real network. */

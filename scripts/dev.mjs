@@ -22,9 +22,23 @@ const www = await serveWww({
 });
 
 mkdirSync(new URL('../.dev/', import.meta.url), { recursive: true });
-writeFileSync(new URL('../.dev/credentials.json', import.meta.url), JSON.stringify({
-  workerUrl, rpcUrl: chain.rpcUrl, chainId: chain.chainId, apiKey, adminToken, uploadJwtSecret, relayerAddress,
-}, null, 2) + '\n', { mode: 0o600 });
+writeFileSync(
+  new URL('../.dev/credentials.json', import.meta.url),
+  JSON.stringify(
+    {
+      workerUrl,
+      rpcUrl: chain.rpcUrl,
+      chainId: chain.chainId,
+      apiKey,
+      adminToken,
+      uploadJwtSecret,
+      relayerAddress,
+    },
+    null,
+    2,
+  ) + '\n',
+  { mode: 0o600 },
+);
 
 console.log(`
 profile-relayer dev stack

@@ -32,9 +32,8 @@ function moduleOf(srcDir, file) {
 /** The source without comments and string literals (their text is not code). */
 function code(text) {
   // one pass, so that whichever starts first wins: a `/*` inside a doc comment or a string is no block comment
-  return text.replace(
-    /\/\/[^\n]*|\/\*[\s\S]*?\*\/|\br(#*)"[\s\S]*?"\1|b?"(?:[^"\\]|\\[\s\S])*"|b?'(?:[^'\\\n]|\\[^\n]{1,10}?)'/g,
-    (m) => (m.startsWith('/') ? ' ' : '""'),
+  return text.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\/|\br(#*)"[\s\S]*?"\1|b?"(?:[^"\\]|\\[\s\S])*"|b?'(?:[^'\\\n]|\\[^\n]{1,10}?)'/g, (m) =>
+    m.startsWith('/') ? ' ' : '""',
   );
 }
 
@@ -162,7 +161,10 @@ function cycles(edges) {
 
 const inside = (module, top) => module === top || module.startsWith(`${top}::`);
 const report = [];
-for (const [name, dir] of [['worker', 'worker/src'], ['core', 'src']]) {
+for (const [name, dir] of [
+  ['worker', 'worker/src'],
+  ['core', 'src'],
+]) {
   const edges = crateGraph(join(root, dir));
   const count = [...edges.values()].reduce((n, t) => n + t.size, 0);
   const sccs = cycles(edges);
@@ -170,8 +172,7 @@ for (const [name, dir] of [['worker', 'worker/src'], ['core', 'src']]) {
   report.push(`  cycles: ${sccs.length}${sccs.length ? `; largest ${sccs[0].length} modules` : ''}`);
   for (const c of sccs) report.push(`    [${c.length}] ${c.join(', ')}`);
   if (name === 'worker') {
-    const upward = [...edges].flatMap(([from, to]) =>
-      inside(from, 'routes') ? [] : [...to].filter((t) => inside(t, 'routes')).map((t) => `${from} -> ${t}`));
+    const upward = [...edges].flatMap(([from, to]) => (inside(from, 'routes') ? [] : [...to].filter((t) => inside(t, 'routes')).map((t) => `${from} -> ${t}`)));
     report.push(`  imports into routes from outside it: ${upward.length}`);
     for (const e of upward) report.push(`    ${e}`);
     const throughDispatcher = sccs.some((c) => c.includes('routes'));
@@ -180,7 +181,8 @@ for (const [name, dir] of [['worker', 'worker/src'], ['core', 'src']]) {
     const spec = [...edges].flatMap(([from, to]) =>
       /^(lsp\d+|erc\d+|metadata|hex|ipfs|networks)(::|$)/.test(from)
         ? [...to].filter((t) => inside(t, 'api') || inside(t, 'wasm')).map((t) => `${from} -> ${t}`)
-        : []);
+        : [],
+    );
     report.push(`  spec modules importing api/wasm: ${spec.length}`);
     for (const e of spec) report.push(`    ${e}`);
   }

@@ -16,8 +16,9 @@ import { waitForReceipt } from './chain.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const testsRequire = createRequire(join(root, 'tests/package.json'));
-const { concat, encodeAbiParameters, encodeDeployData, encodeFunctionData, getAddress, keccak256, parseAbiParameters, stringToHex, toHex } =
-  await import(testsRequire.resolve('viem'));
+const { concat, encodeAbiParameters, encodeDeployData, encodeFunctionData, getAddress, keccak256, parseAbiParameters, stringToHex, toHex } = await import(
+  testsRequire.resolve('viem')
+);
 const LSP7 = testsRequire('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
 const LSP8 = testsRequire('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
 const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev account
@@ -37,8 +38,7 @@ async function check(res, what) {
 
 /** Puts real things on the stack and returns the sample values for the hooks. */
 async function prepare(stack) {
-  const api = (path, init = {}) =>
-    fetch(`${stack.workerUrl}${path}`, { ...init, headers: { authorization: `Bearer ${stack.apiKey}`, ...init.headers } });
+  const api = (path, init = {}) => fetch(`${stack.workerUrl}${path}`, { ...init, headers: { authorization: `Bearer ${stack.apiKey}`, ...init.headers } });
   const send = async (tx) => {
     const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x989680', ...tx }]);
     const receipt = await waitForReceipt(stack.chain.rpc, hash);
@@ -47,10 +47,7 @@ async function prepare(stack) {
   };
 
   // a key of its own with a rate limit the run cannot exhaust
-  const key = await check(
-    await stack.admin('POST', '/admin/api-keys', { name: 'schemathesis', rateLimitPerMinute: 1000000 }),
-    'create the API key',
-  );
+  const key = await check(await stack.admin('POST', '/admin/api-keys', { name: 'schemathesis', rateLimitPerMinute: 1000000 }), 'create the API key');
 
   const cids = [];
   for (const [name, body, type] of [
@@ -94,9 +91,13 @@ async function prepare(stack) {
     'deploy a profile',
   );
   // LSP7 and LSP8 contracts, one token minted
-  const lsp7 = getAddress((await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Sample Coin', 'SMPL', OWNER, 0n, false] }) })).contractAddress);
+  const lsp7 = getAddress(
+    (await send({ data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: ['Sample Coin', 'SMPL', OWNER, 0n, false] }) })).contractAddress,
+  );
   await send({ to: lsp7, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'mint', args: [OWNER, 1000n, true, '0x'] }) });
-  const lsp8 = getAddress((await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Sample Cards', 'CARD', OWNER, 2n, 0n] }) })).contractAddress);
+  const lsp8 = getAddress(
+    (await send({ data: encodeDeployData({ abi: LSP8.abi, bytecode: LSP8.bytecode, args: ['Sample Cards', 'CARD', OWNER, 2n, 0n] }) })).contractAddress,
+  );
   await send({ to: lsp8, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, toHex(1n, { size: 32 }), true, '0x'] }) });
 
   // addresses in all three accepted spellings, each address in one only (controllers must differ); the hooks draw
@@ -119,9 +120,19 @@ try {
   const samplesFile = join(dir, 'samples.json');
   writeFileSync(samplesFile, JSON.stringify(samples, null, 1));
   const args = [
-    '--config-file', join(root, 'tests/schemathesis/schemathesis.toml'),
-    'run', `${stack.workerUrl}/openapi.json`,
-    '--checks', 'all', '--max-examples', MAX_EXAMPLES, '--seed', SEED, '--request-timeout', '30', '--no-color',
+    '--config-file',
+    join(root, 'tests/schemathesis/schemathesis.toml'),
+    'run',
+    `${stack.workerUrl}/openapi.json`,
+    '--checks',
+    'all',
+    '--max-examples',
+    MAX_EXAMPLES,
+    '--seed',
+    SEED,
+    '--request-timeout',
+    '30',
+    '--no-color',
     ...process.argv.slice(2),
   ];
   const child = spawn(st, args, {

@@ -16,14 +16,15 @@ const testsRequire = createRequire(join(root, 'tests/package.json'));
 const { privateKeyToAccount } = await import(testsRequire.resolve('viem/accounts'));
 
 // a port the OS reports free right now (bind to port 0, read it, release it)
-const freePort = () => new Promise((resolve, reject) => {
-  const probe = createNetServer();
-  probe.once('error', reject);
-  probe.listen(0, '127.0.0.1', () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
   });
-});
 
 async function waitFor(url, timeoutMs, child) {
   const end = Date.now() + timeoutMs;
@@ -50,9 +51,11 @@ export async function fund(chain, address, wei = 10n ** 20n) {
  * `stateDir`, as a deployment runs `wrangler d1 migrations apply DB --remote` before `wrangler deploy`.
  */
 export async function applyMigrations(stateDir) {
-  await promisify(execFile)(process.execPath, [
-    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir,
-  ], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' } });
+  await promisify(execFile)(
+    process.execPath,
+    [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', 'DB', '--local', '--persist-to', stateDir],
+    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' } },
+  );
 }
 
 /**
@@ -64,7 +67,18 @@ export async function applyMigrations(stateDir) {
  * followChain: false (tests) sets INDEXER_INTERVAL_SECONDS=0, so the indexer follows the chain only when a test runs
  * it (reported receipts are still indexed at once); true (the dev stack) keeps wrangler.toml's interval.
  */
-export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 0, vars = {}, secrets = {}, log = false, stateDir, extraChains = [], followChain = false, captureLogs = false } = {}) {
+export async function startStack({
+  chainPort = 0,
+  chainId = 31337,
+  workerPort = 0,
+  vars = {},
+  secrets = {},
+  log = false,
+  stateDir,
+  extraChains = [],
+  followChain = false,
+  captureLogs = false,
+} = {}) {
   const chain = await startChain({ port: chainPort, chainId });
   const others = [];
   try {
@@ -89,7 +103,9 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
 
   const dir = mkdtempSync(join(tmpdir(), 'profile-relayer-'));
   const envFile = join(dir, 'worker.env');
-  const extra = Object.entries(secrets).map(([k, v]) => `${k}=${v}\n`).join('');
+  const extra = Object.entries(secrets)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
   writeFileSync(envFile, `RELAYER_PRIVATE_KEY=${relayerKey}\nADMIN_TOKEN=${adminToken}\n${extra}`, { mode: 0o600 });
   const state = stateDir ?? join(dir, 'state');
   const stack = { logs: [] };
@@ -104,10 +120,22 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
     const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
     const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
     const args = [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev',
-      '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort),
-      '--env-file', envFile, '--persist-to', state,
-      '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', log ? 'info' : captureLogs ? 'log' : 'warn',
+      join(root, 'node_modules/wrangler/bin/wrangler.js'),
+      'dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(inspectorPort),
+      '--env-file',
+      envFile,
+      '--persist-to',
+      state,
+      '--show-interactive-dev-session=false',
+      '--test-scheduled',
+      '--log-level',
+      log ? 'info' : captureLogs ? 'log' : 'warn',
       ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
     ];
     child = spawn(process.execPath, args, {
@@ -216,7 +244,17 @@ export async function startStack({ chainPort = 0, chainId = 31337, workerPort = 
   };
 
   return Object.assign(stack, {
-    chain, chains: [chain, ...others], adminToken, relayerKey, apiKey: created.apiKey, apiKeyId: created.id,
-    relayerAddress: relayer.address, admin, stop, stopWorker, restartWorker, restartChain,
+    chain,
+    chains: [chain, ...others],
+    adminToken,
+    relayerKey,
+    apiKey: created.apiKey,
+    apiKeyId: created.id,
+    relayerAddress: relayer.address,
+    admin,
+    stop,
+    stopWorker,
+    restartWorker,
+    restartChain,
   });
 }

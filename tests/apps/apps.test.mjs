@@ -32,12 +32,14 @@ const C = {
   kmImpl: '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4',
   module: '0x000000000066093407b6704B89793beFfD0D8F00',
 };
-const initCodeHash = (impl) =>
-  keccak256(`0x3d602d80600a3d3981f3363d3d373d3d3d363d73${impl.slice(2).toLowerCase()}5af43d82803e903d91602b57fd5bf3`);
+const initCodeHash = (impl) => keccak256(`0x3d602d80600a3d3981f3363d3d373d3d3d363d73${impl.slice(2).toLowerCase()}5af43d82803e903d91602b57fd5bf3`);
 function viemPredict(salt, calldata) {
-  const generatedSalt = keccak256(encodeAbiParameters(
-    [{ type: 'bytes32' }, { type: 'address' }, { type: 'bytes' }, { type: 'bool' }, { type: 'bytes' }, { type: 'address' }, { type: 'bytes' }],
-    [salt, C.kmImpl, '0xc4d66de8', true, '0x', C.module, calldata]));
+  const generatedSalt = keccak256(
+    encodeAbiParameters(
+      [{ type: 'bytes32' }, { type: 'address' }, { type: 'bytes' }, { type: 'bool' }, { type: 'bytes' }, { type: 'address' }, { type: 'bytes' }],
+      [salt, C.kmImpl, '0xc4d66de8', true, '0x', C.module, calldata],
+    ),
+  );
   const universalProfile = getCreate2Address({ from: C.factory, salt: generatedSalt, bytecodeHash: initCodeHash(C.upImpl) });
   const keyManager = getCreate2Address({ from: C.factory, salt: keccak256(universalProfile), bytecodeHash: initCodeHash(C.kmImpl) });
   return { universalProfile, keyManager };
@@ -57,14 +59,15 @@ function check(app, r) {
   assert.equal(r.clients, 'function', `${app}: the full entry has the clients`);
 }
 
-const freePort = () => new Promise((resolve, reject) => {
-  const s = createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => {
-    const { port } = s.address();
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
-});
 
 /** A static file server of `dir` on 127.0.0.1 (with `page` at `/` if given). */
 async function serve(dir, page) {
@@ -88,7 +91,9 @@ async function serve(dir, page) {
 /** A child process in its own process group, its output kept; `ready` resolves when `pattern` is printed. */
 function start(cmd, args, cwd, pattern) {
   const child = spawn(cmd, args, {
-    cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1', FORCE_COLOR: '0' },
   });
   let output = '';
@@ -142,9 +147,11 @@ async function inBrowser(app, url) {
   page.on('requestfailed', (r) => errors.push(`${r.failure()?.errorText} ${r.url()}`));
   try {
     await page.goto(url);
-    await page.waitForFunction(() => window.__result, null, { timeout: 30_000 }).catch((e) => {
-      throw new Error(`${app}: no result in the page (${errors.join('; ')}): ${e.message}`);
-    });
+    await page
+      .waitForFunction(() => window.__result, null, { timeout: 30_000 })
+      .catch((e) => {
+        throw new Error(`${app}: no result in the page (${errors.join('; ')}): ${e.message}`);
+      });
     const result = await page.evaluate(() => window.__result);
     assert.deepEqual(errors, [], `${app}: page errors`);
     return result;
@@ -166,8 +173,10 @@ before(async () => {
     // (cached in its node_modules/)
     const lock = join(dir, 'package-lock.json');
     const stamp = join(dir, 'node_modules', '.apps-test-stamp');
-    const hash = createHash('sha256').update(readFileSync(join(dir, 'package.json')))
-      .update(existsSync(lock) ? readFileSync(lock) : '').digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(join(dir, 'package.json')))
+      .update(existsSync(lock) ? readFileSync(lock) : '')
+      .digest('hex');
     if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== hash) {
       rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
       if (existsSync(lock)) run(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], dir);
@@ -177,16 +186,22 @@ before(async () => {
     if (app === 'bun' || app === 'deno') continue; // only the runtime: it runs the node app
     // the package: the tarball of this run (a tarball of the same version is not reinstalled unless removed first)
     rmSync(join(dir, 'node_modules', 'profile-relayer'), { recursive: true, force: true });
-    run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
-      join(pack, tarball)], dir);
+    run(npm, ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', join(pack, tarball)], dir);
     // src/ is not in git for every app (Next keeps its pages in app/): made here
     mkdirSync(join(dir, 'src'), { recursive: true });
     copyFileSync(join(apps, 'probe.js'), join(dir, 'src', 'probe.js'));
   }
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 after(async () => {
@@ -251,8 +266,7 @@ test('Vite: dev server (dependency pre-bundling), in Chromium', async () => {
   // the optimizer's cache would keep the previous run's package
   rmSync(join(dir, 'node_modules', '.vite'), { recursive: true, force: true });
   const port = await freePort();
-  const dev = start(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port),
-    '--strictPort'], dir, /Local:/);
+  const dev = start(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], dir, /Local:/);
   closers.push(dev.stop);
   await dev.ready;
   check('vite dev', await inBrowser('vite dev', `http://127.0.0.1:${port}/`));
@@ -261,9 +275,22 @@ test('Vite: dev server (dependency pre-bundling), in Chromium', async () => {
 test('Cloudflare Workers: wrangler dev (workerd) resolves the workerd condition', async () => {
   const dir = join(apps, 'workers');
   const [port, inspector] = [await freePort(), await freePort()];
-  const dev = start(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--ip', '127.0.0.1',
-    '--port', String(port), '--inspector-port', String(inspector), '--show-interactive-dev-session=false'], dir,
-  /Ready on/);
+  const dev = start(
+    process.execPath,
+    [
+      join(root, 'node_modules/wrangler/bin/wrangler.js'),
+      'dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(inspector),
+      '--show-interactive-dev-session=false',
+    ],
+    dir,
+    /Ready on/,
+  );
   closers.push(dev.stop);
   await dev.ready;
   const res = await fetch(`http://127.0.0.1:${port}/`);
@@ -278,8 +305,7 @@ test('Next.js app router: prerendered server component, route handler, client co
   const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
   execFileSync(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: dir, env, stdio: 'pipe' });
   const port = await freePort();
-  const server = start(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p',
-    String(port)], dir, /Ready in/);
+  const server = start(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)], dir, /Ready in/);
   closers.push(server.stop);
   await server.ready;
   const origin = `http://127.0.0.1:${port}`;

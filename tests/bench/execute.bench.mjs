@@ -34,7 +34,8 @@ async function read(to, abi, functionName, args = []) {
 async function profileOf(account) {
   const { apiKey } = stack;
   const res = await fetch(url('/api/universal-profile'), {
-    method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ lsp6ControllerAddress: [account.address] }),
   });
   const { universalProfileAddress: up } = await res.json();
@@ -83,11 +84,15 @@ try {
   const profiles = [];
   for (const a of accounts) profiles.push(await profileOf(a));
   const calls = [];
-  for (let p = 0; p < N.profiles; p++) for (let c = 1n; c <= N.channels; c++) calls.push([p, body(profiles[p].up, await signedCall(accounts[p], profiles[p], 0, p * 10 + Number(c), c))]);
+  for (let p = 0; p < N.profiles; p++)
+    for (let c = 1n; c <= N.channels; c++) calls.push([p, body(profiles[p].up, await signedCall(accounts[p], profiles[p], 0, p * 10 + Number(c), c))]);
   const t2 = performance.now();
   const answers = await Promise.all(calls.map(([, b]) => post('/api/execute', b).then((r) => r.json())));
   const concurrentMs = performance.now() - t2;
-  assert.ok(answers.every((a) => a.status === 'mined'), JSON.stringify(answers.find((a) => a.status !== 'mined')));
+  assert.ok(
+    answers.every((a) => a.status === 'mined'),
+    JSON.stringify(answers.find((a) => a.status !== 'mined')),
+  );
 
   // 3. concurrent debits on one profile, each on a nonce channel of its own
   const heavy = privateKeyToAccount(generatePrivateKey());
@@ -102,12 +107,21 @@ try {
   const left = await quota(heavy, heavyProfile.up);
 
   assert.equal(answers.length, calls.length);
-  assert.ok(debited.every((d) => d.status === 'mined'), JSON.stringify(debited.find((d) => d.status !== 'mined')));
+  assert.ok(
+    debited.every((d) => d.status === 'mined'),
+    JSON.stringify(debited.find((d) => d.status !== 'mined')),
+  );
   const overhead = service.map((s, i) => s - direct[i]);
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
-  console.log(`execute (${N.sequential} sequential): service p50 ${percentile(service, 50).toFixed(1)} ms, p99 ${percentile(service, 99).toFixed(1)} ms; the same call sent straight to anvil p50 ${percentile(direct, 50).toFixed(1)} ms; overhead p50 ${percentile(overhead, 50).toFixed(1)} ms, p99 ${percentile(overhead, 99).toFixed(1)} ms`);
-  console.log(`${calls.length} concurrent executes across ${N.profiles} profiles: all mined in ${concurrentMs.toFixed(0)} ms (${((calls.length * 1000) / concurrentMs).toFixed(1)} executes/s)`);
-  console.log(`${debited.length} concurrent debits on one profile: ${debited.length} mined in ${debitMs.toFixed(0)} ms; receipts sum ${sum} gas, quota fell by ${QUOTA - left} gas, lost or doubled: ${QUOTA - left - sum}`);
+  console.log(
+    `execute (${N.sequential} sequential): service p50 ${percentile(service, 50).toFixed(1)} ms, p99 ${percentile(service, 99).toFixed(1)} ms; the same call sent straight to anvil p50 ${percentile(direct, 50).toFixed(1)} ms; overhead p50 ${percentile(overhead, 50).toFixed(1)} ms, p99 ${percentile(overhead, 99).toFixed(1)} ms`,
+  );
+  console.log(
+    `${calls.length} concurrent executes across ${N.profiles} profiles: all mined in ${concurrentMs.toFixed(0)} ms (${((calls.length * 1000) / concurrentMs).toFixed(1)} executes/s)`,
+  );
+  console.log(
+    `${debited.length} concurrent debits on one profile: ${debited.length} mined in ${debitMs.toFixed(0)} ms; receipts sum ${sum} gas, quota fell by ${QUOTA - left} gas, lost or doubled: ${QUOTA - left - sum}`,
+  );
   assert.equal(QUOTA - left, sum);
 } finally {
   await stack.stop();

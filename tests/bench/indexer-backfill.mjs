@@ -62,7 +62,12 @@ export async function backfill({ quick = false } = {}) {
   });
   await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
   // the relayer's daily gas ceiling (MAX_GAS_PER_DAY) is raised past the 1,000 deploys, like the key's monthly budget
-  const vars = { RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0', LOOKUP_RATE_LIMIT_PER_MINUTE: '0', MAX_GAS_PER_DAY: String(1e12) };
+  const vars = {
+    RPC_URL: `http://127.0.0.1:${proxy.address().port}`,
+    LOOKUP_CACHE_SECONDS: '0',
+    LOOKUP_RATE_LIMIT_PER_MINUTE: '0',
+    MAX_GAS_PER_DAY: String(1e12),
+  };
   // quick: a small subrequest budget, so that the backfill takes several runs, each resuming from the cursor
   if (quick) vars.INDEXER_MAX_SUBREQUESTS = '40';
   const stack = await startStack({ vars });
@@ -72,17 +77,20 @@ export async function backfill({ quick = false } = {}) {
     const auth = { authorization: `Bearer ${apiKey}` };
     let t = performance.now();
     for (let batch = 0; batch < PROFILES / 20; batch++) {
-      await Promise.all(Array.from({ length: 20 }, async (_, i) => {
-        const json = JSON.stringify({ LSP3Profile: { name: `Backfill Profile ${batch * 20 + i}`, description: 'backfill' } });
-        const form = new FormData();
-        form.append('file', new Blob([json]), 'm.json');
-        const cid = (await (await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: auth, body: form })).json()).Hash;
-        const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-          method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-          body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile: sdk.encodeVerifiableUri(json, `ipfs://${cid}`) }),
-        });
-        assert.equal(res.status, 200, await res.text());
-      }));
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const json = JSON.stringify({ LSP3Profile: { name: `Backfill Profile ${batch * 20 + i}`, description: 'backfill' } });
+          const form = new FormData();
+          form.append('file', new Blob([json]), 'm.json');
+          const cid = (await (await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: auth, body: form })).json()).Hash;
+          const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile: sdk.encodeVerifiableUri(json, `ipfs://${cid}`) }),
+          });
+          assert.equal(res.status, 200, await res.text());
+        }),
+      );
     }
     const height = Number(await stack.chain.rpc('eth_blockNumber'));
     if (height < PROFILES) await stack.chain.rpc('anvil_mine', [hex(PROFILES - height)]);
@@ -108,7 +116,11 @@ export async function backfill({ quick = false } = {}) {
     }
     const stats = await (await fetch(`${stack.workerUrl}/v1/31337/indexer`)).json();
     // `[assets, profiles]`
-    assert.deepEqual(stats.indexes.map((i) => i.entries), [0, PROFILES], JSON.stringify(stats));
+    assert.deepEqual(
+      stats.indexes.map((i) => i.entries),
+      [0, PROFILES],
+      JSON.stringify(stats),
+    );
     assert.equal(stats.lag, 0, JSON.stringify(stats));
     assert.equal(stats.lastIndexedBlock, head, JSON.stringify(stats));
     const last = `Backfill Profile ${PROFILES - 1}`;
@@ -117,10 +129,16 @@ export async function backfill({ quick = false } = {}) {
 
     if (quick) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
     console.log(`backfill: ${head.toLocaleString('en')} blocks (head), ${PROFILES} profiles spread across them (setup ${setupSeconds.toFixed(0)} s)`);
-    console.log(`caught up in ${runs.length} runs, ${seconds.toFixed(1)} s of indexer work; longest run ${Math.max(...runs.map((r) => r.seconds)).toFixed(1)} s`);
-    console.log(`eth_getLogs windows: ${runs.reduce((a, r) => a + r.windows, 0)} read, ${counts.refused} refused by the provider (range > ${PROVIDER_MAX_RANGE.toLocaleString('en')}); ${counts.getLogs} requests`);
+    console.log(
+      `caught up in ${runs.length} runs, ${seconds.toFixed(1)} s of indexer work; longest run ${Math.max(...runs.map((r) => r.seconds)).toFixed(1)} s`,
+    );
+    console.log(
+      `eth_getLogs windows: ${runs.reduce((a, r) => a + r.windows, 0)} read, ${counts.refused} refused by the provider (range > ${PROVIDER_MAX_RANGE.toLocaleString('en')}); ${counts.getLogs} requests`,
+    );
     for (const [i, r] of runs.entries()) {
-      console.log(`  run ${i + 1}: blocks ${r.fromBlock}–${r.toBlock}, ${r.indexed} records, ${r.windows} windows (next window ${r.window}), ${r.subrequests} subrequests, ${r.seconds.toFixed(1)} s${r.stopped ? `, stopped: ${r.stopped}` : ''}`);
+      console.log(
+        `  run ${i + 1}: blocks ${r.fromBlock}–${r.toBlock}, ${r.indexed} records, ${r.windows} windows (next window ${r.window}), ${r.subrequests} subrequests, ${r.seconds.toFixed(1)} s${r.stopped ? `, stopped: ${r.stopped}` : ''}`,
+      );
     }
   } finally {
     await stack.stop();

@@ -68,15 +68,27 @@ try {
     return (await (await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: auth, body: form })).json()).Hash;
   };
   for (let done = 0; done < N.profiles; done += 30) {
-    await Promise.all(Array.from({ length: Math.min(30, N.profiles - done) }, async (_, i) => {
-      const json = JSON.stringify({ LSP3Profile: { name: `Bench Profile ${done + i}`, description: 'bench' } });
-      const lsp3Profile = sdk.encodeVerifiableUri(json, `ipfs://${await upload(json)}`);
-      const res = await fetch(`${stack.workerUrl}/api/universal-profile`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile }) });
-      assert.equal(res.status, 200);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(30, N.profiles - done) }, async (_, i) => {
+        const json = JSON.stringify({ LSP3Profile: { name: `Bench Profile ${done + i}`, description: 'bench' } });
+        const lsp3Profile = sdk.encodeVerifiableUri(json, `ipfs://${await upload(json)}`);
+        const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile }),
+        });
+        assert.equal(res.status, 200);
+      }),
+    );
   }
   for (let i = 0; i < N.assets; i++) {
-    const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: OWNER, gas: '0x4c4b40', data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: [`Bench Token ${i}`, `BT${i}`, OWNER, 0n, false] }) }]);
+    const hash = await stack.chain.rpc('eth_sendTransaction', [
+      {
+        from: OWNER,
+        gas: '0x4c4b40',
+        data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: [`Bench Token ${i}`, `BT${i}`, OWNER, 0n, false] }),
+      },
+    ]);
     const receipt = await waitForReceipt(stack.chain.rpc, hash);
     assert.equal(receipt.status, '0x1', `LSP7 deployment ${i}`);
   }
@@ -89,7 +101,11 @@ try {
   const entries = stats.indexes.reduce((a, i) => a + i.entries, 0);
   assert.equal(stats.lag, 0, JSON.stringify(stats));
   // `[assets, profiles]`, as /v1/:chainId/stats answers
-  assert.deepEqual(stats.indexes.map((i) => i.entries), [N.assets, N.profiles], JSON.stringify(stats));
+  assert.deepEqual(
+    stats.indexes.map((i) => i.entries),
+    [N.assets, N.profiles],
+    JSON.stringify(stats),
+  );
   assert.deepEqual(await (await fetch(`${stack.workerUrl}/v1/31337/stats`)).json(), stats.indexes);
 
   // 3. deploy → searchable (indexer run triggered right after the deploy answers)
@@ -99,7 +115,11 @@ try {
     const json = JSON.stringify({ LSP3Profile: { name, description: 'x' } });
     const lsp3Profile = sdk.encodeVerifiableUri(json, `ipfs://${await upload(json)}`);
     const t0 = performance.now();
-    await fetch(`${stack.workerUrl}/api/universal-profile`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile }) });
+    await fetch(`${stack.workerUrl}/api/universal-profile`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ lsp6ControllerAddress: [OWNER], lsp3Profile }),
+    });
     for (let run = 0; ; run++) {
       assert.ok(run < 50, `${name} not searchable after 50 indexer runs`);
       await admin('/admin/indexer/run');
@@ -111,7 +131,12 @@ try {
 
   // 4. cached lookup under load (autocannon in a second process)
   const some = (await (await fetch(`${stack.workerUrl}/v1/31337/search?q=bench`)).json()).profiles.hits[0].address;
-  const out = JSON.parse(execFileSync(process.execPath, [autocannon, '-j', '-c', '10', '-d', String(N.loadSeconds), `${stack.workerUrl}/v1/31337/address/${some}`], { encoding: 'utf8', maxBuffer: 1 << 24 }));
+  const out = JSON.parse(
+    execFileSync(process.execPath, [autocannon, '-j', '-c', '10', '-d', String(N.loadSeconds), `${stack.workerUrl}/v1/31337/address/${some}`], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    }),
+  );
   assert.equal(out.non2xx, 0);
   assert.ok(out.requests.total > 0);
 
@@ -131,11 +156,21 @@ try {
   }
 
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
-  console.log(`catch-up, empty range: ${N.empty} blocks in ${emptySeconds.toFixed(2)} s (${(N.empty / emptySeconds).toFixed(0)} blocks/s, ${emptyRuns} indexer run(s), first eth_getLogs window 500 blocks)`);
-  console.log(`catch-up with ${N.profiles} profiles + ${N.assets} LSP7 assets from block ${fromBlock}: ${fullSeconds.toFixed(2)} s (${((N.profiles + N.assets) / fullSeconds).toFixed(1)} records/s); index entries now ${entries} (${stats.indexes.map((i) => `${i.name}: ${i.entries}`).join(', ')})`);
-  console.log(`deploy → searchable (indexer run right after the deploy): p50 ${percentile(searchable, 50).toFixed(0)} ms, max ${Math.max(...searchable).toFixed(0)} ms`);
-  console.log(`cached lookup /v1/31337/address (autocannon, 10 connections, ${N.loadSeconds} s): ${out.requests.average.toFixed(0)} req/s, p50 ${out.latency.p50} ms, p99 ${out.latency.p99} ms`);
-  console.log(`IPFS 100 KB raw blocks: gateway directly p50 ${percentile(direct, 50).toFixed(1)} ms; through the relay (fetch + verify + store) p50 ${percentile(relayed, 50).toFixed(1)} ms; overhead p50 ${(percentile(relayed, 50) - percentile(direct, 50)).toFixed(1)} ms`);
+  console.log(
+    `catch-up, empty range: ${N.empty} blocks in ${emptySeconds.toFixed(2)} s (${(N.empty / emptySeconds).toFixed(0)} blocks/s, ${emptyRuns} indexer run(s), first eth_getLogs window 500 blocks)`,
+  );
+  console.log(
+    `catch-up with ${N.profiles} profiles + ${N.assets} LSP7 assets from block ${fromBlock}: ${fullSeconds.toFixed(2)} s (${((N.profiles + N.assets) / fullSeconds).toFixed(1)} records/s); index entries now ${entries} (${stats.indexes.map((i) => `${i.name}: ${i.entries}`).join(', ')})`,
+  );
+  console.log(
+    `deploy → searchable (indexer run right after the deploy): p50 ${percentile(searchable, 50).toFixed(0)} ms, max ${Math.max(...searchable).toFixed(0)} ms`,
+  );
+  console.log(
+    `cached lookup /v1/31337/address (autocannon, 10 connections, ${N.loadSeconds} s): ${out.requests.average.toFixed(0)} req/s, p50 ${out.latency.p50} ms, p99 ${out.latency.p99} ms`,
+  );
+  console.log(
+    `IPFS 100 KB raw blocks: gateway directly p50 ${percentile(direct, 50).toFixed(1)} ms; through the relay (fetch + verify + store) p50 ${percentile(relayed, 50).toFixed(1)} ms; overhead p50 ${(percentile(relayed, 50) - percentile(direct, 50)).toFixed(1)} ms`,
+  );
 } finally {
   await stack.stop();
   gateway.close();

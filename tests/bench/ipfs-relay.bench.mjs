@@ -40,7 +40,12 @@ const ROUNDS = Number(arg('--rounds', QUICK ? 3 : 40));
 // idle time before each request (ms): background work of one request (our R2 write) then does not land in the next
 const GAP = Number(arg('--gap', 0));
 const LUKSO = arg('--lukso', QUICK ? undefined : '/work/.mirror/lukso-network+service-ipfs-proxy/repo');
-const SIZES = [['1 KB', 1024], ['100 KB', 100 * 1024], ['1 MB', 1024 * 1024], ['1 MB UnixFS', 1024 * 1024, 'unixfs']].filter(([label]) => !arg('--only') || arg('--only') === label.replaceAll(' ', ''));
+const SIZES = [
+  ['1 KB', 1024],
+  ['100 KB', 100 * 1024],
+  ['1 MB', 1024 * 1024],
+  ['1 MB UnixFS', 1024 * 1024, 'unixfs'],
+].filter(([label]) => !arg('--only') || arg('--only') === label.replaceAll(' ', ''));
 const deadline = Date.now() + 10 * 60_000;
 
 const tmp = mkdtempSync(join(tmpdir(), 'ipfs-relay-bench-'));
@@ -49,10 +54,28 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 // 1. a throwaway CA and a certificate for 127.0.0.1 / localhost signed by it
 const ssl = (...args) => execFileSync('openssl', args, { cwd: tmp, stdio: ['ignore', 'ignore', 'pipe'] });
-ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem',
-  '-days', '1', '-subj', '/CN=ipfs-relay-bench throwaway CA');
+ssl(
+  'req',
+  '-x509',
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:P-256',
+  '-nodes',
+  '-keyout',
+  'ca.key',
+  '-out',
+  'ca.pem',
+  '-days',
+  '1',
+  '-subj',
+  '/CN=ipfs-relay-bench throwaway CA',
+);
 ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'gw.key', '-out', 'gw.csr', '-subj', '/CN=127.0.0.1');
-writeFileSync(join(tmp, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+writeFileSync(
+  join(tmp, 'ext.cnf'),
+  'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n',
+);
 ssl('x509', '-req', '-in', 'gw.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'gw.pem', '-days', '1', '-extfile', 'ext.cnf');
 // trusted by the workerd processes started below, next to what NODE_EXTRA_CA_CERTS already named (a machine behind
 // a TLS-intercepting proxy needs its CA for npm); read by miniflare when it starts workerd
@@ -62,14 +85,15 @@ writeFileSync(caBundle, `${inherited && existsSync(inherited) ? readFileSync(inh
 process.env.NODE_EXTRA_CA_CERTS = caBundle;
 // this process's own fetch reads NODE_EXTRA_CA_CERTS only at start-up: the direct baseline uses node:https with the CA
 const directAgent = new HttpsAgent({ keepAlive: true, ca: readFileSync(join(tmp, 'ca.pem')) });
-const direct = (cid, size) => new Promise((resolve, reject) => {
-  const t0 = performance.now();
-  httpsGet(`https://${gatewayHost}/ipfs/${cid}`, { agent: directAgent }, (res) => {
-    let n = 0;
-    res.on('data', (d) => (n += d.length));
-    res.on('end', () => (n === size ? resolve(performance.now() - t0) : reject(new Error(`direct: ${n} bytes`))));
-  }).on('error', reject);
-});
+const direct = (cid, size) =>
+  new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    httpsGet(`https://${gatewayHost}/ipfs/${cid}`, { agent: directAgent }, (res) => {
+      let n = 0;
+      res.on('data', (d) => (n += d.length));
+      res.on('end', () => (n === size ? resolve(performance.now() - t0) : reject(new Error(`direct: ${n} bytes`))));
+    }).on('error', reject);
+  });
 
 // 2. the gateway: raw blocks by CID, like a trustless gateway would answer them
 const blocks = new Map();
@@ -92,13 +116,23 @@ const gateway = createHttpsServer({ key: readFileSync(join(tmp, 'gw.key')), cert
 });
 await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
 const gatewayHost = `127.0.0.1:${gateway.address().port}`;
-cleanup.push(() => new Promise((r) => { gateway.closeAllConnections(); gateway.close(r); }));
+cleanup.push(
+  () =>
+    new Promise((r) => {
+      gateway.closeAllConnections();
+      gateway.close(r);
+    }),
+);
 
-const freePort = () => new Promise((resolve, reject) => {
-  const probe = createNetServer();
-  probe.once('error', reject);
-  probe.listen(0, '127.0.0.1', () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
-});
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
 
 async function waitUp(url, child, timeoutMs = 180_000) {
   const end = Date.now() + timeoutMs;
@@ -140,26 +174,64 @@ async function startLukso() {
     // a bare mirror: export src/ from its HEAD
     execFileSync('sh', ['-c', `git --git-dir="${LUKSO}" archive HEAD src | tar -x -C "${dir}"`]);
   }
-  if (LUKSO) writeFileSync(join(dir, 'package.json'), JSON.stringify({
-    name: 'lukso-ipfs-proxy-bench', private: true,
-    // the ranges of its package.json (its yarn.lock's @picojs/pico 0.3.1 is no longer published: 0.3.4 is used)
-    dependencies: { '@picojs/pico': '^0.3.1', '@tsndr/cloudflare-worker-jwt': '^2.2.5', 'date-fns': '^2.30.0' },
-  }));
-  if (LUKSO) execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: dir, stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: inherited ?? '' },
-  });
+  if (LUKSO)
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'lukso-ipfs-proxy-bench',
+        private: true,
+        // the ranges of its package.json (its yarn.lock's @picojs/pico 0.3.1 is no longer published: 0.3.4 is used)
+        dependencies: { '@picojs/pico': '^0.3.1', '@tsndr/cloudflare-worker-jwt': '^2.2.5', 'date-fns': '^2.30.0' },
+      }),
+    );
+  if (LUKSO)
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: dir,
+      stdio: 'inherit',
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: inherited ?? '' },
+    });
   // its wrangler.toml, for wrangler 4 (`node_compat` became the `nodejs_compat` flag)
-  writeFileSync(join(dir, 'wrangler.toml'), 'name = "lukso-ipfs-proxy"\nmain = "src/index.js"\ncompatibility_date = "2023-07-01"\ncompatibility_flags = ["nodejs_compat"]\n');
+  writeFileSync(
+    join(dir, 'wrangler.toml'),
+    'name = "lukso-ipfs-proxy"\nmain = "src/index.js"\ncompatibility_date = "2023-07-01"\ncompatibility_flags = ["nodejs_compat"]\n',
+  );
   const port = await freePort();
-  const vars = { INFURA_GATEWAY_HOSTNAME: gatewayHost, INFURA_PROJECT_ID: 'bench', INFURA_API_KEY: 'bench', PINATA_GATEWAY: gatewayHost, PINATA_TOKEN: 'bench' };
-  const child = spawn(process.execPath, [
-    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--cwd', dir, '--ip', '127.0.0.1', '--port', String(port),
-    '--inspector-port', String(await freePort()), '--persist-to', join(dir, 'state'), '--show-interactive-dev-session=false',
-    '--log-level', 'error', ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-  ], { cwd: dir, detached: true, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const vars = {
+    INFURA_GATEWAY_HOSTNAME: gatewayHost,
+    INFURA_PROJECT_ID: 'bench',
+    INFURA_API_KEY: 'bench',
+    PINATA_GATEWAY: gatewayHost,
+    PINATA_TOKEN: 'bench',
+  };
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'node_modules/wrangler/bin/wrangler.js'),
+      'dev',
+      '--cwd',
+      dir,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(await freePort()),
+      '--persist-to',
+      join(dir, 'state'),
+      '--show-interactive-dev-session=false',
+      '--log-level',
+      'error',
+      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ],
+    { cwd: dir, detached: true, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  );
   const url = `http://127.0.0.1:${port}`;
   cleanup.push(async () => {
-    try { process.kill(-child.pid, 'SIGINT'); } catch { /* gone */ }
+    try {
+      process.kill(-child.pid, 'SIGINT');
+    } catch {
+      /* gone */
+    }
     await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
   });
   await waitUp(`${url}/`, child);
@@ -170,7 +242,10 @@ const { startStack } = await import('../../scripts/stack.mjs');
 let ours;
 let lukso;
 try {
-  const stack = await startStack({ log: !!process.env.BENCH_LOG, vars: { IPFS_GATEWAYS: `https://${gatewayHost},https://localhost:${gateway.address().port}` } });
+  const stack = await startStack({
+    log: !!process.env.BENCH_LOG,
+    vars: { IPFS_GATEWAYS: `https://${gatewayHost},https://localhost:${gateway.address().port}` },
+  });
   cleanup.push(() => stack.stop());
   ours = stack.workerUrl;
   lukso = await startLukso();
@@ -222,19 +297,46 @@ try {
     await new Promise((r) => setTimeout(r, 200)); // the background R2 write
     for (let i = 0; i < ROUNDS && Date.now() < deadline; i++) {
       const cid = await fresh(size, kind);
-      const order = i % 2 === 0 ? [[ours, 'oursCold'], [lukso, 'luksoCold']] : [[lukso, 'luksoCold'], [ours, 'oursCold']];
+      const order =
+        i % 2 === 0
+          ? [
+              [ours, 'oursCold'],
+              [lukso, 'luksoCold'],
+            ]
+          : [
+              [lukso, 'luksoCold'],
+              [ours, 'oursCold'],
+            ];
       // a fresh block for each relay: neither gets one the other has just pulled through the gateway
       for (const [base, key] of order) t[key].push(await get(base, key === 'oursCold' ? cid : await fresh(size, kind), size));
       t.direct.push(await direct(cid, size));
-      const warm = i % 2 === 0 ? [[ours, 'oursWarm'], [lukso, 'luksoWarm']] : [[lukso, 'luksoWarm'], [ours, 'oursWarm']];
+      const warm =
+        i % 2 === 0
+          ? [
+              [ours, 'oursWarm'],
+              [lukso, 'luksoWarm'],
+            ]
+          : [
+              [lukso, 'luksoWarm'],
+              [ours, 'oursWarm'],
+            ];
       for (const [base, key] of warm) t[key].push(await get(base, warmCid, size));
     }
     const hitsBefore = gatewayHits;
     await get(ours, warmCid, size);
     assert.equal(gatewayHits, hitsBefore, 'our warm fetch is served from R2');
     const f = (xs) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 95).toFixed(1)}`;
-    rows.push([label, t.oursCold.length, f(t.oursCold), f(t.luksoCold), (pct(t.oursCold, 50) / pct(t.luksoCold, 50)).toFixed(2),
-      f(t.oursWarm), f(t.luksoWarm), (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2), f(t.direct)]);
+    rows.push([
+      label,
+      t.oursCold.length,
+      f(t.oursCold),
+      f(t.luksoCold),
+      (pct(t.oursCold, 50) / pct(t.luksoCold, 50)).toFixed(2),
+      f(t.oursWarm),
+      f(t.luksoWarm),
+      (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2),
+      f(t.direct),
+    ]);
     blocks.clear();
     unixfs.clear();
   }

@@ -20,18 +20,38 @@ const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length -
 
 try {
   const { apiKey } = await (await stack.admin('POST', '/admin/api-keys', { name: 'bench', rateLimitPerMinute: 1_000_000, gasBudgetPerMonth: 1e12 })).json();
-  const post = (path, body) => fetch(`${stack.workerUrl}${path}`, {
-    method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-  });
+  const post = (path, body) =>
+    fetch(`${stack.workerUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   // a registered profile to hammer the register route with
   const { universalProfileAddress } = await (await post('/api/universal-profile', { lsp6ControllerAddress: [controller] })).json();
 
   // 1. register throughput and latency: autocannon in its own process, 10 connections, 5 s
-  const out = execFileSync(process.execPath, [autocannon, '-j', '-c', '10', '-d', String(N.loadSeconds), '-m', 'POST',
-    '-H', `authorization=Bearer ${apiKey}`, '-H', 'content-type=application/json',
-    '-b', JSON.stringify({ universalProfileAddress }), `${stack.workerUrl}/api/universal-profile/register`],
-  { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const out = execFileSync(
+    process.execPath,
+    [
+      autocannon,
+      '-j',
+      '-c',
+      '10',
+      '-d',
+      String(N.loadSeconds),
+      '-m',
+      'POST',
+      '-H',
+      `authorization=Bearer ${apiKey}`,
+      '-H',
+      'content-type=application/json',
+      '-b',
+      JSON.stringify({ universalProfileAddress }),
+      `${stack.workerUrl}/api/universal-profile/register`,
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
   const r = JSON.parse(out);
   assert.equal(r.non2xx, 0, 'every register request succeeded');
   assert.ok(r.requests.total > 0);
@@ -47,7 +67,9 @@ try {
     const { postDeploymentCallData } = sdk.profileDataFromControllers([controller]);
     const data = sdk.encodeDeployCalldata({ salt: sdk.generateSalt(), postDeploymentCallData });
     const t1 = performance.now();
-    const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30', data }]);
+    const hash = await stack.chain.rpc('eth_sendTransaction', [
+      { from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30', data },
+    ]);
     assert.equal((await waitForReceipt(stack.chain.rpc, hash)).status, '0x1');
     chainOnly.push(performance.now() - t1);
   }
@@ -55,17 +77,26 @@ try {
   // 3. concurrent deploys
   const nonce0 = BigInt(await stack.chain.rpc('eth_getTransactionCount', [stack.relayerAddress, 'latest']));
   const t2 = performance.now();
-  const results = await Promise.all(Array.from({ length: N.concurrent }, () =>
-    post('/api/universal-profile', { lsp6ControllerAddress: [controller] }).then(async (res) => ({ status: res.status, body: await res.json() }))));
+  const results = await Promise.all(
+    Array.from({ length: N.concurrent }, () =>
+      post('/api/universal-profile', { lsp6ControllerAddress: [controller] }).then(async (res) => ({ status: res.status, body: await res.json() })),
+    ),
+  );
   const total = performance.now() - t2;
   const nonce1 = BigInt(await stack.chain.rpc('eth_getTransactionCount', [stack.relayerAddress, 'latest']));
   const ok = results.filter((x) => x.status === 200).length;
   const distinct = new Set(results.map((x) => x.body.universalProfileAddress)).size;
 
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
-  console.log(`register route (autocannon, 10 connections, ${N.loadSeconds} s): ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${r.requests.total} requests, ${r.non2xx} non-2xx`);
-  console.log(`deploy (${N.sequential} sequential): service p50 ${percentile(service, 50).toFixed(1)} ms, p99 ${percentile(service, 99).toFixed(1)} ms; same transaction straight to anvil p50 ${percentile(chainOnly, 50).toFixed(1)} ms; service overhead p50 ${(percentile(service, 50) - percentile(chainOnly, 50)).toFixed(1)} ms`);
-  console.log(`${N.concurrent} concurrent deploys: ${ok}/${N.concurrent} answered 200, ${distinct} distinct profiles, ${nonce1 - nonce0} transactions mined (nonce errors: ${N.concurrent - Number(nonce1 - nonce0)}), total ${total.toFixed(0)} ms`);
+  console.log(
+    `register route (autocannon, 10 connections, ${N.loadSeconds} s): ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${r.requests.total} requests, ${r.non2xx} non-2xx`,
+  );
+  console.log(
+    `deploy (${N.sequential} sequential): service p50 ${percentile(service, 50).toFixed(1)} ms, p99 ${percentile(service, 99).toFixed(1)} ms; same transaction straight to anvil p50 ${percentile(chainOnly, 50).toFixed(1)} ms; service overhead p50 ${(percentile(service, 50) - percentile(chainOnly, 50)).toFixed(1)} ms`,
+  );
+  console.log(
+    `${N.concurrent} concurrent deploys: ${ok}/${N.concurrent} answered 200, ${distinct} distinct profiles, ${nonce1 - nonce0} transactions mined (nonce errors: ${N.concurrent - Number(nonce1 - nonce0)}), total ${total.toFixed(0)} ms`,
+  );
   assert.equal(ok, N.concurrent);
   assert.equal(distinct, N.concurrent);
   assert.equal(nonce1 - nonce0, BigInt(N.concurrent));

@@ -9,8 +9,16 @@ import { createRequire } from 'node:module';
 import { deflateSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import {
-  concat, decodeFunctionData, decodeFunctionResult, encodeDeployData, encodeFunctionData, encodePacked, getAddress, keccak256,
-  parseAbi, recoverAddress,
+  concat,
+  decodeFunctionData,
+  decodeFunctionResult,
+  encodeDeployData,
+  encodeFunctionData,
+  encodePacked,
+  getAddress,
+  keccak256,
+  parseAbi,
+  recoverAddress,
 } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
@@ -26,16 +34,39 @@ mkdirSync(shots, { recursive: true });
 
 // a real 4×4 PNG (zlib from node:zlib, CRCs from a table computed here)
 function png() {
-  const crcTable = Array.from({ length: 256 }, (_, n) => { let c = n; for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1; return c >>> 0; });
-  const crc = (buf) => { let c = 0xffffffff; for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8); return (c ^ 0xffffffff) >>> 0; };
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
   const chunk = (type, data) => {
-    const len = Buffer.alloc(4); len.writeUInt32BE(data.length);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
     const td = Buffer.concat([Buffer.from(type), data]);
-    const c = Buffer.alloc(4); c.writeUInt32BE(crc(td));
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc(td));
     return Buffer.concat([len, td, c]);
   };
-  const ihdr = Buffer.alloc(13); ihdr.writeUInt32BE(4, 0); ihdr.writeUInt32BE(4, 4); ihdr[8] = 8; ihdr[9] = 2;
-  const raw = Buffer.concat(Array.from({ length: 4 }, () => Buffer.from([0, ...Array(12).fill(0).map((_, i) => (i % 3 === 0 ? 254 : 40))])));
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(4, 0);
+  ihdr.writeUInt32BE(4, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const raw = Buffer.concat(
+    Array.from({ length: 4 }, () =>
+      Buffer.from([
+        0,
+        ...Array(12)
+          .fill(0)
+          .map((_, i) => (i % 3 === 0 ? 254 : 40)),
+      ]),
+    ),
+  );
   return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
@@ -48,7 +79,15 @@ before(async () => {
   www = await serveWww({ config: { workerUrl: stack.workerUrl, apiKey: stack.apiKey, chainId: stack.chain.chainId, rpcUrl: stack.chain.rpcUrl } });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   page = await browser.newPage({ viewport: { width: 390, height: 844 } }); // phone-sized
   page.on('pageerror', (e) => console.error('page error:', e));
@@ -111,7 +150,14 @@ test('look up an LSP8 collection and open one of its tokens', async () => {
   const lookup = new sdk.LookupClient({ baseUrl: stack.workerUrl, apiKey: stack.apiKey });
   const json = JSON.stringify({ LSP4Metadata: { name: 'Platypus #7', description: 'a card', links: [], images: [], assets: [] } });
   const { url } = await lookup.upload(json);
-  await send({ to: collection, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'setDataForTokenId', args: [tokenId, sdk.encodeKeyName('LSP4Metadata'), sdk.encodeVerifiableUri(json, url)] }) });
+  await send({
+    to: collection,
+    data: encodeFunctionData({
+      abi: LSP8.abi,
+      functionName: 'setDataForTokenId',
+      args: [tokenId, sdk.encodeKeyName('LSP4Metadata'), sdk.encodeVerifiableUri(json, url)],
+    }),
+  });
   await stack.admin('POST', '/admin/indexer/run');
 
   await page.getByLabel('Address', { exact: true }).fill(collection);
@@ -131,10 +177,14 @@ test('rename gaslessly: the demo key signs setData(LSP3Profile) in the page; nam
   assert.match(demo, /^0x[0-9a-f]{40}$/);
   await page.getByLabel('New name').fill('Wombat Renamed');
   await page.getByRole('button', { name: 'Save name gaslessly' }).click();
-  await page.waitForFunction(() => {
-    const el = document.getElementById('status');
-    return el.className === 'error' || /Renamed to/.test(el.textContent);
-  }, null, { timeout: 60_000 });
+  await page.waitForFunction(
+    () => {
+      const el = document.getElementById('status');
+      return el.className === 'error' || /Renamed to/.test(el.textContent);
+    },
+    null,
+    { timeout: 60_000 },
+  );
   assert.match(await status(), /Renamed to "Wombat Renamed" without gas/);
   assert.equal(await card.locator('[data-testid=record-name]').textContent(), 'Wombat Renamed');
   assert.match(await page.locator('[data-testid=gasless-status]').textContent(), /^mined in block \d+/);
@@ -151,8 +201,12 @@ test('rename gaslessly: the demo key signs setData(LSP3Profile) in the page; nam
   assert.match(await page.locator('[data-testid=gasless-quota]').textContent(), new RegExp(`−${record.charged.toLocaleString('en')}\\)$`));
 
   // on chain: LSP3Profile now points at verified metadata with the new name
-  const read = async (functionName, args) => decodeFunctionResult({ abi: upAbi, functionName,
-    data: await stack.chain.rpc('eth_call', [{ to: up, data: encodeFunctionData({ abi: upAbi, functionName, args }) }, 'latest']) });
+  const read = async (functionName, args) =>
+    decodeFunctionResult({
+      abi: upAbi,
+      functionName,
+      data: await stack.chain.rpc('eth_call', [{ to: up, data: encodeFunctionData({ abi: upAbi, functionName, args }) }, 'latest']),
+    });
   const value = await read('getData', [sdk.encodeKeyName('LSP3Profile')]);
   const lookup = new sdk.LookupClient({ baseUrl: stack.workerUrl });
   const bytes = await lookup.ipfs(sdk.decodeVerifiableUri(value).url.slice('ipfs://'.length));
@@ -161,11 +215,17 @@ test('rename gaslessly: the demo key signs setData(LSP3Profile) in the page; nam
 
   // the relayed call was signed by the page's demo key (recovered by viem from the transaction's calldata)
   const tx = await stack.chain.rpc('eth_getTransactionByHash', [hash]);
-  const { functionName, args: [signature, nonce, validity, payload] } = decodeFunctionData({ abi: KM_ABI, data: tx.input });
+  const {
+    functionName,
+    args: [signature, nonce, validity, payload],
+  } = decodeFunctionData({ abi: KM_ABI, data: tx.input });
   assert.equal(functionName, 'executeRelayCall');
   const km = await read('owner', []);
   assert.equal(getAddress(tx.to), getAddress(km));
-  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, validity, 0n, payload]);
+  const message = encodePacked(
+    ['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
+    [25n, BigInt(stack.chain.chainId), nonce, validity, 0n, payload],
+  );
   assert.equal(await recoverAddress({ hash: keccak256(concat(['0x19', '0x00', km, message])), signature }), getAddress(demo));
 });
 

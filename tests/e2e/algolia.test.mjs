@@ -48,8 +48,13 @@ before(async () => {
   await new Promise((r) => pushed.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
     vars: {
-      LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
-      ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`, ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
+      LOOKUP_CACHE_SECONDS: '0',
+      INDEXER_RETRY_SECONDS: '0',
+      METADATA_ALLOW_HTTP: 'true',
+      LOOKUP_RATE_LIMIT_PER_MINUTE: '100000',
+      ALGOLIA_APP_ID: 'TESTAPPID',
+      ALGOLIA_HOST: `http://127.0.0.1:${pushed.server.address().port}`,
+      ALGOLIA_MAX_RECORD_BYTES: String(MAX_RECORD),
       PUBLIC_BASE_URL: PUBLIC_BASE,
     },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
@@ -101,7 +106,14 @@ test('a long profile keeps its name and its absolute image URLs in Algolia', asy
   const bio = 'a very long biography '.repeat(280); // ≈ 6,000 characters
   const links = Array.from({ length: 12 }, (_, i) => ({ title: `link ${i}`, url: `https://example.com/${i}` }));
   const lsp3 = await metadataUri({
-    LSP3Profile: { name: 'Longbio Wombat', description: bio, links, tags: ['wombat', 'long'], profileImage: [image(640), image(320), image(64)], backgroundImage: [image(1024)] },
+    LSP3Profile: {
+      name: 'Longbio Wombat',
+      description: bio,
+      links,
+      tags: ['wombat', 'long'],
+      profileImage: [image(640), image(320), image(64)],
+      backgroundImage: [image(1024)],
+    },
   });
   const up = (await deployProfile(lsp3)).universalProfileAddress;
   await runCron();

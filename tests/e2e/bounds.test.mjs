@@ -88,8 +88,10 @@ before(async () => {
     stateDir,
     vars: {
       LOOKUP_MISS_SECONDS: String(MISS_SECONDS),
-      RPC_URL: `http://127.0.0.1:${proxy.address().port}`, LOOKUP_CACHE_SECONDS: '0',
-      IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
+      RPC_URL: `http://127.0.0.1:${proxy.address().port}`,
+      LOOKUP_CACHE_SECONDS: '0',
+      IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`,
+      IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
     },
   });
   setUpstream(stack.chain.rpcUrl);
@@ -130,8 +132,11 @@ const workerPeak = async () => {
   const pid = (await run('ss', ['-ltnpH', `sport = :${port}`])).match(/pid=(\d+)/)?.[1];
   assert.ok(pid, `no process listens on ${port}`);
   const group = (await run('ps', ['-o', 'pgid=', '-p', pid])).trim();
-  const pids = (await run('ps', ['-o', 'pid=,comm=', '-g', group])).split('\n')
-    .map((l) => l.trim().split(/\s+/)).filter(([, comm]) => comm === 'workerd').map(([p]) => p);
+  const pids = (await run('ps', ['-o', 'pid=,comm=', '-g', group]))
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([, comm]) => comm === 'workerd')
+    .map(([p]) => p);
   assert.ok(pids.length >= 1);
   return pids.reduce((sum, p) => sum + Number(readFileSync(`/proc/${p}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/)[1]) * 1024, 0);
 };
@@ -188,7 +193,9 @@ test('a contract answering megabytes: the lookup refuses it quickly, having read
 test('the indexer meets a contract answering megabytes: recorded unindexable, the chain indexed to the head', async () => {
   const attacker = compileAttacker('HugeAnswer');
   const huge = await deploy(attacker, [2_000_000n]);
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{ from: DEPLOYER, to: huge, data: encodeFunctionData({ abi: attacker.abi, functionName: 'poke' }) }]);
+  const hash = await stack.chain.rpc('eth_sendTransaction', [
+    { from: DEPLOYER, to: huge, data: encodeFunctionData({ abi: attacker.abi, functionName: 'poke' }) },
+  ]);
   assert.equal((await waitForReceipt(stack.chain.rpc, hash)).status, '0x1');
   for (let i = 0; ; i++) {
     const res = await stack.admin('POST', '/admin/indexer/run');
@@ -239,14 +246,19 @@ test('every eth_call of a lookup carries RPC_CALL_GAS_CAP: a probe loops away an
   // with more than the cap the probe burns all its gas (the call fails: CALL_REVERTED); with at most the cap
   // it answers false: an unknown contract without a refusal
   const probe = await deploy(compileAttacker('GasProbe'), [BigInt(CALL_GAS_CAP)]);
-  const uncapped = await stack.chain.rpc('eth_call', [{ to: probe, data: '0x01ffc9a724871b3d' }, 'latest']).then(() => 'answered', (e) => e.message);
+  const uncapped = await stack.chain.rpc('eth_call', [{ to: probe, data: '0x01ffc9a724871b3d' }, 'latest']).then(
+    () => 'answered',
+    (e) => e.message,
+  );
   assert.notEqual(uncapped, 'answered', 'anvil runs an uncapped eth_call with more than the cap: the probe can tell');
   const from = rpcLog.length;
   const { status, body } = await lookup(probe);
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.LSPStandard, 'UnknownContract');
   assert.equal(body.unindexable, undefined, JSON.stringify(body));
-  const calls = callsTo(from, probe).flatMap((e) => [JSON.parse(e.body)].flat()).filter((c) => c.method === 'eth_call');
+  const calls = callsTo(from, probe)
+    .flatMap((e) => [JSON.parse(e.body)].flat())
+    .filter((c) => c.method === 'eth_call');
   assert.ok(calls.length > 0);
   for (const c of calls) assert.equal(BigInt(c.params[0].gas), BigInt(CALL_GAS_CAP));
 });
@@ -342,7 +354,10 @@ test("an upload's declared type is ignored: the stored type is sniffed from its 
   assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
   assert.equal(await served(`/image/${poisoned}`), 'application/octet-stream');
   // a PNG declared as HTML is a PNG; JSON declared as an image is JSON
-  const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4a80000000049454e44ae426082', 'hex');
+  const png = Buffer.from(
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4a80000000049454e44ae426082',
+    'hex',
+  );
   assert.equal(await served(`/ipfs/${await upload(png, 'text/html')}`), 'image/png');
   assert.equal(await served(`/ipfs/${await upload(Buffer.from('{"LSP3Profile":{}}'), 'image/svg+xml')}`), 'application/json');
   // uploading the same bytes again with another declared type changes nothing
@@ -353,8 +368,11 @@ test("an upload's declared type is ignored: the stored type is sniffed from its 
 const root = new URL('../..', import.meta.url).pathname;
 /** Rows of a query on the stack's local D1 (wrangler d1 execute on its persisted state). */
 const d1 = async (command) => {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'),
-    'd1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command],
+    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  );
   return JSON.parse(stdout)[0].results;
 };
 const misses = async () => (await d1('SELECT count(*) AS n FROM lookup_misses'))[0].n;
@@ -388,10 +406,29 @@ test('/api/execute and /api/quota for an unregistered contract: 404 before any o
   const account = privateKeyToAccount(generatePrivateKey());
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = await account.signMessage({ message: { raw: keccak256(encodePacked(['address', 'uint256'], [huge, BigInt(timestamp)])) } });
-  const relayCall = { address: huge, transaction: { abi: encodeFunctionData({ abi: parseAbi(['function setData(bytes32 key, bytes value)']), functionName: 'setData', args: [`0x${'00'.repeat(32)}`, '0x01'] }), signature: await account.sign({ hash: keccak256('0x01') }), nonce: '0x0', validityTimestamps: '0x0' } };
+  const relayCall = {
+    address: huge,
+    transaction: {
+      abi: encodeFunctionData({
+        abi: parseAbi(['function setData(bytes32 key, bytes value)']),
+        functionName: 'setData',
+        args: [`0x${'00'.repeat(32)}`, '0x01'],
+      }),
+      signature: await account.sign({ hash: keccak256('0x01') }),
+      nonce: '0x0',
+      validityTimestamps: '0x0',
+    },
+  };
   const from = rpcLog.length;
-  for (const [path, body] of [['/api/quota', { address: huge, timestamp, signature }], ['/api/execute', relayCall]]) {
-    const res = await fetch(`${stack.workerUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp() }, body: JSON.stringify(body) });
+  for (const [path, body] of [
+    ['/api/quota', { address: huge, timestamp, signature }],
+    ['/api/execute', relayCall],
+  ]) {
+    const res = await fetch(`${stack.workerUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+      body: JSON.stringify(body),
+    });
     const answer = await res.json();
     assert.equal(res.status, 404, `${path}: ${JSON.stringify(answer)}`);
     assert.equal(answer.error.code, 'PROFILE_NOT_REGISTERED');

@@ -63,23 +63,32 @@ test('deployProfile (Form 1 and Form 2) and upload', async () => {
 });
 
 test('errors: validation before sending, service codes with status, network failures', async () => {
-  await assert.rejects(relayer.deployProfile({ salt: '0x12', postDeploymentCallData: '0x' }),
-    (e) => e instanceof Error && e.code === 'INVALID_LENGTH' && e.status === undefined);
-  await assert.rejects(relayer.registerProfile('0x000000000000000000000000000000000000dEaD'),
-    (e) => e.code === 'PROFILE_NOT_FOUND' && e.status === 404 && sdk.isProfileRelayerError(e));
+  await assert.rejects(
+    relayer.deployProfile({ salt: '0x12', postDeploymentCallData: '0x' }),
+    (e) => e instanceof Error && e.code === 'INVALID_LENGTH' && e.status === undefined,
+  );
+  await assert.rejects(
+    relayer.registerProfile('0x000000000000000000000000000000000000dEaD'),
+    (e) => e.code === 'PROFILE_NOT_FOUND' && e.status === 404 && sdk.isProfileRelayerError(e),
+  );
   const bad = new sdk.RelayerClient({ baseUrl: stack.workerUrl, apiKey: 'prk_' + '00'.repeat(32) });
   await assert.rejects(bad.deployProfile({ lsp6ControllerAddress: [controller] }), (e) => e.code === 'INVALID_API_KEY' && e.status === 401);
   assert.equal((await lookup.address(31337, '0x000000000000000000000000000000000000dEaD')).LSPStandard, 'EOA');
   await assert.rejects(lookup.ipfs('not-a-cid'), (e) => e.code === 'INVALID_CID');
   const offline = new sdk.LookupClient({ baseUrl: 'http://127.0.0.1:9' });
   await assert.rejects(offline.stats(31337), (e) => e.code === 'NETWORK_ERROR' && e.status === undefined);
-  assert.throws(() => new sdk.RelayerClient({ baseUrl: 'ftp://x', apiKey: 'k' }), (e) => e.code === 'INVALID_ARGUMENT');
+  assert.throws(
+    () => new sdk.RelayerClient({ baseUrl: 'ftp://x', apiKey: 'k' }),
+    (e) => e.code === 'INVALID_ARGUMENT',
+  );
   const noKey = new sdk.LookupClient({ baseUrl: stack.workerUrl });
   await assert.rejects(noKey.upload('x'), (e) => e.code === 'INVALID_ARGUMENT');
   // 429 carries retryAfter
   const { apiKey } = await (await stack.admin('POST', '/admin/api-keys', { name: 'slow', rateLimitPerMinute: 1 })).json();
   const slow = new sdk.RelayerClient({ baseUrl: stack.workerUrl, apiKey });
-  await slow.profileStatus(sdk.predictProfileAddress({ salt: sdk.generateSalt(), postDeploymentCallData: sdk.encodePostDeploymentCallData([], []) }).universalProfile).catch(() => {});
+  await slow
+    .profileStatus(sdk.predictProfileAddress({ salt: sdk.generateSalt(), postDeploymentCallData: sdk.encodePostDeploymentCallData([], []) }).universalProfile)
+    .catch(() => {});
   await assert.rejects(slow.profileStatus(controller), (e) => e.code === 'RATE_LIMITED' && e.status === 429 && e.retryAfter > 0);
 });
 
@@ -87,14 +96,29 @@ test('answers of another shape than their type are INVALID_RESPONSE, naming the 
   // a server that is not a profile-relayer: each path answers a body of the wrong shape
   const { createServer } = await import('node:http');
   const up = '0xBB645D97B0c7D101ca0d73131e521fe89B463BFD';
-  const status = { universalProfileAddress: up, deployed: true, registered: false, pendingTransaction: null,
-    deploymentTransaction: null, registeredAt: null, quota: null };
+  const status = {
+    universalProfileAddress: up,
+    deployed: true,
+    registered: false,
+    pendingTransaction: null,
+    deploymentTransaction: null,
+    registeredAt: null,
+    quota: null,
+  };
   const bodies = {
     [`/api/universal-profile/${up}`]: { ...status, registeredAt: '12' },
     '/v1/42/stats': [{ name: 'a', entries: 1 }],
     '/v1/42/indexer': 'not json',
-    [`/api/transaction/0x${'11'.repeat(32)}`]: { hash: `0x${'11'.repeat(32)}`, kind: 'execute', profile: up,
-      status: 'exploded', replacedBy: null, blockNumber: null, gasUsed: null, charged: null },
+    [`/api/transaction/0x${'11'.repeat(32)}`]: {
+      hash: `0x${'11'.repeat(32)}`,
+      kind: 'execute',
+      profile: up,
+      status: 'exploded',
+      replacedBy: null,
+      blockNumber: null,
+      gasUsed: null,
+      charged: null,
+    },
   };
   const server = createServer((req, res) => {
     const body = bodies[req.url];
@@ -106,8 +130,7 @@ test('answers of another shape than their type are INVALID_RESPONSE, naming the 
     const baseUrl = `http://127.0.0.1:${server.address().port}`;
     const relayer = new sdk.RelayerClient({ baseUrl, apiKey: 'k' });
     const lookup = new sdk.LookupClient({ baseUrl });
-    const invalid = (pattern) => (e) =>
-      e.name === 'ProfileRelayerError' && e.code === 'INVALID_RESPONSE' && e.status === 200 && pattern.test(e.message);
+    const invalid = (pattern) => (e) => e.name === 'ProfileRelayerError' && e.code === 'INVALID_RESPONSE' && e.status === 200 && pattern.test(e.message);
     await assert.rejects(relayer.profileStatus(up), invalid(/registeredAt: expected a non-negative integer/));
     await assert.rejects(lookup.stats(42), invalid(/expected an array of the documented length/));
     await assert.rejects(lookup.indexer(42), invalid(/not JSON/));

@@ -106,7 +106,11 @@ test('the root lock file installs with `npm ci` on Linux, macOS and Windows', as
 test('engines: the root package asks for the Node that wrangler needs', async () => {
   const ours = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).engines?.node;
   const wranglers = JSON.parse(await readFile(join(root, 'node_modules', 'wrangler', 'package.json'), 'utf8')).engines.node;
-  const minimum = (range) => range.match(/>=\s*(\d+)\.(\d+)(?:\.(\d+))?/).slice(1).map((n) => Number(n ?? 0));
+  const minimum = (range) =>
+    range
+      .match(/>=\s*(\d+)\.(\d+)(?:\.(\d+))?/)
+      .slice(1)
+      .map((n) => Number(n ?? 0));
   assert.ok(ours, 'package.json has no engines.node');
   const [a, b] = [minimum(ours), minimum(wranglers)];
   const cmp = a[0] - b[0] || a[1] - b[1] || a[2] - b[2];

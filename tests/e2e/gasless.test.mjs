@@ -58,10 +58,7 @@ async function profileOf(account) {
 /** An LSP25 relay call signed by viem: digest = keccak256(0x19 ‖ 0x00 ‖ KM ‖ encodePacked(25, chainId, nonce, validity, 0, payload)). */
 async function signed(account, { up, km }, payload, { channel = 0n, nonce, validity = 0n, chainId = stack.chain.chainId } = {}) {
   const n = nonce ?? (await read(km, kmAbi, 'getNonce', [account.address, channel]));
-  const message = encodePacked(
-    ['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
-    [25n, BigInt(chainId), n, validity, 0n, payload],
-  );
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(chainId), n, validity, 0n, payload]);
   const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
   return { address: up, transaction: { abi: payload, signature, nonce: `0x${n.toString(16)}`, validityTimestamps: `0x${validity.toString(16)}` } };
 }
@@ -95,10 +92,7 @@ test('gasless setData: data on chain, quota falls by exactly gasUsed, both quota
   assert.equal(packed.quota, QUOTA - used);
   assert.equal(text.quota, QUOTA - used);
   // the status route reads the usage the profile's meter wrote through to KV
-  const profileStatus = await json(
-    await fetch(url(`/api/universal-profile/${profile.up}`), { headers: { authorization: `Bearer ${stack.apiKey}` } }),
-    200,
-  );
+  const profileStatus = await json(await fetch(url(`/api/universal-profile/${profile.up}`), { headers: { authorization: `Bearer ${stack.apiKey}` } }), 200);
   assert.equal(profileStatus.quota.used, used);
   assert.equal(profileStatus.quota.total, QUOTA);
   const status = await json(await fetch(url(`/api/transaction/${body.transactionHash}`)), 200);

@@ -8,10 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import {
-  concat, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, keccak256, pad, parseAbi,
-  toHex,
-} from 'viem';
+import { concat, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, keccak256, pad, parseAbi, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import solc from 'solc';
 import { DEV_ACCOUNTS, waitForReceipt } from '../../scripts/chain.mjs';
@@ -128,39 +125,54 @@ const registered = async (address) =>
 
 /** abi.encode(bytes32[] keys, bytes[] values): the controller with ALL_PERMISSIONS (CHANGEOWNER included). */
 const controllerData = (who) =>
-  encodeAbiParameters([{ type: 'bytes32[]' }, { type: 'bytes[]' }], [
-    [permissionsKey(who), ARRAY_KEY, concat([ARRAY_KEY.slice(0, 34), pad('0x00', { size: 16 })])],
-    [ALL_PERMISSIONS, pad('0x01', { size: 16 }), who],
-  ]);
+  encodeAbiParameters(
+    [{ type: 'bytes32[]' }, { type: 'bytes[]' }],
+    [
+      [permissionsKey(who), ARRAY_KEY, concat([ARRAY_KEY.slice(0, 34), pad('0x00', { size: 16 })])],
+      [ALL_PERMISSIONS, pad('0x01', { size: 16 }), who],
+    ],
+  );
 
 /** A profile deployed by this relayer (Form 2: the controller gets ALL_PERMISSIONS). */
 async function relayerProfile(who = controller.address) {
-  const body = await json(await post('/api/universal-profile', { salt: pad(generatePrivateKey()), postDeploymentCallData: controllerData(who) },
-    { authorization: withKey.authorization() }), 200);
+  const body = await json(
+    await post(
+      '/api/universal-profile',
+      { salt: pad(generatePrivateKey()), postDeploymentCallData: controllerData(who) },
+      { authorization: withKey.authorization() },
+    ),
+    200,
+  );
   return { up: body.universalProfileAddress, km: body.keyManagerAddress };
 }
 
 /** A profile deployed the way LUKSO's factory does: LSP23 deployERC1167Proxies with the `version` implementations. */
 async function factoryProfile(version) {
   const args = [
-    { salt: generatePrivateKey(), fundingAmount: 0n, implementationContract: UP_INIT[version],
-      initializationCalldata: concat(['0xc4d66de8', pad(MODULE)]) },
-    { fundingAmount: 0n, implementationContract: KM_INIT[version], initializationCalldata: '0xc4d66de8',
-      addPrimaryContractAddress: true, extraInitializationParams: '0x' },
+    { salt: generatePrivateKey(), fundingAmount: 0n, implementationContract: UP_INIT[version], initializationCalldata: concat(['0xc4d66de8', pad(MODULE)]) },
+    {
+      fundingAmount: 0n,
+      implementationContract: KM_INIT[version],
+      initializationCalldata: '0xc4d66de8',
+      addPrimaryContractAddress: true,
+      extraInitializationParams: '0x',
+    },
     MODULE,
     controllerData(controller.address),
   ];
   const data = encodeFunctionData({ abi: factoryAbi, functionName: 'deployERC1167Proxies', args });
-  const [up, km] = decodeFunctionResult({ abi: factoryAbi, functionName: 'deployERC1167Proxies',
-    data: await rpc('eth_call', [{ from: deployer, to: FACTORY, data }, 'latest']) });
+  const [up, km] = decodeFunctionResult({
+    abi: factoryAbi,
+    functionName: 'deployERC1167Proxies',
+    data: await rpc('eth_call', [{ from: deployer, to: FACTORY, data }, 'latest']),
+  });
   await send(deployer, FACTORY, data);
   return { up, km };
 }
 
 /** An LSP25 relay call signed by `account` for `km` (viem's own digest). */
 async function relayCall(account, { up, km }, payload, nonce = 0n) {
-  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
-    [25n, BigInt(stack.chain.chainId), nonce, 0n, 0n, payload]);
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, 0n, 0n, payload]);
   const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
   return { address: up, transaction: { abi: payload, signature, nonce: toHex(nonce), validityTimestamps: '0x0' } };
 }
@@ -178,10 +190,13 @@ test('the table of accepted code matches the npm artifacts of 0.12.1, 0.14.0 and
     return line.match(/0x[0-9a-f]{64}/g);
   };
   const hash = (artifact) => keccak256(require(artifact).deployedBytecode);
-  const artifacts = (pkg, up = pkg, km = pkg) => [
-    `${up}/artifacts/UniversalProfileInit.json`, `${km}/artifacts/LSP6KeyManagerInit.json`,
-    `${up}/artifacts/UniversalProfile.json`, `${km}/artifacts/LSP6KeyManager.json`,
-  ].map(hash);
+  const artifacts = (pkg, up = pkg, km = pkg) =>
+    [
+      `${up}/artifacts/UniversalProfileInit.json`,
+      `${km}/artifacts/LSP6KeyManagerInit.json`,
+      `${up}/artifacts/UniversalProfile.json`,
+      `${km}/artifacts/LSP6KeyManager.json`,
+    ].map(hash);
   assert.deepEqual(row('0.14.0'), artifacts('lsp-smart-contracts-0.14.0'));
   assert.deepEqual(row('0.12.1'), artifacts('lsp-smart-contracts-0.12.1'));
   assert.deepEqual(row('split 0.15.5'), artifacts(null, '@lukso/universalprofile-contracts', '@lukso/lsp6-contracts'));
@@ -332,8 +347,10 @@ test("accepted: this relayer's profiles, LUKSO's factory with v0.12.1, full v0.1
 
   // deployed by LUKSO's factory: LSP23 with the v0.12.1 implementations LUKSO's relayer uses
   const lukso = await factoryProfile('0.12.1');
-  assert.equal((await rpc('eth_getCode', [lukso.up, 'latest'])).toLowerCase(),
-    `0x363d3d373d3d3d363d73${UP_INIT['0.12.1'].slice(2)}5af43d82803e903d91602b57fd5bf3`.toLowerCase());
+  assert.equal(
+    (await rpc('eth_getCode', [lukso.up, 'latest'])).toLowerCase(),
+    `0x363d3d373d3d3d363d73${UP_INIT['0.12.1'].slice(2)}5af43d82803e903d91602b57fd5bf3`.toLowerCase(),
+  );
   assert.equal((await json(await register(lukso.up), 200)).newlyRegistered, true);
   await relay(lukso, 11);
 

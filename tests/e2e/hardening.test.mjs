@@ -20,8 +20,14 @@ before(async () => {
   const gatewayUrl = await new Promise((r) => gateway.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${gateway.address().port}`)));
   stack = await startStack({
     vars: {
-      IPFS_GATEWAYS: gatewayUrl, IPFS_TIMEOUT_SECONDS: '2', IPFS_CACHE_MAX_BYTES: '1000', MAX_BODY_BYTES: '4096',
-      UPLOAD_MAX_BYTES: '20000', PANIC_TEST_ROUTE: 'true', LOOKUP_CACHE_SECONDS: '0', ADMIN_FAILURES_PER_MINUTE: '5',
+      IPFS_GATEWAYS: gatewayUrl,
+      IPFS_TIMEOUT_SECONDS: '2',
+      IPFS_CACHE_MAX_BYTES: '1000',
+      MAX_BODY_BYTES: '4096',
+      UPLOAD_MAX_BYTES: '20000',
+      PANIC_TEST_ROUTE: 'true',
+      LOOKUP_CACHE_SECONDS: '0',
+      ADMIN_FAILURES_PER_MINUTE: '5',
     },
   });
 });
@@ -45,9 +51,7 @@ test('a doubled 0x in an address or a token id is a 400, and the Worker keeps se
   res = await asJson(await fetch(url(`/v1/${chain}/address/${collection}/0x0x${'ab'.repeat(31)}`)));
   assert.ok(res.status === 400 || res.status === 404, JSON.stringify(res.body));
   assert.notEqual(res.status, 500);
-  res = await asJson(
-    await fetch(url(`/api/universal-profile/${doubled}`), { headers: { authorization: `Bearer ${stack.apiKey}` } }),
-  );
+  res = await asJson(await fetch(url(`/api/universal-profile/${doubled}`), { headers: { authorization: `Bearer ${stack.apiKey}` } }));
   assert.equal(res.status, 400);
   await health();
 });
@@ -88,14 +92,16 @@ function chunked(path, chunks, headers = {}) {
 test('bodies are limited while they are read: chunked bodies without Content-Length get 413', async () => {
   const big = Array.from({ length: 10 }, () => 'x'.repeat(1000));
   const deploy = await chunked('/api/universal-profile', big, {
-    authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json',
+    authorization: `Bearer ${stack.apiKey}`,
+    'content-type': 'application/json',
   });
   assert.equal(deploy.status, 413, deploy.body);
   assert.equal(JSON.parse(deploy.body).error.code, 'BODY_TOO_LARGE');
   const algolia = await chunked('/1/indexes/dev_local_assets/query', big, { 'content-type': 'text/plain' });
   assert.equal(algolia.status, 413, algolia.body);
   const admin = await chunked('/admin/api-keys', big, {
-    authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json',
+    authorization: `Bearer ${stack.adminToken}`,
+    'content-type': 'application/json',
   });
   assert.equal(admin.status, 413, admin.body);
   const declared = await fetch(url('/api/universal-profile/register'), {
@@ -174,9 +180,7 @@ test('a revoked key fails on the very next request; routes check their scopes', 
   assert.equal(after.body.error.code, 'API_KEY_REVOKED');
 
   const deployOnly = await (await stack.admin('POST', '/admin/api-keys', { name: 'deploy only', scopes: ['deploy'] })).json();
-  const status = await asJson(
-    await fetch(url(`/api/universal-profile/0x${'11'.repeat(20)}`), { headers: { authorization: `Bearer ${deployOnly.apiKey}` } }),
-  );
+  const status = await asJson(await fetch(url(`/api/universal-profile/0x${'11'.repeat(20)}`), { headers: { authorization: `Bearer ${deployOnly.apiKey}` } }));
   assert.equal(status.status, 403);
   assert.equal(status.body.error.code, 'INSUFFICIENT_SCOPE');
   const up = await upload(new Uint8Array([1, 2, 3]), 'application/octet-stream', deployOnly.apiKey);
@@ -205,16 +209,17 @@ test('a panic answers 500 INTERNAL_ERROR JSON for that request, and the next req
 test('a body the Worker does not read never corrupts the connection (keep-alive)', async () => {
   const { Agent, request: send } = await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const one = (method, path, body) => new Promise((resolve, reject) => {
-    const req = send(url(path), { method, agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
+  const one = (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const req = send(url(path), { method, agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      });
+      req.on('error', reject);
+      if (body) req.write(body);
+      req.end();
     });
-    req.on('error', reject);
-    if (body) req.write(body);
-    req.end();
-  });
   try {
     // refusals that answer before reading the body: the next request on the connection is still parsed
     assert.equal((await one('QUERY', '/api/quota', '{"timestamp":0}')).status, 405);

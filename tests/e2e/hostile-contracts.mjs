@@ -4,8 +4,18 @@
 import { keccak256, toHex } from 'viem';
 
 const OP = {
-  STOP: 0x00, EQ: 0x14, SHR: 0x1c, CALLDATALOAD: 0x35, CALLDATASIZE: 0x36, MSTORE: 0x52, MSTORE8: 0x53,
-  JUMPI: 0x57, JUMPDEST: 0x5b, LOG1: 0xa1, RETURN: 0xf3, REVERT: 0xfd,
+  STOP: 0x00,
+  EQ: 0x14,
+  SHR: 0x1c,
+  CALLDATALOAD: 0x35,
+  CALLDATASIZE: 0x36,
+  MSTORE: 0x52,
+  MSTORE8: 0x53,
+  JUMPI: 0x57,
+  JUMPDEST: 0x5b,
+  LOG1: 0xa1,
+  RETURN: 0xf3,
+  REVERT: 0xfd,
 };
 
 /**
@@ -40,32 +50,34 @@ const LSP0 = '0x24871b3d';
 const word = (hex) => ['push', hex.replace(/^0x/, '').padStart(64, '0')];
 
 // calldata empty → LOG1(DataChanged) and STOP; otherwise jump to `call`
-const prologue = [
-  'CALLDATASIZE', ['to', 'call'], 'JUMPI',
-  ['push', DATA_CHANGED], ['push', '00'], ['push', '00'], 'LOG1', 'STOP',
-  ['label', 'call'],
-];
+const prologue = ['CALLDATASIZE', ['to', 'call'], 'JUMPI', ['push', DATA_CHANGED], ['push', '00'], ['push', '00'], 'LOG1', 'STOP', ['label', 'call']];
 // supportsInterface → `si`, anything else falls through
-const bySelector = [
-  ['push', '00'], 'CALLDATALOAD', ['push', 'e0'], 'SHR', ['push', SUPPORTS_INTERFACE], 'EQ', ['to', 'si'], 'JUMPI',
-];
+const bySelector = [['push', '00'], 'CALLDATALOAD', ['push', 'e0'], 'SHR', ['push', SUPPORTS_INTERFACE], 'EQ', ['to', 'si'], 'JUMPI'];
 const returnWord = (hex) => [word(hex), ['push', '00'], 'MSTORE', ['push', '20'], ['push', '00'], 'RETURN'];
-const returnEmptyArray = [
-  ['push', '20'], ['push', '00'], 'MSTORE', ['push', '00'], ['push', '20'], 'MSTORE', ['push', '40'], ['push', '00'], 'RETURN',
-];
+const returnEmptyArray = [['push', '20'], ['push', '00'], 'MSTORE', ['push', '00'], ['push', '20'], 'MSTORE', ['push', '40'], ['push', '00'], 'RETURN'];
 const returnOneByte = [['push', '42'], ['push', '00'], 'MSTORE8', ['push', '01'], ['push', '00'], 'RETURN'];
 const returnNothing = [['push', '00'], ['push', '00'], 'RETURN'];
 const revert = [['push', '00'], ['push', '00'], 'REVERT'];
 // true exactly for the LSP0 interface id (the argument word starts with it)
 const onlyLsp0 = [
-  ['push', '04'], 'CALLDATALOAD', ['push', LSP0.slice(2).padEnd(64, '0')], 'EQ',
-  ['push', '00'], 'MSTORE', ['push', '20'], ['push', '00'], 'RETURN',
+  ['push', '04'],
+  'CALLDATALOAD',
+  ['push', LSP0.slice(2).padEnd(64, '0')],
+  'EQ',
+  ['push', '00'],
+  'MSTORE',
+  ['push', '20'],
+  ['push', '00'],
+  'RETURN',
 ];
 
 /** The hostile runtimes and the error code the indexer must record for each. */
 export const HOSTILE = {
   // the issue's case: every interface claimed, getDataBatch answers an empty array
-  claimsEverything: { code: 'CLAIMS_EVERY_INTERFACE', runtime: assemble([...prologue, ...bySelector, ...returnEmptyArray, ['label', 'si'], ...returnWord('01')]) },
+  claimsEverything: {
+    code: 'CLAIMS_EVERY_INTERFACE',
+    runtime: assemble([...prologue, ...bySelector, ...returnEmptyArray, ['label', 'si'], ...returnWord('01')]),
+  },
   // a "profile" whose getDataBatch answers an empty array (the old values[0] crash)
   emptyArray: { code: 'MALFORMED_ANSWER', runtime: assemble([...prologue, ...bySelector, ...returnEmptyArray, ['label', 'si'], ...onlyLsp0]) },
   // a "profile" whose getDataBatch answers one byte

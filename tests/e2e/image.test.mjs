@@ -177,7 +177,9 @@ test('HEAD answers the GET headers (verification included) without a body', asyn
 });
 
 test('SVG and non-images are passed through unchanged under the sandbox CSP', async () => {
-  const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" width="500" height="500"><script>alert(1)</script><rect width="500" height="500"/></svg>');
+  const svg = new TextEncoder().encode(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="500" height="500"><script>alert(1)</script><rect width="500" height="500"/></svg>',
+  );
   const cid = await upload(svg, 'image/svg+xml', 'x.svg');
   const res = await image(`${cid}?width=50`);
   assert.equal(res.status, 200);
@@ -225,7 +227,11 @@ test('a resized image is kept in R2: asked again, the gateway is not contacted',
 });
 
 test('decompression bombs, oversize and corrupt images are 4xx; without width they pass through', async () => {
-  for (const [w, h] of [[100000, 100000], [8000, 8000], [20000, 10]]) {
+  for (const [w, h] of [
+    [100000, 100000],
+    [8000, 8000],
+    [20000, 10],
+  ]) {
     const bomb = pngBomb(w, h);
     const cid = await upload(bomb, 'image/png', 'bomb.png');
     assert.deepEqual(await errorOf(await image(`${cid}?width=100`)), { status: 413, code: 'IMAGE_TOO_LARGE' }, `${w}×${h}`);
@@ -244,8 +250,17 @@ test('decompression bombs, oversize and corrupt images are 4xx; without width th
 test('bad parameters and CIDs are 400 JSON errors', async () => {
   const cid = await upload(pngImage(10, 10), 'image/png');
   for (const query of [
-    'width=0', 'width=abc', 'width=10001', 'width=1.5', 'dpr=0', 'dpr=9', 'dpr=abc', 'width=5&width=6',
-    'method=sha256&data=0x00', 'method=0xdeadbeef&data=0x00', `method=keccak256(bytes)&data=0x1234`,
+    'width=0',
+    'width=abc',
+    'width=10001',
+    'width=1.5',
+    'dpr=0',
+    'dpr=9',
+    'dpr=abc',
+    'width=5&width=6',
+    'method=sha256&data=0x00',
+    'method=0xdeadbeef&data=0x00',
+    `method=keccak256(bytes)&data=0x1234`,
   ]) {
     assert.deepEqual(await errorOf(await image(`${cid}?${query}`)), { status: 400, code: 'INVALID_PARAMETER' }, query);
   }

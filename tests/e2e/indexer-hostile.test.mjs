@@ -24,8 +24,29 @@ const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
 
 // a TLS certificate for 127.0.0.1, trusted by workerd: miniflare adds NODE_EXTRA_CA_CERTS to its trusted CAs
 const certDir = mkdtempSync(join(tmpdir(), 'indexer-tls-'));
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-  '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    join(certDir, 'key.pem'),
+    '-out',
+    join(certDir, 'cert.pem'),
+  ],
+  { stdio: 'ignore' },
+);
 
 const seen = { gateway: [], hugeBytesSent: 0 };
 let http;
@@ -75,8 +96,13 @@ before(async () => {
   process.env.NODE_EXTRA_CA_CERTS = join(certDir, 'cert.pem'); // read by the wrangler process startStack spawns
   stack = await startStack({
     vars: {
-      LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '3600', METADATA_ALLOW_HTTP: 'true', METADATA_MAX_BYTES: '65536',
-      METADATA_TIMEOUT_SECONDS: '2', LOOKUP_RATE_LIMIT_PER_MINUTE: '5', IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`,
+      LOOKUP_CACHE_SECONDS: '0',
+      INDEXER_RETRY_SECONDS: '3600',
+      METADATA_ALLOW_HTTP: 'true',
+      METADATA_MAX_BYTES: '65536',
+      METADATA_TIMEOUT_SECONDS: '2',
+      LOOKUP_RATE_LIMIT_PER_MINUTE: '5',
+      IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`,
     },
   });
 });
@@ -137,7 +163,11 @@ test('hostile contracts and metadata between two normal profiles: both normal on
   const run = await runIndexerUntilCaughtUp();
   assert.ok(run.errors >= Object.keys(HOSTILE).length, JSON.stringify(run));
 
-  for (const [address, name] of [[normal1, 'Normal Before'], [normal2, 'Normal After'], [httpsOk, 'Https Hosted']]) {
+  for (const [address, name] of [
+    [normal1, 'Normal Before'],
+    [normal2, 'Normal After'],
+    [httpsOk, 'Https Hosted'],
+  ]) {
     const record = await get(`/v1/31337/search?q=${encodeURIComponent(name)}`);
     assert.equal(record.profiles.hits.length, 1, `${name}: ${JSON.stringify(await get(`/v1/31337/address/${address}`))}`);
     assert.equal(record.profiles.hits[0].address, address);
@@ -174,15 +204,29 @@ test('every public route answers hostile addresses without a 5xx', async () => {
   const token = '0x' + '1'.padStart(64, '0');
   const paths = [];
   for (const address of [...Object.values(hostile), ...Object.values(hostileProfiles).map((p) => p.address)]) {
-    paths.push(`/v1/31337/address/${address}`, `/v1/31337/address/${address}/1`, `/v1/31337/address/${address}/${token}`,
-      `/v1/31337/address/${address}/${encodeURIComponent('../../x')}`);
+    paths.push(
+      `/v1/31337/address/${address}`,
+      `/v1/31337/address/${address}/1`,
+      `/v1/31337/address/${address}/${token}`,
+      `/v1/31337/address/${address}/${encodeURIComponent('../../x')}`,
+    );
   }
-  paths.push('/v1/31337/stats', '/v1/31337/indexer', '/v1/31337/search?q=bad', '/v1/31337/search?q=', `/ipfs/${(await get('/v1/31337/search?q=Before')).profiles.hits[0].metadataUrl.slice(7)}/%2e%2e/%2e%2e/x`);
+  paths.push(
+    '/v1/31337/stats',
+    '/v1/31337/indexer',
+    '/v1/31337/search?q=bad',
+    '/v1/31337/search?q=',
+    `/ipfs/${(await get('/v1/31337/search?q=Before')).profiles.hits[0].metadataUrl.slice(7)}/%2e%2e/%2e%2e/x`,
+  );
   for (const path of paths) {
     const res = await call(path);
     assert.ok(res.status < 500, `${path}: ${res.status} ${await res.text()}`);
   }
-  const algolia = await call('/1/indexes/dev_local_universal_profiles/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"bad"}' });
+  const algolia = await call('/1/indexes/dev_local_universal_profiles/query', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"query":"bad"}',
+  });
   assert.equal(algolia.status, 200);
   // a hostile contract the cron has not seen: the read-through refuses it and writes nothing
   const fresh = hostileAddress(0xfff);
@@ -210,7 +254,10 @@ test('lookups of token ids that do not exist leave no rows', async () => {
   // the minted token exists: the read-through writes it
   assert.equal((await get(`/v1/31337/address/${collection}/7`)).tokenId, minted);
   assert.equal(assets(await get('/v1/31337/indexer')), assets(before) + 2);
-  assert.deepEqual((await get(`/v1/31337/address/${collection}`)).tokens.map((t) => t.tokenId), [minted]);
+  assert.deepEqual(
+    (await get(`/v1/31337/address/${collection}`)).tokens.map((t) => t.tokenId),
+    [minted],
+  );
 });
 
 test('lookups are limited per client IP: 429 with Retry-After, other clients unaffected', async () => {

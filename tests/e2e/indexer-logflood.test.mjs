@@ -29,7 +29,8 @@ async function sendFrom(tx) {
 }
 
 test('a block of logs too large for any answer is skipped and recorded; the profiles around it are indexed', async () => {
-  const before = (await deployProfile(await metadataUri({ LSP3Profile: { name: 'Before The Flood', description: '', tags: [], links: [] } }))).universalProfileAddress;
+  const before = (await deployProfile(await metadataUri({ LSP3Profile: { name: 'Before The Flood', description: '', tags: [], links: [] } })))
+    .universalProfileAddress;
   const attacker = compileAttacker('LogFlood');
   const flood = getAddress((await sendFrom({ data: encodeDeployData({ abi: attacker.abi, bytecode: attacker.bytecode }) })).contractAddress);
   const flooded = await sendFrom({ to: flood, data: encodeFunctionData({ abi: attacker.abi, functionName: 'flood', args: [1500n, 256n] }) });
@@ -37,7 +38,8 @@ test('a block of logs too large for any answer is skipped and recorded; the prof
   // the flood alone is larger than the bound: the node's answer for its one block is refused by the Worker
   const logs = await stack.chain.rpc('eth_getLogs', [{ fromBlock: flooded.blockNumber, toBlock: flooded.blockNumber }]);
   assert.ok(JSON.stringify(logs).length > 4 * 65536, 'the flood exceeds the eth_getLogs bound');
-  const after = (await deployProfile(await metadataUri({ LSP3Profile: { name: 'After The Flood', description: '', tags: [], links: [] } }))).universalProfileAddress;
+  const after = (await deployProfile(await metadataUri({ LSP3Profile: { name: 'After The Flood', description: '', tags: [], links: [] } })))
+    .universalProfileAddress;
 
   let run;
   for (let i = 0; ; i++) {

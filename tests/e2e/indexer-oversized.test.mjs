@@ -65,7 +65,9 @@ const profile = async (name) => (await deployProfile(await metadataUri({ LSP3Pro
 
 const wrangler = (...args) =>
   promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, maxBuffer: 64 * 1024 * 1024,
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    maxBuffer: 64 * 1024 * 1024,
   });
 /** Runs SQL on the local D1 (the Worker must be stopped); the rows of the last statement. */
 const d1 = async (command) => {
@@ -126,7 +128,7 @@ test('an oversized record between two normal profiles: both indexed, lag 0, the 
   assert.ok(Buffer.byteLength(JSON.stringify(giant)) <= MAX_RECORD_BYTES, `${JSON.stringify(giant).length}`);
 });
 
-test('the stored rows of the oversized records are far under D1\'s row limit', async () => {
+test("the stored rows of the oversized records are far under D1's row limit", async () => {
   await stack.stopWorker();
   for (const address of [oversized, dataUrl]) {
     const [row] = await d1(`SELECT length(CAST(index_name AS BLOB)) + length(CAST(object_id AS BLOB)) + length(CAST(address AS BLOB))

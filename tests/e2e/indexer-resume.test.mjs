@@ -17,7 +17,13 @@ import { startStack } from '../../scripts/stack.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const VARS = { LOOKUP_CACHE_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', METADATA_TIMEOUT_SECONDS: '120', INDEXER_CONCURRENCY: '1', LOOKUP_RATE_LIMIT_PER_MINUTE: '0' };
+const VARS = {
+  LOOKUP_CACHE_SECONDS: '0',
+  METADATA_ALLOW_HTTP: 'true',
+  METADATA_TIMEOUT_SECONDS: '120',
+  INDEXER_CONCURRENCY: '1',
+  LOOKUP_RATE_LIMIT_PER_MINUTE: '0',
+};
 
 const hang = { released: false, waiting: [], arrived: 0 };
 let server;
@@ -46,14 +52,15 @@ after(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-const freePort = () => new Promise((resolve, reject) => {
-  const probe = createNetServer();
-  probe.once('error', reject);
-  probe.listen(0, '127.0.0.1', () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
   });
-});
 
 /** A second Worker (wrangler dev) on the first one's persisted state and chain. */
 async function startWorkerAgain() {
@@ -62,12 +69,29 @@ async function startWorkerAgain() {
   writeFileSync(envFile, `RELAYER_PRIVATE_KEY=0x${randomBytes(32).toString('hex')}\nADMIN_TOKEN=${stack.adminToken}\n`, { mode: 0o600 });
   const port = await freePort();
   const vars = { RPC_URL: stack.chain.rpcUrl, CHAIN_ID: '31337', ...VARS };
-  const child = spawn(process.execPath, [
-    join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--ip', '127.0.0.1', '--port', String(port),
-    '--inspector-port', String(await freePort()), '--env-file', envFile, '--persist-to', stateDir,
-    '--show-interactive-dev-session=false', '--test-scheduled', '--log-level', 'warn',
-    ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-  ], { cwd: root, detached: true, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'node_modules/wrangler/bin/wrangler.js'),
+      'dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--inspector-port',
+      String(await freePort()),
+      '--env-file',
+      envFile,
+      '--persist-to',
+      stateDir,
+      '--show-interactive-dev-session=false',
+      '--test-scheduled',
+      '--log-level',
+      'warn',
+      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ],
+    { cwd: root, detached: true, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {

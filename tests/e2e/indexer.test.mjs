@@ -29,7 +29,14 @@ before(async () => {
   });
   await new Promise((r) => algolia.server.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { LOOKUP_CACHE_SECONDS: '0', INDEXER_RETRY_SECONDS: '0', METADATA_ALLOW_HTTP: 'true', ALGOLIA_APP_ID: 'TESTAPPID', ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}`, PUBLIC_BASE_URL: 'https://relayer.example.org' },
+    vars: {
+      LOOKUP_CACHE_SECONDS: '0',
+      INDEXER_RETRY_SECONDS: '0',
+      METADATA_ALLOW_HTTP: 'true',
+      ALGOLIA_APP_ID: 'TESTAPPID',
+      ALGOLIA_HOST: `http://127.0.0.1:${algolia.server.address().port}`,
+      PUBLIC_BASE_URL: 'https://relayer.example.org',
+    },
     secrets: { ALGOLIA_ADMIN_KEY: 'algolia-admin-key-for-tests' },
   });
 });
@@ -53,22 +60,32 @@ test('a profile with uploaded LSP3 metadata is indexed by the cron and found by 
   assert.equal(record.name, 'Zephyrine Indexed');
   assert.equal(record.metadataStatus, 'verified');
   assert.deepEqual(record.tags, ['e2e']);
-  const algoliaShaped = await (await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'zephyr', hitsPerPage: 5 }),
-  })).json();
+  const algoliaShaped = await (
+    await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'zephyr', hitsPerPage: 5 }),
+    })
+  ).json();
   assert.equal(algoliaShaped.nbHits, 1);
   assert.equal(algoliaShaped.hits[0].objectID, profile);
   for (const k of ['hits', 'nbHits', 'page', 'nbPages', 'hitsPerPage', 'processingTimeMS']) assert.ok(k in algoliaShaped, k);
   // InstantSearch sends its parameters as one url-encoded string
-  const params = await (await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ params: 'query=indexed&hitsPerPage=2&page=0' }),
-  })).json();
+  const params = await (
+    await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ params: 'query=indexed&hitsPerPage=2&page=0' }),
+    })
+  ).json();
   assert.equal(params.hits[0].objectID, profile);
   const simple = await get('/v1/31337/search?q=Zephyrine');
   assert.equal(simple.profiles.hits[0].address, profile);
   // an index this deployment does not have: 404 INDEX_NOT_FOUND, as Algolia answers it (the route takes POST)
   const unknown = await fetch(`${stack.workerUrl}/1/indexes/unknown_index/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'x' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'x' }),
   });
   const missing = await unknown.json();
   assert.equal(unknown.status, 404, JSON.stringify(missing));
@@ -84,7 +101,16 @@ test('real LSP7 and LSP8 contracts: lookup, token route, token list', async () =
   lsp8 = await deploy(LSP8, ['Numbat Cards', 'NMB', OWNER, 2n, 0n]);
   const tokenId = '0x' + '1'.padStart(64, '0');
   await send({ to: lsp8, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'mint', args: [OWNER, tokenId, true, '0x'] }) });
-  const tokenUri = await metadataUri({ LSP4Metadata: { name: 'Numbat #1', description: 'the first card', links: [], images: [], assets: [], attributes: [{ key: 'rarity', value: 'rare', type: 'string' }] } });
+  const tokenUri = await metadataUri({
+    LSP4Metadata: {
+      name: 'Numbat #1',
+      description: 'the first card',
+      links: [],
+      images: [],
+      assets: [],
+      attributes: [{ key: 'rarity', value: 'rare', type: 'string' }],
+    },
+  });
   await send({ to: lsp8, data: encodeFunctionData({ abi: LSP8.abi, functionName: 'setDataForTokenId', args: [tokenId, LSP4_METADATA, tokenUri] }) });
 
   await runCron();
@@ -98,7 +124,10 @@ test('real LSP7 and LSP8 contracts: lookup, token route, token list', async () =
   assert.equal(cards.kind, 'LSP8IdentifiableDigitalAsset');
   assert.equal(cards.tokenType, 'COLLECTION');
   assert.equal(cards.tokenIdFormat, 'NUMBER');
-  assert.deepEqual(cards.tokens.map((t) => t.tokenId), [tokenId]);
+  assert.deepEqual(
+    cards.tokens.map((t) => t.tokenId),
+    [tokenId],
+  );
   assert.deepEqual(Object.keys(cards.tokens[0]).sort(), ['imageUrl', 'name', 'tokenId']);
   assert.equal(cards.tokens[0].name, 'Numbat #1');
   // the token id in the collection's format (a number) and as bytes32
@@ -131,7 +160,8 @@ test('stats, read-through, errors', async () => {
   // a profile the cron has not seen yet is read from chain on demand
   const { postDeploymentCallData } = sdk.profileDataFromControllers([CONTROLLER]);
   const res = await fetch(`${stack.workerUrl}/api/universal-profile`, {
-    method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ salt: sdk.generateSalt(), postDeploymentCallData }),
   });
   const fresh = (await res.json()).universalProfileAddress;
@@ -192,7 +222,7 @@ test('metadata behind data: and http(s) URLs is fetched and verified too', async
   }
 });
 
-test('the Algolia adapter sent batches in Algolia\'s documented shape', () => {
+test("the Algolia adapter sent batches in Algolia's documented shape", () => {
   assert.ok(algolia.requests.length >= 5, String(algolia.requests.length));
   for (const r of algolia.requests) {
     assert.equal(r.method, 'POST');
@@ -208,5 +238,8 @@ test('the Algolia adapter sent batches in Algolia\'s documented shape', () => {
   }
   const ids = algolia.requests.flatMap((r) => r.body.requests.map((op) => op.body.objectID));
   assert.ok(ids.includes(profile));
-  assert.ok(ids.some((id) => id.startsWith(`${lsp8}:0x`)), 'objectID = address:tokenId for tokens');
+  assert.ok(
+    ids.some((id) => id.startsWith(`${lsp8}:0x`)),
+    'objectID = address:tokenId for tokens',
+  );
 });

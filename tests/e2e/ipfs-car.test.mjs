@@ -39,8 +39,7 @@ function serve(name, handler) {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${server.address().port}`)));
 }
 
-const wantsCar = (req) => new URL(req.url, 'http://x').searchParams.get('format') === 'car'
-  || (req.headers.accept ?? '').includes('application/vnd.ipld.car');
+const wantsCar = (req) => new URL(req.url, 'http://x').searchParams.get('format') === 'car' || (req.headers.accept ?? '').includes('application/vnd.ipld.car');
 
 /** The honest trustless gateway: the path's blocks and the whole file, as a CAR. */
 async function honest(req, res) {
@@ -77,7 +76,10 @@ before(async () => {
 });
 after(async () => {
   await stack?.stop();
-  for (const s of servers) s.closeAllConnections?.(), s.close();
+  for (const s of servers) {
+    s.closeAllConnections?.();
+    s.close();
+  }
 });
 
 const relay = (base, path, headers = {}) => fetch(`${base}/ipfs/${path}`, { headers });
@@ -93,7 +95,10 @@ test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kep
   assert.deepEqual(body, new Uint8Array(content));
   assert.equal(res.headers.get('x-content-verified'), 'true');
   assert.equal(res.headers.get('cache-control'), IMMUTABLE);
-  assert.ok(hits.honest.some((u) => u.startsWith(`/ipfs/${root}?format=car&dag-scope=entity`)), hits.honest.join());
+  assert.ok(
+    hits.honest.some((u) => u.startsWith(`/ipfs/${root}?format=car&dag-scope=entity`)),
+    hits.honest.join(),
+  );
   // a range of it
   const part = await relay(stack.workerUrl, root.toString(), { range: 'bytes=1000000-1000009' });
   assert.equal(part.status, 206);
@@ -116,10 +121,13 @@ test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kep
 
 test('an honest gateway: a path below a directory CID, and a Qm… CIDv0 with dag-pb leaves', async () => {
   const json = JSON.stringify({ LSP3Profile: { name: 'in a directory', description: 'x'.repeat(300_000) } });
-  const { root, cids } = await addUnixfs([
-    { path: 'a/b.json', content: new TextEncoder().encode(json) },
-    { path: 'a/c.txt', content: new TextEncoder().encode('another file') },
-  ], { chunkSize: 100_000 });
+  const { root, cids } = await addUnixfs(
+    [
+      { path: 'a/b.json', content: new TextEncoder().encode(json) },
+      { path: 'a/c.txt', content: new TextEncoder().encode('another file') },
+    ],
+    { chunkSize: 100_000 },
+  );
   const res = await relay(stack.workerUrl, `${root}/a/b.json`);
   assert.equal(res.status, 200);
   assert.equal(await res.text(), json);
@@ -136,7 +144,10 @@ test('an honest gateway: a path below a directory CID, and a Qm… CIDv0 with da
   const v0json = JSON.stringify({ LSP3Profile: { name: 'CIDv0' }, pad: 'y'.repeat(600_000) });
   const v0 = await addUnixfs([{ content: new TextEncoder().encode(v0json) }], { cidVersion: 0 });
   assert.match(v0.root.toString(), /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/);
-  assert.ok(subtree(v0.root).every((c) => c.code === 0x70), 'dag-pb leaves');
+  assert.ok(
+    subtree(v0.root).every((c) => c.code === 0x70),
+    'dag-pb leaves',
+  );
   const res0 = await relay(stack.workerUrl, v0.root.toString());
   assert.equal(res0.status, 200);
   assert.equal(await res0.text(), v0json);
@@ -157,7 +168,10 @@ test('a HAMT-sharded directory: resolved when the CAR holds its shards, else a c
   const none = await relay(stack.workerUrl, `${root}/absent.json`);
   assert.equal(none.status, 404);
   // a CAR without every shard proves nothing: 502 naming the shard, nothing served
-  const other = await addUnixfs(files.map((f) => ({ ...f, path: `x/${f.path}` })), { shardSplitThresholdBytes: 1 });
+  const other = await addUnixfs(
+    files.map((f) => ({ ...f, path: `x/${f.path}` })),
+    { shardSplitThresholdBytes: 1 },
+  );
   lies.set(other.root.toString(), async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, [r, ...dagPbLinks(r).slice(0, 1)])]);
   honestMissing.add(other.root.toString());
   const partial = await relay(stack.workerUrl, `${other.root}/x/f3.json`);
@@ -207,11 +221,19 @@ test('a lying gateway: a wrong block (bytes that are not what its CID names) is 
 test('a lying gateway: a wrong path (the blocks of another file) is rejected', async () => {
   const wanted = new TextEncoder().encode('{"the":"real b.json"}');
   const other = new TextEncoder().encode('{"the":"other file"}');
-  const { root } = await addUnixfs([{ path: 'a/b.json', content: wanted }, { path: 'a/c.json', content: other }]);
+  const { root } = await addUnixfs([
+    { path: 'a/b.json', content: wanted },
+    { path: 'a/c.json', content: other },
+  ]);
   await rejected(root, ['a', 'b.json'], wanted, async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, ['a', 'c.json']))]);
   // a forged directory naming the other file b.json: not the directory the CID names
   const forged = await addUnixfs([{ path: 'a/b.json', content: other }]);
-  const r2 = (await addUnixfs([{ path: 'a/b.json', content: wanted }, { path: 'z', content: other }])).root;
+  const r2 = (
+    await addUnixfs([
+      { path: 'a/b.json', content: wanted },
+      { path: 'z', content: other },
+    ])
+  ).root;
   await rejected(r2, ['a', 'b.json'], wanted, async () => [200, { 'content-type': CAR_TYPE }, await carOf(r2, entityBlocks(forged.root, ['a', 'b.json']))]);
 });
 
@@ -224,14 +246,26 @@ test('a lying gateway: a truncated CAR is rejected', async () => {
   });
   // whole sections left out (a CAR that ends cleanly without the last leaves)
   const { root: r2 } = await addUnixfs([{ content: randomBytes(500_000) }], { chunkSize: 100_000 });
-  const expected = Buffer.concat(subtree(r2).slice(1).map((c) => block(c)));
+  const expected = Buffer.concat(
+    subtree(r2)
+      .slice(1)
+      .map((c) => block(c)),
+  );
   await rejected(r2, [], expected, async (r, path) => [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, path).slice(0, -2))]);
 });
 
 test('a lying gateway: malformed CARs are rejected and never crash the Worker', async () => {
   const { root } = await addUnixfs([{ content: randomBytes(300_000) }], { chunkSize: 100_000 });
   const good = await carOf(root, entityBlocks(root, []));
-  const varint = (n) => { const out = []; while (n >= 0x80) { out.push((n & 0x7f) | 0x80); n = Math.floor(n / 128); } out.push(n); return Buffer.from(out); };
+  const varint = (n) => {
+    const out = [];
+    while (n >= 0x80) {
+      out.push((n & 0x7f) | 0x80);
+      n = Math.floor(n / 128);
+    }
+    out.push(n);
+    return Buffer.from(out);
+  };
   const header = good.subarray(0, 1 + good[0]);
   const malformed = [
     randomBytes(5000),
@@ -250,7 +284,9 @@ test('a lying gateway: malformed CARs are rejected and never crash the Worker', 
     // a fresh file each time (once verified, a file is served from R2 without asking any gateway)
     const fresh = randomBytes(300_000);
     const { root: r } = await addUnixfs([{ content: fresh }], { chunkSize: 100_000 });
-    await rejected(r, [], fresh, async () => [200, { 'content-type': CAR_TYPE }, body]).catch((e) => { throw new Error(`malformed CAR #${i}: ${e.message}`); });
+    await rejected(r, [], fresh, async () => [200, { 'content-type': CAR_TYPE }, body]).catch((e) => {
+      throw new Error(`malformed CAR #${i}: ${e.message}`);
+    });
   }
   // the Worker is still the same one, serving
   assert.equal((await fetch(`${stack.workerUrl}/health`)).status < 500, true);

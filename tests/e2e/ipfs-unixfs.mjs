@@ -9,7 +9,12 @@ import { CID } from 'multiformats/cid';
 
 /** Every block made so far, by CID text. */
 export const blocks = new Map();
-const store = { put: async (cid, bytes) => { blocks.set(cid.toString(), bytes); return cid; } };
+const store = {
+  put: async (cid, bytes) => {
+    blocks.set(cid.toString(), bytes);
+    return cid;
+  },
+};
 
 /**
  * Imports files (`[{ path, content }]`; one file without a path for a bare file) and answers the root CID and the
@@ -19,8 +24,13 @@ const store = { put: async (cid, bytes) => { blocks.set(cid.toString(), bytes); 
 export async function addUnixfs(files, { cidVersion = 1, chunkSize = 256 * 1024, wrap = files.length > 1 || !!files[0].path, shardSplitThresholdBytes } = {}) {
   const entries = [];
   for await (const entry of importer(files, store, {
-    cidVersion, rawLeaves: cidVersion > 0, chunker: fixedSize({ chunkSize }), wrapWithDirectory: wrap, shardSplitThresholdBytes,
-  })) entries.push(entry);
+    cidVersion,
+    rawLeaves: cidVersion > 0,
+    chunker: fixedSize({ chunkSize }),
+    wrapWithDirectory: wrap,
+    shardSplitThresholdBytes,
+  }))
+    entries.push(entry);
   const root = entries.at(-1).cid;
   return { root, cids: Object.fromEntries(entries.map((e) => [e.path, e.cid])) };
 }
@@ -55,7 +65,9 @@ export function entityBlocks(root, path) {
 export async function carOf(root, cids, { replace = new Map() } = {}) {
   const { writer, out } = CarWriter.create([root]);
   const chunks = [];
-  const done = (async () => { for await (const c of out) chunks.push(c); })();
+  const done = (async () => {
+    for await (const c of out) chunks.push(c);
+  })();
   for (const cid of cids) await writer.put({ cid, bytes: replace.get(cid.toString()) ?? block(cid) });
   await writer.close();
   await done;
@@ -64,7 +76,11 @@ export async function carOf(root, cids, { replace = new Map() } = {}) {
 
 /** `/ipfs/<cid>/<path>?…` → the CID and the decoded path segments. */
 export function parseIpfsUrl(url) {
-  const [cidText, ...path] = url.replace(/^\/ipfs\//, '').split('?')[0].split('/').filter(Boolean);
+  const [cidText, ...path] = url
+    .replace(/^\/ipfs\//, '')
+    .split('?')[0]
+    .split('/')
+    .filter(Boolean);
   return { root: CID.parse(cidText), path: path.map(decodeURIComponent), query: new URL(url, 'http://x').searchParams };
 }
 

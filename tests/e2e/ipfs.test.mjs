@@ -30,7 +30,10 @@ function gateway(name, handler) {
 let stack;
 before(async () => {
   const urls = await Promise.all([
-    gateway('slow', (req, res) => { const t = setTimeout(() => res.end('late'), 30_000); req.on('close', () => clearTimeout(t)); }),
+    gateway('slow', (req, res) => {
+      const t = setTimeout(() => res.end('late'), 30_000);
+      req.on('close', () => clearTimeout(t));
+    }),
     gateway('failing', (_req, res) => res.writeHead(500).end('boom')),
     gateway('wrong', (_req, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('evil bytes')),
     gateway('good', (req, res) => {
@@ -100,15 +103,16 @@ test('HEAD answers the headers of GET without a body', async () => {
   const bytes = new TextEncoder().encode('{"head":true}');
   const cid = sdk.computeCid(bytes);
   store.set(cid, bytes);
-  const raw = (method, headers = {}) => new Promise((resolve, reject) => {
-    const req = request(`${stack.workerUrl}/ipfs/${cid}`, { method, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (d) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+  const raw = (method, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const req = request(`${stack.workerUrl}/ipfs/${cid}`, { method, headers }, (res) => {
+        const chunks = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
     });
-    req.on('error', reject);
-    req.end();
-  });
   const head = await raw('HEAD');
   assert.equal(head.status, 200);
   assert.equal(head.body.length, 0);
@@ -251,7 +255,11 @@ test('bad CIDs, path traversal, oversize and unauthenticated uploads are 4xx JSO
   assert.equal((await res.json()).error.code, 'BODY_TOO_LARGE');
   const anon = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', body: new FormData() });
   assert.equal(anon.status, 401);
-  const notMultipart = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+  const notMultipart = await fetch(`${stack.workerUrl}/api/v0/add`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   assert.equal(notMultipart.status, 400);
   assert.equal((await notMultipart.json()).error.code, 'UNSUPPORTED_CONTENT_TYPE');
 });

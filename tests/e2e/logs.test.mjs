@@ -53,7 +53,10 @@ test('each request: one line with its id, route, status, duration, key id and er
   assert.equal(line.route, '/api/universal-profile');
   assert.equal(line.status, 200);
   assert.equal(typeof line.durationMs, 'number');
-  assert.ok(keys.apiKeys.some((k) => k.id === line.keyId), `keyId ${line.keyId} is no key's id`);
+  assert.ok(
+    keys.apiKeys.some((k) => k.id === line.keyId),
+    `keyId ${line.keyId} is no key's id`,
+  );
   assert.equal(line.code, undefined);
 
   const refused = await fetch(`${stack.workerUrl}/v1/31337/address/0xnot-an-address`);
@@ -76,10 +79,7 @@ test('each request: one line with its id, route, status, duration, key id and er
 
 test('each transaction state change: one line; no secret in any line', async () => {
   const { transactionHash } = await deployProfile();
-  const line = await eventually(
-    () => events('transaction').find((l) => l.hash === transactionHash && l.status === 'mined'),
-    'the mined deploy',
-  );
+  const line = await eventually(() => events('transaction').find((l) => l.hash === transactionHash && l.status === 'mined'), 'the mined deploy');
   assert.equal(line.kind, 'deploy');
   assert.equal(typeof line.gasUsed, 'number');
   assert.ok(events('transaction').filter((l) => l.hash === transactionHash && l.status === 'mined').length === 1, 'logged once');

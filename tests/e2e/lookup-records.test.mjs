@@ -107,7 +107,10 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
       icon: [{ width: 32, height: 32, url: icon }],
       images: [[{ width: 10, height: 10, url: `ipfs://${imageCid}` }, 'junk'], 'not a list'],
       assets: [],
-      attributes: [{ key: 'tier', value: 'gold', type: 'string' }, { key: 'bad', value: { nested: true } }],
+      attributes: [
+        { key: 'tier', value: 'gold', type: 'string' },
+        { key: 'bad', value: { nested: true } },
+      ],
     },
   };
   lsp7 = await deploy(LSP7, ['Platypus Pass', 'PLAT', OWNER, 1n, true]);
@@ -131,7 +134,13 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
     data: encodeFunctionData({
       abi: LSP8.abi,
       functionName: 'setDataForTokenId',
-      args: [tokenId, LSP4_METADATA, await metadataUri({ LSP4Metadata: { name: 'Echidna #5', images: [[{ width: 1, height: 1, url: `ipfs://${imageCid}` }]], attributes: [7, { key: 'k', value: 1 }] } })],
+      args: [
+        tokenId,
+        LSP4_METADATA,
+        await metadataUri({
+          LSP4Metadata: { name: 'Echidna #5', images: [[{ width: 1, height: 1, url: `ipfs://${imageCid}` }]], attributes: [7, { key: 'k', value: 1 }] },
+        }),
+      ],
     }),
   });
   // no symbol, no metadata
@@ -145,10 +154,7 @@ test('assets: LSP4TokenType, LSP4Creators, type, the hasToken* / image flags on 
   assert.equal(a.LSP4TokenSymbol, 'PLAT');
   assert.equal(a.LSP4TokenType, 'NFT', 'the wallet compares tokenType to NFT / TOKEN / COLLECTION');
   assert.deepEqual(a.LSP4Creators.filter(Boolean), creators);
-  assert.deepEqual(
-    [a.hasTokenName, a.hasTokenSymbol, a.hasTokenType, a.hasAssetImage, a.hasIconImage],
-    [true, true, true, true, true],
-  );
+  assert.deepEqual([a.hasTokenName, a.hasTokenSymbol, a.hasTokenType, a.hasAssetImage, a.hasIconImage], [true, true, true, true, true]);
   assert.equal(a.iconUrl, icon);
   assert.equal(a.imageUrl, `${BASE}/image/${imageCid}`);
   assert.ok(isoDate(a.lastUpdatedAt));
@@ -223,7 +229,9 @@ test('stats answer [assets, profiles] as the wallet destructures them; the index
 
 test('search hits carry the same fields (Algolia-shaped route)', async () => {
   const res = await fetch(`${stack.workerUrl}/1/indexes/dev_local_assets/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'platypus' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'platypus' }),
   });
   const body = await res.json();
   assert.equal(res.status, 200);
@@ -234,15 +242,25 @@ test('search hits carry the same fields (Algolia-shaped route)', async () => {
   assert.equal(hit.imageUrl, `${BASE}/image/${imageCid}`);
   // the attributes clients filter by
   const filtered = await fetch(`${stack.workerUrl}/1/indexes/dev_local_assets/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ query: '', filters: 'LSP4TokenType:NFT AND type:LSP7DigitalAsset', hitsPerPage: 50 }),
   });
   const narrowed = await filtered.json();
   assert.equal(filtered.status, 200, JSON.stringify(narrowed));
-  assert.deepEqual(narrowed.hits.map((h) => h.address), [lsp7]);
-  const profiles = await (await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: '', facetFilters: ['hasProfileImage:true'], hitsPerPage: 50 }),
-  })).json();
-  assert.deepEqual(profiles.hits.map((h) => h.address), [fullProfile]);
+  assert.deepEqual(
+    narrowed.hits.map((h) => h.address),
+    [lsp7],
+  );
+  const profiles = await (
+    await fetch(`${stack.workerUrl}/1/indexes/dev_local_universal_profiles/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '', facetFilters: ['hasProfileImage:true'], hitsPerPage: 50 }),
+    })
+  ).json();
+  assert.deepEqual(
+    profiles.hits.map((h) => h.address),
+    [fullProfile],
+  );
 });

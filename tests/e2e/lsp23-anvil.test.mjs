@@ -9,10 +9,7 @@ import { startChain, waitForReceipt } from '../../scripts/chain.mjs';
 
 const require = createRequire(import.meta.url);
 const factoryAbi = require('@lukso/lsp23-contracts/artifacts/LSP23LinkedContractsFactory.json').abi;
-const upAbi = parseAbi([
-  'function owner() view returns (address)',
-  'function getDataBatch(bytes32[] keys) view returns (bytes[] values)',
-]);
+const upAbi = parseAbi(['function owner() view returns (address)', 'function getDataBatch(bytes32[] keys) view returns (bytes[] values)']);
 const kmAbi = parseAbi(['function target() view returns (address)']);
 const FACTORY = '0x2300000A84D25dF63081feAa37ba6b62C4c89a30';
 const DEPLOYED_TOPIC = '0xe20570ed9bda3b93eea277b4e5d975c8933fd5f85f2c824d0845ae96c55a54fe';
@@ -48,10 +45,19 @@ test('a Form-2 profile appears at the predicted address with the expected data',
 
   // the factory's own view agrees before anything is deployed
   const [up, km] = await call(FACTORY, factoryAbi, 'computeERC1167Addresses', [
-    { salt, fundingAmount: 0n, implementationContract: '0x3024D38EA2434BA6635003Dc1BDC0daB5882ED4F',
-      initializationCalldata: '0xc4d66de8000000000000000000000000000000000066093407b6704b89793beffd0d8f00' },
-    { fundingAmount: 0n, implementationContract: '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4',
-      initializationCalldata: '0xc4d66de8', addPrimaryContractAddress: true, extraInitializationParams: '0x' },
+    {
+      salt,
+      fundingAmount: 0n,
+      implementationContract: '0x3024D38EA2434BA6635003Dc1BDC0daB5882ED4F',
+      initializationCalldata: '0xc4d66de8000000000000000000000000000000000066093407b6704b89793beffd0d8f00',
+    },
+    {
+      fundingAmount: 0n,
+      implementationContract: '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4',
+      initializationCalldata: '0xc4d66de8',
+      addPrimaryContractAddress: true,
+      extraInitializationParams: '0x',
+    },
     '0x000000000066093407b6704B89793beFfD0D8F00',
     data.postDeploymentCallData,
   ]);
@@ -75,9 +81,7 @@ test('a Form-2 profile appears at the predicted address with the expected data',
   assert.equal(decoded.url, 'ipfs://QmTest');
 
   // the same salt and data again: CREATE2 collides, the factory reverts
-  await assert.rejects(
-    chain.rpc('eth_estimateGas', [{ from: chain.accounts[0].address, to: FACTORY, data: sdk.encodeDeployCalldata(input) }]),
-  );
+  await assert.rejects(chain.rpc('eth_estimateGas', [{ from: chain.accounts[0].address, to: FACTORY, data: sdk.encodeDeployCalldata(input) }]));
 });
 
 test('every reference vector predicts what the real factory computes', async () => {

@@ -42,8 +42,7 @@ async function read(to, abi, functionName, args = []) {
   const out = await stack.chain.rpc('eth_call', [{ to, data }, 'latest']);
   return decodeFunctionResult({ abi, functionName, data: out });
 }
-const relayerView = async () =>
-  json(await fetch(url('/admin/relayer'), { headers: { authorization: `Bearer ${stack.adminToken}` } }), 200);
+const relayerView = async () => json(await fetch(url('/admin/relayer'), { headers: { authorization: `Bearer ${stack.adminToken}` } }), 200);
 const gasUsedOf = async (hash) => Number(BigInt((await stack.chain.rpc('eth_getTransactionReceipt', [hash])).gasUsed));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,15 +55,11 @@ async function profileOf(account) {
 /** An LSP25 relay call signed by viem at the Key Manager's current nonce (or `nonce`). */
 async function signed(account, { up, km }, payload, nonce) {
   const n = nonce ?? (await read(km, kmAbi, 'getNonce', [account.address, 0n]));
-  const message = encodePacked(
-    ['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
-    [25n, BigInt(stack.chain.chainId), n, 0n, 0n, payload],
-  );
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), n, 0n, 0n, payload]);
   const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
   return { address: up, transaction: { abi: payload, signature, nonce: `0x${n.toString(16)}`, validityTimestamps: '0x0' } };
 }
-const setData = (n) =>
-  encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [keccak256(new TextEncoder().encode(`metering-${n}`)), '0xc0ffee'] });
+const setData = (n) => encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [keccak256(new TextEncoder().encode(`metering-${n}`)), '0xc0ffee'] });
 
 async function quotaLeft(account, up) {
   const timestamp = Math.floor(Date.now() / 1000);

@@ -18,10 +18,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'migrations-'));
 const wrangler = (...args) =>
   promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
   });
-const d1 = async (command) =>
-  JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
+const d1 = async (command) => JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
 
 const PROFILE = '0x1111111111111111111111111111111111111111'; // a record 0.1.0 wrote (no `type`)
 const HOSTILE = '0x000000000000000000000000000000000000dEaD'; // a contract the single-chain builds refused
@@ -66,9 +66,10 @@ const get = async (path, status = 200) => {
 
 test('a database written by an earlier release is migrated and read', async () => {
   const [applied] = await d1('SELECT name FROM d1_migrations ORDER BY id');
-  assert.deepEqual(applied.results.map((r) => r.name), [
-    '0001_initial.sql', '0002_checkpoint_cursor.sql', '0003_unindexable_per_chain.sql', '0004_requeue_old_records.sql', '0005_search_typos.sql',
-  ]);
+  assert.deepEqual(
+    applied.results.map((r) => r.name),
+    ['0001_initial.sql', '0002_checkpoint_cursor.sql', '0003_unindexable_per_chain.sql', '0004_requeue_old_records.sql', '0005_search_typos.sql'],
+  );
   // its record and full-text row, as stored
   const old = await get(`/v1/31337/address/${PROFILE}`);
   assert.equal(old.name, 'Ancient Profile');
@@ -94,7 +95,10 @@ test('a database written by an earlier release is migrated and read', async () =
   ]);
   // (the other checks of /ready depend on the chain; this one on the database only)
   const ready = await (await fetch(`${stack.workerUrl}/ready`)).json();
-  assert.deepEqual(ready.checks.find((c) => c.name === 'd1:migrations'), { name: 'd1:migrations', ok: true, detail: '5 applied' });
+  assert.deepEqual(
+    ready.checks.find((c) => c.name === 'd1:migrations'),
+    { name: 'd1:migrations', ok: true, detail: '5 applied' },
+  );
 });
 
 test('a Worker on a database missing a migration names it and creates nothing', async () => {
@@ -105,8 +109,10 @@ test('a Worker on a database missing a migration names it and creates nothing', 
   assert.equal(refused.error.code, 'CONFIGURATION_ERROR');
   assert.match(refused.error.message, /lacks migration 0004_requeue_old_records\.sql/);
   const ready = await get('/ready', 503);
-  assert.deepEqual(ready.checks.find((c) => c.name === 'd1:migrations'),
-    { name: 'd1:migrations', ok: false, detail: '0004_requeue_old_records.sql is not applied' });
+  assert.deepEqual(
+    ready.checks.find((c) => c.name === 'd1:migrations'),
+    { name: 'd1:migrations', ok: false, detail: '0004_requeue_old_records.sql is not applied' },
+  );
   // applied again (the data migration sees its marker and queues nothing twice), the Worker answers
   await stack.restartWorker();
   const stats = await get('/v1/31337/stats');

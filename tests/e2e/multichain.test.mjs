@@ -58,7 +58,9 @@ async function send(chain, tx, from = OWNER) {
 }
 
 const deployLsp7 = async (chain, name, symbol) =>
-  getAddress((await send(chain, { data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: [name, symbol, OWNER, 0n, false] }) })).contractAddress);
+  getAddress(
+    (await send(chain, { data: encodeDeployData({ abi: LSP7.abi, bytecode: LSP7.bytecode, args: [name, symbol, OWNER, 0n, false] }) })).contractAddress,
+  );
 
 const deployProfile = async (chain, from) =>
   getAddress((await send(chain, { data: encodeDeployData({ abi: UP.abi, bytecode: UP.bytecode, args: [from] }) }, from)).contractAddress);
@@ -89,8 +91,12 @@ test('one Worker serves both chains: health, OpenAPI, per-chain runs', async () 
   assert.deepEqual(health.chains, [42, 4201]);
   const doc = await get('/openapi.json');
   assert.deepEqual(doc.components.schemas.ChainId.enum, [42, 4201, '0x2a', '0x1069']);
-  assert.deepEqual(doc.components.schemas.IndexName.enum,
-    ['dev_local_universal_profiles', 'dev_local_assets', 'dev_testnet_universal_profiles', 'dev_testnet_assets']);
+  assert.deepEqual(doc.components.schemas.IndexName.enum, [
+    'dev_local_universal_profiles',
+    'dev_local_assets',
+    'dev_testnet_universal_profiles',
+    'dev_testnet_assets',
+  ]);
 
   // the same account, the same nonce: one address, two different contracts
   token = await deployLsp7(A, 'Alpha Token', 'ALP');
@@ -113,7 +119,10 @@ test('one Worker serves both chains: health, OpenAPI, per-chain runs', async () 
   // without a chain: every chain runs; the top level is the first chain's run
   const run = await runIndexer();
   assert.equal(run.chainId, 42);
-  assert.deepEqual(run.chains.map((c) => c.chainId), [42, 4201]);
+  assert.deepEqual(
+    run.chains.map((c) => c.chainId),
+    [42, 4201],
+  );
   for (const [i, chain] of [A, B].entries()) {
     const r = run.chains[i];
     assert.equal(r.error, undefined, JSON.stringify(r));
@@ -147,7 +156,12 @@ test('lookups answer each chain its own record, under decimal and hex ids', asyn
     assert.equal((await get(`/v1/${id}/address/${profileB}`)).kind, 'LSP0ERC725Account');
   }
   // a record of one chain is not answered under the other (read-through reads the other chain, finds no code)
-  for (const [id, address] of [['4201', relayed], ['0x1069', profileA], ['42', profileB], ['0x2a', profileB]]) {
+  for (const [id, address] of [
+    ['4201', relayed],
+    ['0x1069', profileA],
+    ['42', profileB],
+    ['0x2a', profileB],
+  ]) {
     const answer = await get(`/v1/${id}/address/${address}`);
     assert.equal(answer.LSPStandard, 'EOA', `${id} ${address}`);
     assert.equal(answer.chainId, id === '42' || id === '0x2a' ? 42 : 4201);
@@ -161,7 +175,10 @@ test('stats and search are per chain', async () => {
     assert.equal(entries(stats, 'dev_local_assets'), 1);
   }
   const stats = await get('/v1/0x1069/stats');
-  assert.deepEqual(stats.map((i) => i.name), ['dev_testnet_assets', 'dev_testnet_universal_profiles']);
+  assert.deepEqual(
+    stats.map((i) => i.name),
+    ['dev_testnet_assets', 'dev_testnet_universal_profiles'],
+  );
   assert.equal(entries(stats, 'dev_testnet_universal_profiles'), 1);
   assert.equal(entries(stats, 'dev_testnet_assets'), 1);
 
@@ -171,11 +188,16 @@ test('stats and search are per chain', async () => {
   assert.equal((await get('/v1/4201/search?q=alpha')).assets.nbHits, 0);
   // the Algolia-compatible route knows every chain's indexes
   const res = await fetch(`${stack.workerUrl}/1/indexes/dev_testnet_assets/query`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'beta' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'beta' }),
   });
   const body = await res.json();
   assert.equal(res.status, 200, JSON.stringify(body));
-  assert.deepEqual(body.hits.map((h) => h.name), ['Beta Token']);
+  assert.deepEqual(
+    body.hits.map((h) => h.name),
+    ['Beta Token'],
+  );
 });
 
 test('an unknown or malformed chain id is a 400 UNKNOWN_CHAIN on every route', async () => {
@@ -224,10 +246,10 @@ test('the cron indexes both chains, and one chain whose node is down does not st
 
 const wrangler = (...args) =>
   promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
   });
-const d1 = async (command) =>
-  JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
+const d1 = async (command) => JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
 
 test('records written before the incumbent record shape are re-indexed once, by the retry pass', async () => {
   const [found] = await d1(`SELECT index_name, object_id FROM records WHERE lower(address) = lower('${profileA}') AND token_id IS NULL`);

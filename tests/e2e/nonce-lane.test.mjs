@@ -52,9 +52,11 @@ async function deployPending(job) {
   return { hash: body.transactionHash, tx };
 }
 const status = async (address) =>
-  (await fetch(`${stack.workerUrl}/api/universal-profile/${address}`, {
-    headers: { authorization: `Bearer ${stack.apiKey}` },
-  })).json();
+  (
+    await fetch(`${stack.workerUrl}/api/universal-profile/${address}`, {
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+    })
+  ).json();
 
 /** Polls `f` until it returns something truthy. */
 async function until(what, f, timeoutMs = 20_000) {
@@ -86,11 +88,18 @@ const nonceOf = async (tag) => BigInt(await rpc('eth_getTransactionCount', [stac
 async function sendAsRelayerElsewhere(nonce) {
   await rpc('anvil_impersonateAccount', [stack.relayerAddress]);
   try {
-    return await rpc('eth_sendTransaction', [{
-      from: stack.relayerAddress, to: controller, value: '0x1', gas: hex(21000), nonce: hex(nonce),
-      // outbids the relayer's own transaction at that nonce, if it is in the pool
-      maxFeePerGas: hex(50n * GWEI), maxPriorityFeePerGas: hex(10n * GWEI),
-    }]);
+    return await rpc('eth_sendTransaction', [
+      {
+        from: stack.relayerAddress,
+        to: controller,
+        value: '0x1',
+        gas: hex(21000),
+        nonce: hex(nonce),
+        // outbids the relayer's own transaction at that nonce, if it is in the pool
+        maxFeePerGas: hex(50n * GWEI),
+        maxPriorityFeePerGas: hex(10n * GWEI),
+      },
+    ]);
   } finally {
     await rpc('anvil_stopImpersonatingAccount', [stack.relayerAddress]);
   }

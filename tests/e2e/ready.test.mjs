@@ -23,7 +23,15 @@ test('a complete, funded, caught-up deployment is ready, check by check', async 
   const { status, body, check } = await ready();
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.status, 'ready');
-  for (const name of ['config', 'secret:RELAYER_PRIVATE_KEY', 'secret:ADMIN_TOKEN', 'd1:migrations', 'chain:31337:rpc', 'relayer:balance', 'chain:31337:indexer']) {
+  for (const name of [
+    'config',
+    'secret:RELAYER_PRIVATE_KEY',
+    'secret:ADMIN_TOKEN',
+    'd1:migrations',
+    'chain:31337:rpc',
+    'relayer:balance',
+    'chain:31337:indexer',
+  ]) {
     assert.equal(check(name)?.ok, true, `${name}: ${JSON.stringify(body)}`);
   }
   // no secret's value in the answer

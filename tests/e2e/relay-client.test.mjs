@@ -10,9 +10,7 @@ import { createRequire } from 'node:module';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import {
-  concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddress, hashMessage, keccak256, parseAbi, toHex,
-} from 'viem';
+import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddress, hashMessage, keccak256, parseAbi, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
@@ -104,8 +102,13 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
   const call = { km, chainId: params.chainId, nonce: 0n, payload };
   const digests = [];
   const answer = await relayer.execute({
-    ...params, address: up, payload,
-    sign: async (digest) => { digests.push(digest); return account.sign({ hash: digest }); },
+    ...params,
+    address: up,
+    payload,
+    sign: async (digest) => {
+      digests.push(digest);
+      return account.sign({ hash: digest });
+    },
   });
   assert.deepEqual(digests, [viemDigest(call)]);
   const signature = await account.sign({ hash: viemDigest(call) });
@@ -114,14 +117,22 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
   const mined = await receipt(answer.transactionHash);
   const used = Number(BigInt(mined.gasUsed));
   assert.deepEqual(answer, {
-    transactionHash: answer.transactionHash, gasUsed: used, status: 'mined',
+    transactionHash: answer.transactionHash,
+    gasUsed: used,
+    status: 'mined',
     quota: { quota: QUOTA - used, unit: 'gas', totalQuota: QUOTA, resetDate: before.resetDate },
   });
   assert.equal(await read(up, 'getData', [LSP3_PROFILE]), value);
 
   assert.deepEqual(await relayer.transaction(answer.transactionHash), {
-    hash: answer.transactionHash, kind: 'execute', profile: up, status: 'mined', replacedBy: null,
-    blockNumber: Number(BigInt(mined.blockNumber)), gasUsed: used, charged: used,
+    hash: answer.transactionHash,
+    kind: 'execute',
+    profile: up,
+    status: 'mined',
+    replacedBy: null,
+    blockNumber: Number(BigInt(mined.blockNumber)),
+    gasUsed: used,
+    charged: used,
   });
 
   // 2. a ready signature from LUKSO's @lukso/eip191-signer.js, channel 3, a validity window; no keyManager needed
@@ -129,12 +140,22 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
   const next = await sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: up, controller: account.address, channel });
   assert.equal(BigInt(next.nonce), channel << 128n);
   const now = BigInt(Math.floor(Date.now() / 1000));
-  const second = { km, chainId: params.chainId, nonce: BigInt(next.nonce), validity: ((now - 60n) << 128n) | (now + 600n),
-    payload: viemSetData(LSP3_PROFILE, '0xc0ffee') };
+  const second = {
+    km,
+    chainId: params.chainId,
+    nonce: BigInt(next.nonce),
+    validity: ((now - 60n) << 128n) | (now + 600n),
+    payload: viemSetData(LSP3_PROFILE, '0xc0ffee'),
+  };
   const lukso = new EIP191Signer().signDataWithIntendedValidator(km, viemMessage(second), privateKey);
   assert.equal(lukso.messageHash, viemDigest(second));
-  const again = await relayer.execute({ address: up, nonce: next.nonce, validityTimestamps: second.validity, payload: second.payload,
-    signature: lukso.signature });
+  const again = await relayer.execute({
+    address: up,
+    nonce: next.nonce,
+    validityTimestamps: second.validity,
+    payload: second.payload,
+    signature: lukso.signature,
+  });
   assert.deepEqual(lastBody('/api/execute'), viemBody(up, second, lukso.signature));
   assert.equal(again.status, 'mined');
   const used2 = Number(BigInt((await receipt(again.transactionHash)).gasUsed));
@@ -154,7 +175,10 @@ test('Node: the quota message handed to sign is the packed one of the timestamp 
   let seen;
   const q = await relayer.quota({
     address: up,
-    sign: (message, m) => { seen = { message, m }; return account.signMessage({ message: { raw: message } }); },
+    sign: (message, m) => {
+      seen = { message, m };
+      return account.signMessage({ message: { raw: message } });
+    },
   });
   const { timestamp } = lastBody('/api/quota');
   assert.ok(Math.abs(timestamp - Date.now() / 1000) < 30);
@@ -163,8 +187,12 @@ test('Node: the quota message handed to sign is the packed one of the timestamp 
   assert.equal(q.quota, QUOTA);
   // the text scheme hands the string, signed as given
   const text = await relayer.quota({
-    address: up.toLowerCase(), scheme: 'text',
-    sign: (message) => { seen = message; return account.signMessage({ message }); },
+    address: up.toLowerCase(),
+    scheme: 'text',
+    sign: (message) => {
+      seen = message;
+      return account.signMessage({ message });
+    },
   });
   assert.equal(seen, `${up.toLowerCase()}:${lastBody('/api/quota').timestamp}`);
   assert.equal(text.quota, QUOTA);
@@ -187,21 +215,40 @@ test('Node: refusals carry the service code and status; bad input and failing si
   const stranger = privateKeyToAccount(generatePrivateKey());
   await rejects(relayer.execute({ ...params, address: up, payload, sign: (d) => stranger.sign({ hash: d }) }), 'NOT_A_CONTROLLER', 401);
   await rejects(relayer.execute({ ...params, nonce: 5, address: up, payload, sign: viemSign }), 'INVALID_RELAY_NONCE', 400);
-  await rejects(relayer.execute({ ...params, validityTimestamps: (1000n << 128n) | 2000n, address: up, payload, sign: viemSign }),
-    'RELAY_CALL_EXPIRED', 400);
+  await rejects(relayer.execute({ ...params, validityTimestamps: (1000n << 128n) | 2000n, address: up, payload, sign: viemSign }), 'RELAY_CALL_EXPIRED', 400);
   const elsewhere = privateKeyToAccount(generatePrivateKey()).address;
   await rejects(relayer.execute({ ...params, address: elsewhere, payload, sign: viemSign }), 'PROFILE_NOT_REGISTERED', 404);
   const old = Math.floor(Date.now() / 1000) - 3600;
-  await rejects(relayer.quota({ address: up, timestamp: old, signature: await account.signMessage({ message: `${up}:${old}` }), scheme: 'text' }),
-    'TIMESTAMP_OUT_OF_WINDOW', 401);
+  await rejects(
+    relayer.quota({ address: up, timestamp: old, signature: await account.signMessage({ message: `${up}:${old}` }), scheme: 'text' }),
+    'TIMESTAMP_OUT_OF_WINDOW',
+    401,
+  );
   await rejects(relayer.quota({ address: up, sign: (m) => stranger.signMessage({ message: { raw: m } }) }), 'NOT_A_CONTROLLER', 401);
   await rejects(relayer.transaction(`0x${'ab'.repeat(32)}`), 'TRANSACTION_NOT_FOUND', 404);
 
   const count = sent.length;
   const declined = Object.assign(new Error('User rejected the request.'), { code: 4001 });
-  await assert.rejects(relayer.execute({ ...params, address: up, payload, sign: async () => { throw declined; } }),
-    (e) => e.code === 'SIGNER_ERROR' && e.cause === declined && /User rejected/.test(e.message) && e.status === undefined);
-  await assert.rejects(relayer.quota({ address: up, sign: () => { throw declined; } }), (e) => e.code === 'SIGNER_ERROR' && e.cause === declined);
+  await assert.rejects(
+    relayer.execute({
+      ...params,
+      address: up,
+      payload,
+      sign: async () => {
+        throw declined;
+      },
+    }),
+    (e) => e.code === 'SIGNER_ERROR' && e.cause === declined && /User rejected/.test(e.message) && e.status === undefined,
+  );
+  await assert.rejects(
+    relayer.quota({
+      address: up,
+      sign: () => {
+        throw declined;
+      },
+    }),
+    (e) => e.code === 'SIGNER_ERROR' && e.cause === declined,
+  );
   await rejects(relayer.execute({ ...params, address: up, payload, sign: () => '0x1234' }), 'INVALID_LENGTH', undefined);
   await rejects(relayer.execute({ ...params, address: up, payload, sign: () => 42 }), 'INVALID_ARGUMENT', undefined);
   const good = await viemSign(viemDigest({ km, chainId: params.chainId, nonce: 0n, payload }));
@@ -215,10 +262,12 @@ test('Node: refusals carry the service code and status; bad input and failing si
   assert.equal(sent.length, count, 'a refused input was sent');
 
   // chain reads: an account without code is no profile
-  await rejects(sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: elsewhere, controller: account.address }),
-    'NOT_A_UNIVERSAL_PROFILE', undefined);
-  await rejects(sdk.fetchRelayCallParams({ rpcUrl: 'http://127.0.0.1:9', address: up, controller: account.address }),
-    'NOT_A_UNIVERSAL_PROFILE', undefined);
+  await rejects(
+    sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: elsewhere, controller: account.address }),
+    'NOT_A_UNIVERSAL_PROFILE',
+    undefined,
+  );
+  await rejects(sdk.fetchRelayCallParams({ rpcUrl: 'http://127.0.0.1:9', address: up, controller: account.address }), 'NOT_A_UNIVERSAL_PROFILE', undefined);
   // the untouched call still goes through afterwards
   assert.equal((await relayer.execute({ ...params, address: up, payload, sign: viemSign })).status, 'mined');
 });
@@ -249,41 +298,56 @@ test('Chromium: the web build signs through a viem callback; digest and body equ
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e));
     const bodies = [];
-    page.on('request', (r) => { if (r.url().startsWith(`${stack.workerUrl}/api/`) && r.method() === 'POST') bodies.push([r.url(), r.postData()]); });
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${stack.workerUrl}/api/`) && r.method() === 'POST') bodies.push([r.url(), r.postData()]);
+    });
     // the page's wallet: viem in Node
     const digests = [];
-    await page.exposeFunction('viemSign', (digest) => { digests.push(digest); return account.sign({ hash: digest }); });
+    await page.exposeFunction('viemSign', (digest) => {
+      digests.push(digest);
+      return account.sign({ hash: digest });
+    });
     await page.exposeFunction('viemSignMessage', (raw) => account.signMessage({ message: { raw } }));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => window.ready, null, { timeout: 15_000 });
 
     const value = toHex(new TextEncoder().encode('from Chromium'));
-    const r = await page.evaluate(async ({ workerUrl, rpcUrl, up, controller, value }) => {
-      const { sdk } = window;
-      const relayer = new sdk.RelayerClient({ baseUrl: workerUrl });
-      const params = await sdk.fetchRelayCallParams({ rpcUrl, address: up, controller });
-      const payload = sdk.encodeSetData(sdk.encodeKeyName('LSP3Profile'), value);
-      const sign = (m) => window.viemSignMessage(m);
-      const before = await relayer.quota({ address: up, sign });
-      const answer = await relayer.execute({ ...params, address: up, payload, sign: (d) => window.viemSign(d) });
-      const status = await relayer.transaction(answer.transactionHash);
-      const after = await relayer.quota({ address: up, sign });
-      let error;
-      try {
-        await relayer.execute({ ...params, address: up, payload, sign: (d) => window.viemSign(d) }); // replayed nonce
-      } catch (e) {
-        error = { name: e.name, code: e.code, status: e.status, isError: e instanceof Error };
-      }
-      return { params, payload, before, answer, status, after, error };
-    }, { workerUrl: stack.workerUrl, rpcUrl: stack.chain.rpcUrl, up, controller: account.address, value });
+    const r = await page.evaluate(
+      async ({ workerUrl, rpcUrl, up, controller, value }) => {
+        const { sdk } = window;
+        const relayer = new sdk.RelayerClient({ baseUrl: workerUrl });
+        const params = await sdk.fetchRelayCallParams({ rpcUrl, address: up, controller });
+        const payload = sdk.encodeSetData(sdk.encodeKeyName('LSP3Profile'), value);
+        const sign = (m) => window.viemSignMessage(m);
+        const before = await relayer.quota({ address: up, sign });
+        const answer = await relayer.execute({ ...params, address: up, payload, sign: (d) => window.viemSign(d) });
+        const status = await relayer.transaction(answer.transactionHash);
+        const after = await relayer.quota({ address: up, sign });
+        let error;
+        try {
+          await relayer.execute({ ...params, address: up, payload, sign: (d) => window.viemSign(d) }); // replayed nonce
+        } catch (e) {
+          error = { name: e.name, code: e.code, status: e.status, isError: e instanceof Error };
+        }
+        return { params, payload, before, answer, status, after, error };
+      },
+      { workerUrl: stack.workerUrl, rpcUrl: stack.chain.rpcUrl, up, controller: account.address, value },
+    );
 
     assert.deepEqual(errors, []);
     assert.deepEqual(r.params, { keyManager: getAddress(km), chainId: stack.chain.chainId, nonce: '0' });

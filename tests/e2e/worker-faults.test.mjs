@@ -20,8 +20,7 @@ const deploy = (body = { lsp6ControllerAddress: [controller] }) =>
     headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-const status = (address) =>
-  fetch(`${stack.workerUrl}/api/universal-profile/${address}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+const status = (address) => fetch(`${stack.workerUrl}/api/universal-profile/${address}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
 
 test('RPC node down: 503 RPC_UNAVAILABLE with Retry-After; back up: deploys work again', async () => {
   assert.equal((await deploy()).status, 200);

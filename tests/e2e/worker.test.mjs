@@ -6,10 +6,7 @@ import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 
-const upAbi = parseAbi([
-  'function owner() view returns (address)',
-  'function getDataBatch(bytes32[] keys) view returns (bytes[] values)',
-]);
+const upAbi = parseAbi(['function owner() view returns (address)', 'function getDataBatch(bytes32[] keys) view returns (bytes[] values)']);
 let stack;
 before(async () => {
   stack = await startStack();
@@ -92,12 +89,14 @@ test('register: a profile, twice, a contract that is not a profile, an address w
   const salt = sdk.generateSalt();
   const up = sdk.predictProfileAddress({ salt, postDeploymentCallData }).universalProfile;
   // deployed behind the relayer's back, straight through the factory
-  const hash = await stack.chain.rpc('eth_sendTransaction', [{
-    from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
-    to: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30',
-    data: sdk.encodeDeployCalldata({ salt, postDeploymentCallData }),
-    gas: '0x1c9c380',
-  }]);
+  const hash = await stack.chain.rpc('eth_sendTransaction', [
+    {
+      from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+      to: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30',
+      data: sdk.encodeDeployCalldata({ salt, postDeploymentCallData }),
+      gas: '0x1c9c380',
+    },
+  ]);
   assert.ok(hash);
   const first = await json(await api('/api/universal-profile/register', { body: { universalProfileAddress: up } }), 200);
   assert.equal(first.universalProfileAddress, up);
@@ -111,8 +110,16 @@ test('register: a profile, twice, a contract that is not a profile, an address w
   assert.equal(reset.getUTCHours(), 0);
   const twice = await json(await api('/api/users', { body: { universalProfileAddress: up } }), 200);
   assert.equal(twice.newlyRegistered, false);
-  await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30' } }), 404, 'NOT_A_UNIVERSAL_PROFILE');
-  await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x000000000000000000000000000000000000dEaD' } }), 404, 'PROFILE_NOT_FOUND');
+  await assertError(
+    await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x2300000A84D25dF63081feAa37ba6b62C4c89a30' } }),
+    404,
+    'NOT_A_UNIVERSAL_PROFILE',
+  );
+  await assertError(
+    await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x000000000000000000000000000000000000dEaD' } }),
+    404,
+    'PROFILE_NOT_FOUND',
+  );
   await assertError(await api('/api/universal-profile/0x000000000000000000000000000000000000dEaD', { method: 'GET' }), 404, 'PROFILE_NOT_FOUND');
 });
 
@@ -128,7 +135,11 @@ test('every error status, with a JSON body and a specific code', async () => {
   await assertError(await api('/api/universal-profile', { body: good, key: registerOnly.apiKey }), 403, 'INSUFFICIENT_SCOPE');
   const revoked = await json(await stack.admin('DELETE', `/admin/api-keys/${registerOnly.id}`), 200);
   assert.ok(revoked.revokedAt > 0);
-  await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: controller }, key: registerOnly.apiKey }), 403, 'API_KEY_REVOKED');
+  await assertError(
+    await api('/api/universal-profile/register', { body: { universalProfileAddress: controller }, key: registerOnly.apiKey }),
+    403,
+    'API_KEY_REVOKED',
+  );
   // 400: bodies
   const salt = '0x' + '11'.repeat(32);
   const calldata = sdk.encodePostDeploymentCallData([], []);
@@ -146,8 +157,16 @@ test('every error status, with a JSON body and a specific code', async () => {
     ['{"salt":', 'INVALID_JSON'],
   ];
   for (const [body, code] of cases) await assertError(await api('/api/universal-profile', { body }), 400, code);
-  await assertError(await api('/api/universal-profile', { body: JSON.stringify(good), headers: { 'content-type': 'text/plain' } }), 400, 'UNSUPPORTED_CONTENT_TYPE');
-  await assertError(await api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller], lsp3Profile: '0x' + '00'.repeat(70_000) } }), 413, 'BODY_TOO_LARGE');
+  await assertError(
+    await api('/api/universal-profile', { body: JSON.stringify(good), headers: { 'content-type': 'text/plain' } }),
+    400,
+    'UNSUPPORTED_CONTENT_TYPE',
+  );
+  await assertError(
+    await api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller], lsp3Profile: '0x' + '00'.repeat(70_000) } }),
+    413,
+    'BODY_TOO_LARGE',
+  );
   await assertError(await api('/api/universal-profile/register', { body: { universalProfileAddress: '0x12' } }), 400, 'INVALID_ADDRESS');
   // 404 / 405
   await assertError(await api('/nope', { method: 'GET' }), 404, 'NOT_FOUND');
@@ -195,8 +214,9 @@ test('admin: keys are listed without secrets and stored only hashed', async () =
 
 test('20 concurrent deploys: all mined, distinct addresses, consecutive nonces', async () => {
   const start = BigInt(await stack.chain.rpc('eth_getTransactionCount', [stack.relayerAddress, 'latest']));
-  const results = await Promise.all(Array.from({ length: 20 }, () =>
-    api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller] } }).then((r) => json(r, 200))));
+  const results = await Promise.all(
+    Array.from({ length: 20 }, () => api('/api/universal-profile', { body: { lsp6ControllerAddress: [controller] } }).then((r) => json(r, 200))),
+  );
   const addresses = new Set(results.map((r) => r.universalProfileAddress));
   assert.equal(addresses.size, 20);
   for (const r of results) {
@@ -210,8 +230,16 @@ test('20 concurrent deploys: all mined, distinct addresses, consecutive nonces',
 test('OpenAPI document is served and lists every route', async () => {
   const doc = await json(await api('/openapi.json', { method: 'GET', key: null }), 200);
   assert.match(doc.openapi, /^3\.1/);
-  for (const path of ['/api/universal-profile', '/api/universal-profile/register', '/api/users',
-    '/api/universal-profile/{address}', '/admin/api-keys', '/admin/api-keys/{id}', '/health', '/openapi.json']) {
+  for (const path of [
+    '/api/universal-profile',
+    '/api/universal-profile/register',
+    '/api/users',
+    '/api/universal-profile/{address}',
+    '/admin/api-keys',
+    '/admin/api-keys/{id}',
+    '/health',
+    '/openapi.json',
+  ]) {
     assert.ok(doc.paths[path], path);
   }
   // narrowed to this deployment

@@ -33,7 +33,9 @@ test('permissions: erc725.js objects in, erc725.js objects out', () => {
     for (const c of cases) {
       const ours = m.encodePermissions(c);
       assert.equal(ours, ERC725.encodePermissions(c), JSON.stringify(c));
-      const names = Object.entries(c).filter(([, v]) => v).map(([k]) => k);
+      const names = Object.entries(c)
+        .filter(([, v]) => v)
+        .map(([k]) => k);
       if (!('ALL_PERMISSIONS' in c) && Object.values(c).every(Boolean)) assert.equal(ours, m.encodePermissions(names));
       const theirs = ERC725.decodePermissions(ours);
       // ERC4337_PERMISSION is no permission of the LSP6 KeyManager (refused by encodePermissions, as in the array form)
@@ -60,7 +62,7 @@ test('VerifiableURI: a JSON object as content, as erc725.js encodeData takes it'
   assert.throws(() => lite.encodeVerifiableUri({ big: 1n }, 'ipfs://x'), { code: 'INVALID_CONTENT' });
 });
 
-test('VerifiableURI: decodeDataSourceWithHash answers erc725.js\'s shape', () => {
+test("VerifiableURI: decodeDataSourceWithHash answers erc725.js's shape", () => {
   const values = [
     lite.encodeVerifiableUri('{"a":1}', 'ipfs://x'),
     lite.encodeVerifiableUri(new Uint8Array([1, 2, 3]), 'https://example.com/a.png'),
@@ -76,7 +78,10 @@ test('VerifiableURI: decodeDataSourceWithHash answers erc725.js\'s shape', () =>
   // an unknown method, which erc725.js refuses: its id
   const unknown = '0x0000deadbeef0020' + 'cd'.repeat(32) + Buffer.from('ipfs://y').toString('hex');
   assert.deepEqual(full.decodeDataSourceWithHash(unknown), { verification: { method: '0xdeadbeef', data: '0x' + 'cd'.repeat(32) }, url: 'ipfs://y' });
-  assert.throws(() => full.decodeDataSourceWithHash('0x00'), (e) => e instanceof lite.ProfileRelayerError);
+  assert.throws(
+    () => full.decodeDataSourceWithHash('0x00'),
+    (e) => e instanceof lite.ProfileRelayerError,
+  );
 });
 
 test('LUKSO constants: the values of @lukso/lsp-smart-contracts', () => {
@@ -84,8 +89,7 @@ test('LUKSO constants: the values of @lukso/lsp-smart-contracts', () => {
   for (const m of [full]) {
     const c = m.luksoConstants();
     const permissions = { ...lsp.PERMISSIONS, ALL_PERMISSIONS: lsp.ALL_PERMISSIONS };
-    assert.deepEqual(c.permissions, Object.fromEntries(Object.entries(permissions).map(([k, v]) => [k, v.toLowerCase()])),
-      'PERMISSIONS');
+    assert.deepEqual(c.permissions, Object.fromEntries(Object.entries(permissions).map(([k, v]) => [k, v.toLowerCase()])), 'PERMISSIONS');
     // ERC725YDataKeys flattened: `Name[]` is `{ length, index }`, the mappings' prefixes are their names
     const known = {};
     for (const group of Object.values(lsp.ERC725YDataKeys)) {
@@ -112,7 +116,9 @@ test('LUKSO constants: the values of @lukso/lsp-smart-contracts', () => {
     // the canonical addresses predict what the default network predicts
     const salt = '0x' + '11'.repeat(32);
     const { postDeploymentCallData } = m.profileDataFromControllers(['0x' + '22'.repeat(20)]);
-    assert.deepEqual(m.predictProfileAddress({ salt, postDeploymentCallData, network: c.addresses }),
-      m.predictProfileAddress({ salt, postDeploymentCallData }));
+    assert.deepEqual(
+      m.predictProfileAddress({ salt, postDeploymentCallData, network: c.addresses }),
+      m.predictProfileAddress({ salt, postDeploymentCallData }),
+    );
   }
 });

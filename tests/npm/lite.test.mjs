@@ -57,7 +57,9 @@ test('dynamic key parts: one string or an array, like erc725.js', () => {
 test('standard key names (looked up before they are read): the keys of the LSP schemas, parts still checked', () => {
   const require = createRequire(import.meta.url);
   const dir = new URL('../node_modules/@erc725/erc725.js/schemas/', import.meta.url);
-  const schemas = readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => require(new URL(f, dir).pathname));
+  const schemas = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .flatMap((f) => require(new URL(f, dir).pathname));
   // one-word names (Singleton and Array keys)
   const plain = schemas.filter((s) => !s.name.includes(':'));
   assert.ok(plain.length >= 15, `${plain.length} one-word names`);
@@ -96,14 +98,26 @@ test('standard key names (looked up before they are read): the keys of the LSP s
 });
 
 test('encodeVerifiableUriData: the key and value of erc725.js encodeData, in one call', () => {
-  const schemas = createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP3ProfileMetadata.json')
-    .concat(createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP4DigitalAsset.json'));
-  const custom = { name: 'MyApp:Files:<address>', key: erc725EncodeKeyName('MyApp:Files:<address>', [controller]),
-    keyType: 'Mapping', valueType: 'bytes', valueContent: 'VerifiableURI' };
+  const schemas = createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP3ProfileMetadata.json').concat(
+    createRequire(import.meta.url)('@erc725/erc725.js/schemas/LSP4DigitalAsset.json'),
+  );
+  const custom = {
+    name: 'MyApp:Files:<address>',
+    key: erc725EncodeKeyName('MyApp:Files:<address>', [controller]),
+    keyType: 'Mapping',
+    valueType: 'bytes',
+    valueContent: 'VerifiableURI',
+  };
   const url = 'ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG';
-  for (const [keyName, json, parts] of [['LSP3Profile', { LSP3Profile: { name: 'alice', tags: ['é', '✓'] } }],
-    ['LSP4Metadata', { LSP4Metadata: { name: 'token', images: [] } }], ['MyApp:Files:<address>', { files: [1, 2] }, [controller]]]) {
-    const { keys: [key], values: [value] } = encodeData([{ keyName, dynamicKeyParts: parts, value: { json, url } }], [...schemas, custom]);
+  for (const [keyName, json, parts] of [
+    ['LSP3Profile', { LSP3Profile: { name: 'alice', tags: ['é', '✓'] } }],
+    ['LSP4Metadata', { LSP4Metadata: { name: 'token', images: [] } }],
+    ['MyApp:Files:<address>', { files: [1, 2] }, [controller]],
+  ]) {
+    const {
+      keys: [key],
+      values: [value],
+    } = encodeData([{ keyName, dynamicKeyParts: parts, value: { json, url } }], [...schemas, custom]);
     for (const sdk of [lite, full]) {
       assert.deepEqual(sdk.encodeVerifiableUriData(keyName, JSON.stringify(json), url, parts), { key, value }, keyName);
     }
@@ -111,29 +125,47 @@ test('encodeVerifiableUriData: the key and value of erc725.js encodeData, in one
     if (parts) assert.equal(lite.encodeVerifiableUriData(keyName, JSON.stringify(json), url, parts[0]).key, key);
   }
   const bytes = new Uint8Array([0, 1, 255]);
-  assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', bytes, url),
-    { key: lite.encodeKeyName('LSP3Profile'), value: lite.encodeVerifiableUri(bytes, url) });
+  assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', bytes, url), {
+    key: lite.encodeKeyName('LSP3Profile'),
+    value: lite.encodeVerifiableUri(bytes, url),
+  });
   // a JSON value is hashed as its JSON.stringify text (erc725.js's `{ json, url }`: tests/npm/erc725-shapes.test.mjs)
-  assert.deepEqual(lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, url),
-    lite.encodeVerifiableUriData('LSP3Profile', '{"LSP3Profile":{}}', url));
-  for (const [call, code] of [[() => lite.encodeVerifiableUriData('LSP3Profile', 7, url), 'INVALID_CONTENT'],
+  assert.deepEqual(
+    lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, url),
+    lite.encodeVerifiableUriData('LSP3Profile', '{"LSP3Profile":{}}', url),
+  );
+  for (const [call, code] of [
+    [() => lite.encodeVerifiableUriData('LSP3Profile', 7, url), 'INVALID_CONTENT'],
     [() => lite.encodeVerifiableUriData('LSP3Profile', '{}', 7), 'INVALID_ARGUMENT'],
     [() => lite.encodeVerifiableUriData(undefined, '{}', url), 'INVALID_ARGUMENT'],
     [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url), 'DYNAMIC_KEY_PART_COUNT'],
-    [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url, '0x12'), 'INVALID_DYNAMIC_KEY_PART']]) {
+    [() => lite.encodeVerifiableUriData('MyApp:Files:<address>', '{}', url, '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
+  ]) {
     assert.throws(call, (e) => e.code === code && lite.isProfileRelayerError(e), code);
   }
 });
 
 test('encodeKeyNames: one call, same keys as encodeKeyName; a bad entry is named by index', () => {
-  const entries = ['LSP3Profile', { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller },
-    { keyName: 'LSP5ReceivedAssetsMap:<address>', dynamicKeyParts: [controller] }, 'AddressPermissions[]'];
+  const entries = [
+    'LSP3Profile',
+    { keyName: 'AddressPermissions:Permissions:<address>', dynamicKeyParts: controller },
+    { keyName: 'LSP5ReceivedAssetsMap:<address>', dynamicKeyParts: [controller] },
+    'AddressPermissions[]',
+  ];
   const keys = lite.encodeKeyNames(entries);
-  assert.deepEqual(keys, entries.map((e) => typeof e === 'string' ? lite.encodeKeyName(e) : lite.encodeKeyName(e.keyName, e.dynamicKeyParts)));
+  assert.deepEqual(
+    keys,
+    entries.map((e) => (typeof e === 'string' ? lite.encodeKeyName(e) : lite.encodeKeyName(e.keyName, e.dynamicKeyParts))),
+  );
   assert.deepEqual(lite.encodeKeyNames([]), []);
-  assert.throws(() => lite.encodeKeyNames(['LSP3Profile', 'A::B']),
-    (e) => lite.isProfileRelayerError(e) && e.code === 'INVALID_KEY_NAME' && e.index === 1 && /^names\[1\]: /.test(e.message));
-  assert.throws(() => lite.encodeKeyNames([{ keyName: 'LSP3Profile', parts: [] }]), (e) => e.code === 'INVALID_ARGUMENT' && /parts/.test(e.message));
+  assert.throws(
+    () => lite.encodeKeyNames(['LSP3Profile', 'A::B']),
+    (e) => lite.isProfileRelayerError(e) && e.code === 'INVALID_KEY_NAME' && e.index === 1 && /^names\[1\]: /.test(e.message),
+  );
+  assert.throws(
+    () => lite.encodeKeyNames([{ keyName: 'LSP3Profile', parts: [] }]),
+    (e) => e.code === 'INVALID_ARGUMENT' && /parts/.test(e.message),
+  );
   assert.throws(() => lite.encodeKeyNames([42]), { code: 'INVALID_ARGUMENT' });
   assert.throws(() => lite.encodeKeyNames('LSP3Profile'), { code: 'INVALID_ARGUMENT' });
 });
@@ -141,35 +173,65 @@ test('encodeKeyNames: one call, same keys as encodeKeyName; a bad entry is named
 test('predictProfileAddresses: one call, same addresses as predictProfileAddress', () => {
   const { postDeploymentCallData } = lite.profileDataFromControllers([controller]);
   const inputs = Array.from({ length: 5 }, (_, i) => ({ salt: `0x${String(i + 1).padStart(64, '0')}`, postDeploymentCallData }));
-  assert.deepEqual(lite.predictProfileAddresses(inputs), inputs.map((i) => lite.predictProfileAddress(i)));
-  assert.throws(() => lite.predictProfileAddresses([inputs[0], { salt: '0x12', postDeploymentCallData }]),
-    (e) => e.code === 'INVALID_LENGTH' && e.index === 1);
+  assert.deepEqual(
+    lite.predictProfileAddresses(inputs),
+    inputs.map((i) => lite.predictProfileAddress(i)),
+  );
+  assert.throws(
+    () => lite.predictProfileAddresses([inputs[0], { salt: '0x12', postDeploymentCallData }]),
+    (e) => e.code === 'INVALID_LENGTH' && e.index === 1,
+  );
 });
 
 test('arguments are checked strictly, with the same codes as before', () => {
   assert.throws(() => lite.encodeKeyName(42), { code: 'INVALID_ARGUMENT' });
   assert.throws(() => lite.decodeVerifiableUri('0x0000'), { code: 'TRUNCATED_VERIFIABLE_URI' });
   assert.throws(() => lite.decodeVerifiableUri('0x0x00'), { code: 'INVALID_HEX' });
-  assert.throws(() => lite.decodeVerifiableUri('0xzz'), (e) => e.code === 'INVALID_HEX' && /'z'/.test(e.message));
+  assert.throws(
+    () => lite.decodeVerifiableUri('0xzz'),
+    (e) => e.code === 'INVALID_HEX' && /'z'/.test(e.message),
+  );
   assert.throws(() => lite.decodeVerifiableUri(new Uint8Array(4)), { code: 'INVALID_ARGUMENT' });
   assert.throws(() => lite.encodePostDeploymentCallData(['0x12'], ['0x']), { code: 'INVALID_LENGTH' });
-  assert.throws(() => lite.predictProfileAddress({ salt: SALT }), (e) => e.code === 'INVALID_ARGUMENT' && /postDeploymentCallData/.test(e.message));
-  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: { factory: controller } }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /universalProfileInit/.test(e.message));
+  assert.throws(
+    () => lite.predictProfileAddress({ salt: SALT }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /postDeploymentCallData/.test(e.message),
+  );
+  assert.throws(
+    () => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: { factory: controller } }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /universalProfileInit/.test(e.message),
+  );
   assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 1.5 }), { code: 'UNKNOWN_NETWORK' });
   // the input object as read in one call: null is absent, unknown keys are named, implementations need a named network
   const calldata = lite.profileDataFromControllers([controller]).postDeploymentCallData;
-  assert.throws(() => lite.predictProfileAddress({ salt: null, postDeploymentCallData: calldata }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /missing field `salt`/.test(e.message));
-  assert.deepEqual(lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: null, implementations: undefined }),
-    lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: 'mainnet' }));
-  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, netwrok: 'testnet' }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /unknown field "netwrok"/.test(e.message));
+  assert.throws(
+    () => lite.predictProfileAddress({ salt: null, postDeploymentCallData: calldata }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /missing field `salt`/.test(e.message),
+  );
+  assert.deepEqual(
+    lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: null, implementations: undefined }),
+    lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: 'mainnet' }),
+  );
+  assert.throws(
+    () => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, netwrok: 'testnet' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /unknown field "netwrok"/.test(e.message),
+  );
   const named = lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: 'testnet', implementations: 'v0.12.1' });
   assert.notEqual(named.universalProfile, lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata }).universalProfile);
-  assert.throws(() => lite.predictProfileAddress({ salt: SALT, postDeploymentCallData: calldata, network: { factory: controller, universalProfileInit: controller, keyManagerInit: controller, postDeploymentModule: controller }, implementations: 'v0.12.1' }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /named networks/.test(e.message));
-  assert.throws(() => lite.encodeArrayElementKey('AddressPermissions[]', -1), (e) => e.code === 'INVALID_ARRAY_INDEX' && /-1/.test(e.message));
+  assert.throws(
+    () =>
+      lite.predictProfileAddress({
+        salt: SALT,
+        postDeploymentCallData: calldata,
+        network: { factory: controller, universalProfileInit: controller, keyManagerInit: controller, postDeploymentModule: controller },
+        implementations: 'v0.12.1',
+      }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /named networks/.test(e.message),
+  );
+  assert.throws(
+    () => lite.encodeArrayElementKey('AddressPermissions[]', -1),
+    (e) => e.code === 'INVALID_ARRAY_INDEX' && /-1/.test(e.message),
+  );
   // strings with non-ASCII text and lone surrogates cross intact / as U+FFFD, as with TextEncoder
   const text = 'héllo ✓ \u{1F600}';
   assert.equal(lite.decodeVerifiableUri(lite.encodeVerifiableUri(text, `ipfs://${text}`)).url, `ipfs://${text}`);
@@ -189,17 +251,29 @@ test('functions that return their error to a patched wrapper still throw it, in 
   const web = await import('profile-relayer/lite/web');
   await web.default({ module_or_path: readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)) });
   const cjs = createRequire(import.meta.url)('profile-relayer/lite');
-  for (const [build, sdk] of [['lite', lite], ['full', full], ['lite/web', web], ['lite (CommonJS)', cjs]]) {
-    for (const [call, code] of [[() => sdk.encodeVerifiableUri(42, 'ipfs://x'), 'INVALID_CONTENT'],
-      [() => sdk.encodeVerifiableUri('{}', 42), 'INVALID_ARGUMENT'], [() => sdk.encodeKeyName(42), 'INVALID_ARGUMENT'],
-      [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'], [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
+  for (const [build, sdk] of [
+    ['lite', lite],
+    ['full', full],
+    ['lite/web', web],
+    ['lite (CommonJS)', cjs],
+  ]) {
+    for (const [call, code] of [
+      [() => sdk.encodeVerifiableUri(42, 'ipfs://x'), 'INVALID_CONTENT'],
+      [() => sdk.encodeVerifiableUri('{}', 42), 'INVALID_ARGUMENT'],
+      [() => sdk.encodeKeyName(42), 'INVALID_ARGUMENT'],
+      [() => sdk.encodeKeyName('A:B:C:D'), 'INVALID_KEY_NAME'],
+      [() => sdk.encodeKeyName('A:<address>', '0x12'), 'INVALID_DYNAMIC_KEY_PART'],
       [() => sdk.encodeVerifiableUriData('A:B:C:D', '{}', 'ipfs://x'), 'INVALID_KEY_NAME'],
       [() => sdk.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://x'), 'INVALID_CONTENT'],
-      [() => sdk.encodeTokenId(0, '12a'), 'INVALID_TOKEN_ID'], [() => sdk.encodeTokenId(7, '1'), 'UNKNOWN_ENUM_VALUE'],
-      [() => sdk.decodeVerifiableUri('0x0000'), 'TRUNCATED_VERIFIABLE_URI'], [() => sdk.predictProfileAddress({ salt: '0x00' }), 'INVALID_LENGTH'],
-      [() => sdk.encodePermissions(['NOPE']), 'UNKNOWN_PERMISSION'], [() => sdk.relayCallDigest({ chainId: 1 }), 'MISSING_FIELD'],
+      [() => sdk.encodeTokenId(0, '12a'), 'INVALID_TOKEN_ID'],
+      [() => sdk.encodeTokenId(7, '1'), 'UNKNOWN_ENUM_VALUE'],
+      [() => sdk.decodeVerifiableUri('0x0000'), 'TRUNCATED_VERIFIABLE_URI'],
+      [() => sdk.predictProfileAddress({ salt: '0x00' }), 'INVALID_LENGTH'],
+      [() => sdk.encodePermissions(['NOPE']), 'UNKNOWN_PERMISSION'],
+      [() => sdk.relayCallDigest({ chainId: 1 }), 'MISSING_FIELD'],
       [() => sdk.encodeRelayCallMessage({ keyManager: '0x12', chainId: 1, nonce: 1, payload: '0x' }), 'INVALID_ADDRESS'],
-      [() => sdk.encodeExecuteRelayCall({ signature: '0x00', nonce: 1, payload: '0x' }), 'INVALID_LENGTH']]) {
+      [() => sdk.encodeExecuteRelayCall({ signature: '0x00', nonce: 1, payload: '0x' }), 'INVALID_LENGTH'],
+    ]) {
       assert.throws(call, (e) => e instanceof Error && e.code === code && sdk.isProfileRelayerError(e), `${build}: ${code}`);
     }
     // a value that happens to be an Error-like string is still a value
@@ -212,8 +286,16 @@ test('string arguments in and past the reused scratch area: exact bytes, in orde
   // the independent layout: 0x0000 ‖ keccak256(utf8) method ‖ 0x0020 ‖ keccak256(utf8(content)) ‖ utf8(url)
   const expected = (content, url) => `0x00006f357c6a0020${keccak256(toHex(content)).slice(2)}${toHex(url).slice(2)}`;
   // 16 KiB of room; a string is written there when 3 bytes per UTF-16 unit fit the room left, else to the heap
-  for (const [c, u] of [[5_400, 3_600], [5_400, 3_700], [1, 5_461], [1, 5_462], [6_000, 10], [0, 0]]) {
-    const content = 'é'.repeat(c >> 1) + 'x'.repeat(c - (c >> 1)), url = 'ipfs://' + '✓'.repeat(u);
+  for (const [c, u] of [
+    [5_400, 3_600],
+    [5_400, 3_700],
+    [1, 5_461],
+    [1, 5_462],
+    [6_000, 10],
+    [0, 0],
+  ]) {
+    const content = 'é'.repeat(c >> 1) + 'x'.repeat(c - (c >> 1)),
+      url = 'ipfs://' + '✓'.repeat(u);
     assert.equal(lite.encodeVerifiableUri(content, url), expected(content, url), `${c} + ${u}`);
   }
   // many dynamic parts read in one scope, each at its own offset
@@ -258,8 +340,18 @@ test('the lite wasm stays within its budget', () => {
 });
 
 test('encodeTokenId (Number): the uint256 of a decimal or 0x number, as viem pads it', () => {
-  const values = ['0', '1', '123456789', '000000000000000000000000000042', '18446744073709551615', '18446744073709551616',
-    (2n ** 128n + 7n).toString(), (2n ** 256n - 1n).toString(), '0xff', '0x' + 'ab'.repeat(32)];
+  const values = [
+    '0',
+    '1',
+    '123456789',
+    '000000000000000000000000000042',
+    '18446744073709551615',
+    '18446744073709551616',
+    (2n ** 128n + 7n).toString(),
+    (2n ** 256n - 1n).toString(),
+    '0xff',
+    '0x' + 'ab'.repeat(32),
+  ];
   for (const sdk of [lite, full]) {
     for (const v of values) assert.equal(sdk.encodeTokenId(0, v), pad(toHex(BigInt(v))), v);
     assert.throws(() => sdk.encodeTokenId(0, (2n ** 256n).toString()), { code: 'INVALID_TOKEN_ID' });

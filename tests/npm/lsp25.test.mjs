@@ -7,8 +7,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import {
-  concat, encodeAbiParameters, encodeErrorResult, encodeFunctionData, encodePacked, hashMessage, keccak256,
-  parseSignature, serializeSignature, toHex,
+  concat,
+  encodeAbiParameters,
+  encodeErrorResult,
+  encodeFunctionData,
+  encodePacked,
+  hashMessage,
+  keccak256,
+  parseSignature,
+  serializeSignature,
+  toHex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { gzipSync } from 'node:zlib';
@@ -38,11 +46,14 @@ const viemCalldata = ({ signature, nonce, validityTimestamps = 0n, payload }) =>
     functionName: 'executeRelayCall',
     args: [signature, BigInt(nonce), BigInt(validityTimestamps), payload],
   });
-const setData = (key, value) =>
-  encodeFunctionData({ abi: UP_ABI, functionName: 'setData', args: [key, value] });
+const setData = (key, value) => encodeFunctionData({ abi: UP_ABI, functionName: 'setData', args: [key, value] });
 const input = (c) => ({
-  keyManager: c.keyManager, chainId: c.chainId, nonce: c.nonce,
-  validityTimestamps: c.validityTimestamps, value: c.value, payload: c.payload,
+  keyManager: c.keyManager,
+  chainId: c.chainId,
+  nonce: c.nonce,
+  validityTimestamps: c.validityTimestamps,
+  value: c.value,
+  payload: c.payload,
 });
 
 test('reference relay calls: digest, message, signature and calldata equal viem, eip191-signer and the vectors', async () => {
@@ -67,7 +78,10 @@ test('reference relay calls: digest, message, signature and calldata equal viem,
     assert.equal(lukso.signature, signature, c.id);
 
     const calldata = sdk.encodeExecuteRelayCall({
-      signature, nonce: c.nonce, validityTimestamps: c.validityTimestamps, payload: c.payload,
+      signature,
+      nonce: c.nonce,
+      validityTimestamps: c.validityTimestamps,
+      payload: c.payload,
     });
     assert.equal(calldata, viemCalldata({ ...c, signature }), c.id);
     if (c.calldata) assert.equal(calldata, c.calldata, c.id);
@@ -117,10 +131,7 @@ test('a signature for chain 4201 recovers to the InvalidRelayNonce signer of the
   };
   const signature = await account.sign({ hash: viemDigest(call) });
   assert.equal(recover.recoverRelayCallSigner(call, signature), account.address);
-  assert.equal(
-    recover.recoverRelayCallSigner({ ...call, chainId: 42 }, signature).toLowerCase(),
-    '0xd6dbc5383ab74b920cbd67604a8aff6b7387ced1',
-  );
+  assert.equal(recover.recoverRelayCallSigner({ ...call, chainId: 42 }, signature).toLowerCase(), '0xd6dbc5383ab74b920cbd67604a8aff6b7387ced1');
 });
 
 test('quota messages: both schemes equal viem, signatures recover to the viem account', async () => {
@@ -155,8 +166,7 @@ test('quota messages: both schemes equal viem, signatures recover to the viem ac
   assert.equal(recover.recoverQuotaSigner(up, now, sig), account.address);
   const text = sdk.quotaMessage(up.toLowerCase(), now, 'text');
   assert.equal(text.message, `${up.toLowerCase()}:${now}`);
-  assert.equal(recover.recoverQuotaSigner(up.toLowerCase(), now, await account.signMessage({ message: text.message }), 'text'),
-    account.address);
+  assert.equal(recover.recoverQuotaSigner(up.toLowerCase(), now, await account.signMessage({ message: text.message }), 'text'), account.address);
 });
 
 const sample = (type) => {
@@ -181,16 +191,15 @@ test('every custom error of the KeyManager and Universal Profile ABIs decodes by
   const sig = vectors.relayCalls[0].signature;
   const nonce = encodeErrorResult({ abi: KM_ABI, errorName: 'InvalidRelayNonce', args: ['0xd6dbc5383ab74b920cbd67604a8aff6b7387ced1', 0n, sig] });
   assert.ok(nonce.startsWith('0xc9bd9eb9'));
-  assert.deepEqual({ ...sdk.decodeRelayCallRevert(nonce), reason: undefined },
-    { name: 'InvalidRelayNonce', code: 'INVALID_RELAY_NONCE', reason: undefined });
+  assert.deepEqual({ ...sdk.decodeRelayCallRevert(nonce), reason: undefined }, { name: 'InvalidRelayNonce', code: 'INVALID_RELAY_NONCE', reason: undefined });
   const auth = sdk.decodeRelayCallRevert(encodeErrorResult({ abi: KM_ABI, errorName: 'NotAuthorised', args: [sample('address'), 'SETDATA'] }));
   assert.deepEqual(auth, {
-    name: 'NotAuthorised', code: 'NOT_AUTHORISED',
+    name: 'NotAuthorised',
+    code: 'NOT_AUTHORISED',
     reason: 'NotAuthorised(from: 0x70997970C51812dc3A010C7d01b50e0d17dc79C8, permission: "SETDATA")',
   });
   const message = '0x08c379a0' + encodeAbiParameters([{ type: 'string' }], ['ECDSA: invalid signature']).slice(2);
-  assert.deepEqual(sdk.decodeRelayCallRevert(message),
-    { name: 'Error', code: 'RELAY_CALL_REVERTED', reason: 'Error("ECDSA: invalid signature")' });
+  assert.deepEqual(sdk.decodeRelayCallRevert(message), { name: 'Error', code: 'RELAY_CALL_REVERTED', reason: 'Error("ECDSA: invalid signature")' });
   assert.equal(sdk.decodeRelayCallRevert('0x').name, '');
   assert.equal(sdk.decodeRelayCallRevert('0xdeadbeef').name, 'unknown');
   assert.equal(sdk.decodeRelayCallRevert(nonce.slice(0, 50)).name, 'unknown');
@@ -199,25 +208,83 @@ test('every custom error of the KeyManager and Universal Profile ABIs decodes by
 
 test('bad arguments throw ProfileRelayerErrors with specific codes', () => {
   const c = input(vectors.relayCalls[0]);
-  const code = (fn) => { try { fn(); } catch (e) { assert.ok(sdk.isProfileRelayerError(e)); return e.code; } return 'no error'; };
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: 1.5 })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: 2 ** 53 })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: -1n })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: 2n ** 256n })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: '1e3' })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, chainId: 2n ** 64n })), 'INVALID_NUMBER');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, nonce: undefined })), 'MISSING_FIELD');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, chainId: undefined })), 'MISSING_FIELD');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, extra: 1 })), 'INVALID_ARGUMENT');
-  assert.equal(code(() => sdk.relayCallDigest('0x')), 'INVALID_ARGUMENT');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, keyManager: '0xcafe' })), 'INVALID_ADDRESS');
-  assert.equal(code(() => sdk.relayCallDigest({ ...c, payload: '0xabc' })), 'INVALID_HEX');
-  assert.equal(code(() => sdk.encodeExecuteRelayCall({ signature: '0x1234', nonce: 0, payload: '0x' })), 'INVALID_LENGTH');
-  assert.equal(code(() => sdk.encodeExecuteRelayCall({ signature: vectors.relayCalls[0].signature.slice(0, -2) + '1d', nonce: 0, payload: '0x' })),
-    'INVALID_SIGNATURE');
-  assert.equal(code(() => sdk.quotaMessage('0xcafe', 1)), 'INVALID_ADDRESS');
-  assert.equal(code(() => sdk.quotaMessage(c.keyManager, 1, 'utf8')), 'INVALID_ARGUMENT');
-  assert.equal(code(() => sdk.quotaMessage(c.keyManager, -1)), 'INVALID_NUMBER');
+  const code = (fn) => {
+    try {
+      fn();
+    } catch (e) {
+      assert.ok(sdk.isProfileRelayerError(e));
+      return e.code;
+    }
+    return 'no error';
+  };
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: 1.5 })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: 2 ** 53 })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: -1n })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: 2n ** 256n })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: '1e3' })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, chainId: 2n ** 64n })),
+    'INVALID_NUMBER',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, nonce: undefined })),
+    'MISSING_FIELD',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, chainId: undefined })),
+    'MISSING_FIELD',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, extra: 1 })),
+    'INVALID_ARGUMENT',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest('0x')),
+    'INVALID_ARGUMENT',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, keyManager: '0xcafe' })),
+    'INVALID_ADDRESS',
+  );
+  assert.equal(
+    code(() => sdk.relayCallDigest({ ...c, payload: '0xabc' })),
+    'INVALID_HEX',
+  );
+  assert.equal(
+    code(() => sdk.encodeExecuteRelayCall({ signature: '0x1234', nonce: 0, payload: '0x' })),
+    'INVALID_LENGTH',
+  );
+  assert.equal(
+    code(() => sdk.encodeExecuteRelayCall({ signature: vectors.relayCalls[0].signature.slice(0, -2) + '1d', nonce: 0, payload: '0x' })),
+    'INVALID_SIGNATURE',
+  );
+  assert.equal(
+    code(() => sdk.quotaMessage('0xcafe', 1)),
+    'INVALID_ADDRESS',
+  );
+  assert.equal(
+    code(() => sdk.quotaMessage(c.keyManager, 1, 'utf8')),
+    'INVALID_ARGUMENT',
+  );
+  assert.equal(
+    code(() => sdk.quotaMessage(c.keyManager, -1)),
+    'INVALID_NUMBER',
+  );
   for (const name of ['INVALID_SIGNATURE', 'INVALID_NUMBER', 'INVALID_RELAY_NONCE', 'NOT_AUTHORISED', 'QUOTA_EXCEEDED']) {
     assert.ok(sdk.errorCodes().includes(name), name);
   }
@@ -225,7 +292,14 @@ test('bad arguments throw ProfileRelayerErrors with specific codes', () => {
 
 test('checksummed addresses: remembered once checked, any other casing checked again (past the last 8 too)', () => {
   const base = input(vectors.relayCalls[0]);
-  const code = (fn) => { try { fn(); } catch (e) { return e.code; } return 'no error'; };
+  const code = (fn) => {
+    try {
+      fn();
+    } catch (e) {
+      return e.code;
+    }
+    return 'no error';
+  };
   // twelve checksummed key managers, each used twice: more than the remembered eight, each digest as viem's
   const managers = Array.from({ length: 12 }, () => privateKeyToAccount(generatePrivateKey()).address);
   for (const entry of [sdk, recover]) {
@@ -240,19 +314,41 @@ test('checksummed addresses: remembered once checked, any other casing checked a
           const ch = keyManager[i];
           const flipped = keyManager.slice(0, i) + (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) + keyManager.slice(i + 1);
           if (flipped.slice(2) === flipped.slice(2).toLowerCase() || flipped.slice(2) === flipped.slice(2).toUpperCase()) continue;
-          assert.equal(code(() => entry.relayCallDigest({ ...c, keyManager: flipped })), 'INVALID_ADDRESS', flipped);
-          assert.equal(code(() => entry.quotaMessage(flipped, 1)), 'INVALID_ADDRESS', flipped);
+          assert.equal(
+            code(() => entry.relayCallDigest({ ...c, keyManager: flipped })),
+            'INVALID_ADDRESS',
+            flipped,
+          );
+          assert.equal(
+            code(() => entry.quotaMessage(flipped, 1)),
+            'INVALID_ADDRESS',
+            flipped,
+          );
         }
         assert.equal(entry.quotaMessage(keyManager, 1).message, entry.quotaMessage(keyManager.toLowerCase(), 1).message);
       }
     }
     // the input's fields, read in one call: absent, null and unknown fields as before
-    assert.equal(entry.relayCallDigest({ ...base, value: null, validityTimestamps: undefined }),
-      entry.relayCallDigest({ ...base, value: 0, validityTimestamps: 0 }));
-    assert.equal(code(() => entry.relayCallDigest({ ...base, payload: null })), 'MISSING_FIELD');
-    assert.equal(code(() => entry.encodeRelayCallMessage({ ...base, keyManager: undefined })), 'MISSING_FIELD');
-    assert.throws(() => entry.encodeRelayCallMessage({ ...base, payLoad: '0x' }), (e) => e.code === 'INVALID_ARGUMENT' && /payLoad/.test(e.message));
-    assert.equal(code(() => entry.encodeRelayCallMessage(null)), 'INVALID_ARGUMENT');
+    assert.equal(
+      entry.relayCallDigest({ ...base, value: null, validityTimestamps: undefined }),
+      entry.relayCallDigest({ ...base, value: 0, validityTimestamps: 0 }),
+    );
+    assert.equal(
+      code(() => entry.relayCallDigest({ ...base, payload: null })),
+      'MISSING_FIELD',
+    );
+    assert.equal(
+      code(() => entry.encodeRelayCallMessage({ ...base, keyManager: undefined })),
+      'MISSING_FIELD',
+    );
+    assert.throws(
+      () => entry.encodeRelayCallMessage({ ...base, payLoad: '0x' }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /payLoad/.test(e.message),
+    );
+    assert.equal(
+      code(() => entry.encodeRelayCallMessage(null)),
+      'INVALID_ARGUMENT',
+    );
   }
 });
 

@@ -39,16 +39,21 @@ test('node: Form 1 data → calldata → prediction, end to end in JS', () => {
 });
 
 test('node: TV5 deployERC1167Proxies calldata is byte-identical to the reference', () => {
-  const p1 = '0x0000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000000000000000000000000000000000000008000000000000000000000000000000000000000000000000000000000000000015ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc500000000000000000000000000000000000000000000000000000000000000010000000000000000000000000000000000000000000000000000000000000020000000000000000000000000000000000000000000000000000000000000005f00006f357c6a0020820464ddfac1bec070cc14a8daf04129871d458f2ca94368aae8391311af6361696670733a2f2f516d597231564a4c776572673670456f73636468564775676f3339706136727963455a4c6a745250446657383455417800';
+  const p1 =
+    '0x0000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000000000000000000000000000000000000008000000000000000000000000000000000000000000000000000000000000000015ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc500000000000000000000000000000000000000000000000000000000000000010000000000000000000000000000000000000000000000000000000000000020000000000000000000000000000000000000000000000000000000000000005f00006f357c6a0020820464ddfac1bec070cc14a8daf04129871d458f2ca94368aae8391311af6361696670733a2f2f516d597231564a4c776572673670456f73636468564775676f3339706136727963455a4c6a745250446657383455417800';
   const expected = readFileSync(new URL('../fixtures/tv5-deploy-calldata.hex', import.meta.url), 'utf8').trim();
   assert.equal(sdk.encodeDeployCalldata({ salt: SALT, postDeploymentCallData: p1 }), expected);
 });
 
 test('node: errors are typed and salts random', () => {
-  assert.throws(() => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 'goerli' }),
-    (e) => e instanceof Error && e.code === 'UNKNOWN_NETWORK');
-  assert.throws(() => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', extra: 1 }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /extra/.test(e.message));
+  assert.throws(
+    () => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', network: 'goerli' }),
+    (e) => e instanceof Error && e.code === 'UNKNOWN_NETWORK',
+  );
+  assert.throws(
+    () => sdk.predictProfileAddress({ salt: SALT, postDeploymentCallData: '0x', extra: 1 }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /extra/.test(e.message),
+  );
   assert.throws(() => sdk.profileDataFromControllers([]), { code: 'INVALID_CONTROLLERS' });
   assert.throws(() => sdk.encodePermissions(['ERC4337_PERMISSION']), { code: 'UNKNOWN_PERMISSION' });
   const salts = new Set(Array.from({ length: 100 }, () => sdk.generateSalt()));
@@ -64,9 +69,17 @@ test('--target web build loads with init() and gives the same results', async ()
 });
 
 test('bundler build loads as an ES module with wasm imports (what bundlers do)', () => {
-  const out = execFileSync(process.execPath, ['--experimental-wasm-modules', '--no-warnings', '--input-type=module', '-e',
-    "import { encodeKeyName } from 'profile-relayer/bundler'; console.log(encodeKeyName('LSP4Metadata'));"],
-  { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--experimental-wasm-modules',
+      '--no-warnings',
+      '--input-type=module',
+      '-e',
+      "import { encodeKeyName } from 'profile-relayer/bundler'; console.log(encodeKeyName('LSP4Metadata'));",
+    ],
+    { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' },
+  );
   assert.equal(out.trim(), '0x9afb95cacc9f95858ec44aa8c3b685511002e30ae54415823f406128b85b238e');
 });
 
@@ -93,8 +106,13 @@ test('CIDs: base32, base16 and CIDv0 text; other multibases are refused in the p
   // `ipfs add --cid-version 1 --raw-leaves` of "hello world"
   assert.equal(sdk.computeCid(bytes), 'bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e');
   const cidBytes = Buffer.concat([Buffer.from([0x01, 0x55, 0x12, 0x20]), createHash('sha256').update(bytes).digest()]);
-  for (const text of [sdk.computeCid(bytes), sdk.computeCid(bytes).toUpperCase(), 'f' + cidBytes.toString('hex'),
-    'F' + cidBytes.toString('hex').toUpperCase(), `ipfs://${sdk.computeCid(bytes)}`]) {
+  for (const text of [
+    sdk.computeCid(bytes),
+    sdk.computeCid(bytes).toUpperCase(),
+    'f' + cidBytes.toString('hex'),
+    'F' + cidBytes.toString('hex').toUpperCase(),
+    `ipfs://${sdk.computeCid(bytes)}`,
+  ]) {
     assert.equal(sdk.verifyCid(text, bytes), true, text);
     assert.equal(sdk.verifyCid(text, new Uint8Array([1])), false, text);
   }
@@ -128,5 +146,8 @@ test('every entry declares exactly the codes its errorCodes() returns (the union
     assert.deepEqual(declared, sdk.errorCodes(), entry);
   }
   // a code thrown at run time is one of them
-  assert.throws(() => sdk.encodeKeyName('a:b:c:d:e'), (e) => sdk.errorCodes().includes(e.code));
+  assert.throws(
+    () => sdk.encodeKeyName('a:b:c:d:e'),
+    (e) => sdk.errorCodes().includes(e.code),
+  );
 });

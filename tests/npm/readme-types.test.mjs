@@ -42,11 +42,14 @@ test("README: the SDK section's examples type-check (tsc --strict, skipLibCheck 
     writeFileSync(join(dir, file), `${code}\nexport {};\n`);
     return file;
   });
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-    extends: '../../tsconfig.json',
-    compilerOptions: { noUnusedLocals: false },
-    files: ['globals.d.ts', ...files],
-  }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../../tsconfig.json',
+      compilerOptions: { noUnusedLocals: false },
+      files: ['globals.d.ts', ...files],
+    }),
+  );
   let out = '';
   try {
     execFileSync(process.execPath, [join(tests, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' });

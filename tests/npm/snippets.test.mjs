@@ -7,13 +7,20 @@ import { ProfileRelayerError, isProfileRelayerError, newError } from '../../src/
 
 test('io.js: result objects sliced from one string', () => {
   const all = '0x6f357c6a' + '0x' + 'ab'.repeat(32) + 'ipfs://x';
-  assert.deepEqual(decodedUri('verifiableUri', all, 10, 76, 'keccak256(utf8)', undefined),
-    { format: 'verifiableUri', method: '0x6f357c6a', methodName: 'keccak256(utf8)', hash: '0x' + 'ab'.repeat(32), url: 'ipfs://x' });
+  assert.deepEqual(decodedUri('verifiableUri', all, 10, 76, 'keccak256(utf8)', undefined), {
+    format: 'verifiableUri',
+    method: '0x6f357c6a',
+    methodName: 'keccak256(utf8)',
+    hash: '0x' + 'ab'.repeat(32),
+    url: 'ipfs://x',
+  });
   const noName = decodedUri('legacy', all.slice(0, 76), 10, 76, undefined, 'ipfs://é');
   assert.deepEqual(noName, { format: 'legacy', method: '0x6f357c6a', hash: '0x' + 'ab'.repeat(32), url: 'ipfs://é' });
   assert.ok(!('methodName' in noName));
   assert.deepEqual(keyValue('0x' + '11'.repeat(32) + '2233'), { key: '0x' + '11'.repeat(32), value: '0x2233' });
-  const up = '0x' + 'A'.repeat(40), km = '0x' + 'b'.repeat(40), salt = '0x' + 'c'.repeat(64);
+  const up = '0x' + 'A'.repeat(40),
+    km = '0x' + 'b'.repeat(40),
+    salt = '0x' + 'c'.repeat(64);
   assert.deepEqual(predicted(up + km + salt), { universalProfile: up, keyManager: km, generatedSalt: salt });
 });
 
@@ -88,15 +95,21 @@ test('http.js: one request, JSON body and bearer token, the answer as [status, r
 });
 
 test('http.js: 429 / 503 retried after Retry-After, up to `retries`, within `maxRetryDelay`', async () => {
-  const f = fakeFetch([[429, '', { 'retry-after': '0' }], [503, '', { 'retry-after': '0' }], [200, 'done']]);
+  const f = fakeFetch([
+    [429, '', { 'retry-after': '0' }],
+    [503, '', { 'retry-after': '0' }],
+    [200, 'done'],
+  ]);
   assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: f, retries: 2 }), [200, null, 'done']);
   assert.equal(f.requests.length, 3);
   const once = fakeFetch([[429, 'slow', { 'retry-after': '0' }]]);
   assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: once, retries: 0 }), [429, '0', 'slow']);
   assert.equal(once.requests.length, 1, 'no retry by default');
-  const far = fakeFetch([[503, '', { 'retry-after': '120' }], [200, 'x']]);
-  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: far, retries: 3, maxRetryDelay: 60 }),
-    [503, '120', '']);
+  const far = fakeFetch([
+    [503, '', { 'retry-after': '120' }],
+    [200, 'x'],
+  ]);
+  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: far, retries: 3, maxRetryDelay: 60 }), [503, '120', '']);
   assert.equal(far.requests.length, 1, 'a wait beyond maxRetryDelay is answered, not waited');
   const other = fakeFetch([[500, 'x', { 'retry-after': '0' }]]);
   await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: other, retries: 3 });
@@ -111,15 +124,22 @@ test('http.js: the signal aborts a retry wait, and the timeout reaches fetch', a
   await assert.rejects(pending, /stop/);
   let seen;
   await prFetch('GET', 'http://x', undefined, undefined, false, false, {
-    timeout: 50, signal: new AbortController().signal,
-    fetch: async (url, init) => { seen = init.signal; return new Response('x'); },
+    timeout: 50,
+    signal: new AbortController().signal,
+    fetch: async (_url, init) => {
+      seen = init.signal;
+      return new Response('x');
+    },
   });
-  assert.ok(seen instanceof AbortSignal && !seen.aborted, 'one signal combining the caller\'s and the timeout');
+  assert.ok(seen instanceof AbortSignal && !seen.aborted, "one signal combining the caller's and the timeout");
   // (AbortSignal.timeout's timer does not keep Node's event loop alive: this one does, while the request hangs)
   const alive = setTimeout(() => {}, 5000);
-  await assert.rejects(prFetch('GET', 'http://x', undefined, undefined, false, false, {
-    timeout: 10,
-    fetch: (url, init) => new Promise((_, reject) => init.signal.addEventListener('abort', () => reject(init.signal.reason))),
-  }), (e) => e.name === 'TimeoutError');
+  await assert.rejects(
+    prFetch('GET', 'http://x', undefined, undefined, false, false, {
+      timeout: 10,
+      fetch: (_url, init) => new Promise((_, reject) => init.signal.addEventListener('abort', () => reject(init.signal.reason))),
+    }),
+    (e) => e.name === 'TimeoutError',
+  );
   clearTimeout(alive);
 });

@@ -26,43 +26,55 @@ const BAD = {
   decodeDataSourceWithHash: [(m) => m.decodeDataSourceWithHash(5), (m) => m.decodeDataSourceWithHash('0x00')],
   decodePermissionsObject: [(m) => m.decodePermissionsObject(42), (m) => m.decodePermissionsObject('0x12')],
   decodeVerifiableUri: [(m) => m.decodeVerifiableUri(undefined), (m) => m.decodeVerifiableUri('0x00')],
-  encodeArrayElementKey: [(m) => m.encodeArrayElementKey(1, 0), (m) => m.encodeArrayElementKey('LSP3Profile', 0),
-    (m) => m.encodeArrayElementKey('AddressPermissions[]', -1), (m) => m.encodeArrayElementKey('AddressPermissions[]', 'x')],
+  encodeArrayElementKey: [
+    (m) => m.encodeArrayElementKey(1, 0),
+    (m) => m.encodeArrayElementKey('LSP3Profile', 0),
+    (m) => m.encodeArrayElementKey('AddressPermissions[]', -1),
+    (m) => m.encodeArrayElementKey('AddressPermissions[]', 'x'),
+  ],
   encodeDeployCalldata: [(m) => m.encodeDeployCalldata(null), (m) => m.encodeDeployCalldata({ salt: '0x' })],
-  encodeExecuteRelayCall: [(m) => m.encodeExecuteRelayCall(1),
-    (m) => m.encodeExecuteRelayCall({ signature: '0x', nonce: 0, payload: '0x' })],
+  encodeExecuteRelayCall: [(m) => m.encodeExecuteRelayCall(1), (m) => m.encodeExecuteRelayCall({ signature: '0x', nonce: 0, payload: '0x' })],
   encodeKeyName: [(m) => m.encodeKeyName(42), (m) => m.encodeKeyName('a:b:c:d:e'), (m) => m.encodeKeyName('LSP3Profile', 5)],
   encodeKeyNames: [(m) => m.encodeKeyNames('LSP3Profile'), (m) => m.encodeKeyNames([42])],
-  encodePermissions: [(m) => m.encodePermissions(42), (m) => m.encodePermissions(['NOPE']), (m) => m.encodePermissions([1]),
-    (m) => m.encodePermissions({ SETDATA: 'yes' }), (m) => m.encodePermissions({ NOPE: true })],
-  encodePostDeploymentCallData: [(m) => m.encodePostDeploymentCallData(1, []),
-    (m) => m.encodePostDeploymentCallData(['0x12'], ['0x'])],
+  encodePermissions: [
+    (m) => m.encodePermissions(42),
+    (m) => m.encodePermissions(['NOPE']),
+    (m) => m.encodePermissions([1]),
+    (m) => m.encodePermissions({ SETDATA: 'yes' }),
+    (m) => m.encodePermissions({ NOPE: true }),
+  ],
+  encodePostDeploymentCallData: [(m) => m.encodePostDeploymentCallData(1, []), (m) => m.encodePostDeploymentCallData(['0x12'], ['0x'])],
   encodeRelayCallMessage: [(m) => m.encodeRelayCallMessage('x'), (m) => m.encodeRelayCallMessage({ ...RELAY_CALL, nonce: -1 })],
-  encodeTokenId: [(m) => m.encodeTokenId('x', '1'), (m) => m.encodeTokenId(0, 5), (m) => m.encodeTokenId(7, '1'),
-    (m) => m.encodeTokenId(0, 'x')],
-  encodeVerifiableUri: [(m) => m.encodeVerifiableUri(1, 'ipfs://x'), (m) => m.encodeVerifiableUri({ n: 1n }, 'ipfs://x'), (m) => m.encodeVerifiableUri('{}', 1)],
-  encodeVerifiableUriData: [(m) => m.encodeVerifiableUriData(1, '{}', 'ipfs://x'),
-    (m) => m.encodeVerifiableUriData('LSP3Profile', 1, 'ipfs://x'), (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 1),
-    (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://x', 5)],
-  predictProfileAddress: [(m) => m.predictProfileAddress(1),
-    (m) => m.predictProfileAddress({ salt: KEY, postDeploymentCallData: '0x', network: 'goerli' })],
+  encodeTokenId: [(m) => m.encodeTokenId('x', '1'), (m) => m.encodeTokenId(0, 5), (m) => m.encodeTokenId(7, '1'), (m) => m.encodeTokenId(0, 'x')],
+  encodeVerifiableUri: [
+    (m) => m.encodeVerifiableUri(1, 'ipfs://x'),
+    (m) => m.encodeVerifiableUri({ n: 1n }, 'ipfs://x'),
+    (m) => m.encodeVerifiableUri('{}', 1),
+  ],
+  encodeVerifiableUriData: [
+    (m) => m.encodeVerifiableUriData(1, '{}', 'ipfs://x'),
+    (m) => m.encodeVerifiableUriData('LSP3Profile', 1, 'ipfs://x'),
+    (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 1),
+    (m) => m.encodeVerifiableUriData('LSP3Profile', '{}', 'ipfs://x', 5),
+  ],
+  predictProfileAddress: [(m) => m.predictProfileAddress(1), (m) => m.predictProfileAddress({ salt: KEY, postDeploymentCallData: '0x', network: 'goerli' })],
   predictProfileAddresses: [(m) => m.predictProfileAddresses(1), (m) => m.predictProfileAddresses([1])],
-  profileDataFromControllers: [(m) => m.profileDataFromControllers([]), (m) => m.profileDataFromControllers(1),
-    (m) => m.profileDataFromControllers([ADDRESS], 5), (m) => m.profileDataFromControllers([ADDRESS], undefined, 'goerli')],
-  quotaMessage: [(m) => m.quotaMessage(42, 1), (m) => m.quotaMessage(undefined, 1), (m) => m.quotaMessage(ADDRESS, -1),
-    (m) => m.quotaMessage(ADDRESS, 1, 'x')],
+  profileDataFromControllers: [
+    (m) => m.profileDataFromControllers([]),
+    (m) => m.profileDataFromControllers(1),
+    (m) => m.profileDataFromControllers([ADDRESS], 5),
+    (m) => m.profileDataFromControllers([ADDRESS], undefined, 'goerli'),
+  ],
+  quotaMessage: [(m) => m.quotaMessage(42, 1), (m) => m.quotaMessage(undefined, 1), (m) => m.quotaMessage(ADDRESS, -1), (m) => m.quotaMessage(ADDRESS, 1, 'x')],
   relayCallDigest: [(m) => m.relayCallDigest(1), (m) => m.relayCallDigest({ ...RELAY_CALL, payload: undefined })],
-  verifyVerifiableUri: [(m) => m.verifyVerifiableUri(1, '{}'),
-    (m) => m.verifyVerifiableUri(m.encodeVerifiableUri('{}', 'ipfs://x'), 5)],
+  verifyVerifiableUri: [(m) => m.verifyVerifiableUri(1, '{}'), (m) => m.verifyVerifiableUri(m.encodeVerifiableUri('{}', 'ipfs://x'), 5)],
   // full entry
   computeCid: [(m) => m.computeCid('abc'), (m) => m.computeCid(5)],
-  verifyCid: [(m) => m.verifyCid(5, new Uint8Array()), (m) => m.verifyCid(m.computeCid(new Uint8Array()), 'x'),
-    (m) => m.verifyCid('b', new Uint8Array())],
+  verifyCid: [(m) => m.verifyCid(5, new Uint8Array()), (m) => m.verifyCid(m.computeCid(new Uint8Array()), 'x'), (m) => m.verifyCid('b', new Uint8Array())],
   decodeRelayCallRevert: [(m) => m.decodeRelayCallRevert(5), (m) => m.decodeRelayCallRevert('0x1')],
   encodeSetData: [(m) => m.encodeSetData(1, '0x'), (m) => m.encodeSetData(KEY, 5)],
   encodeSetDataBatch: [(m) => m.encodeSetDataBatch(1, []), (m) => m.encodeSetDataBatch([KEY], [])],
-  fetchRelayCallParams: [(m) => m.fetchRelayCallParams(1),
-    (m) => m.fetchRelayCallParams({ rpcUrl: 'ftp://x', address: ADDRESS, controller: ADDRESS })],
+  fetchRelayCallParams: [(m) => m.fetchRelayCallParams(1), (m) => m.fetchRelayCallParams({ rpcUrl: 'ftp://x', address: ADDRESS, controller: ADDRESS })],
   // recover entry
   recoverRelayCallSigner: [(m) => m.recoverRelayCallSigner(RELAY_CALL, 5), (m) => m.recoverRelayCallSigner(1, '0x')],
   recoverQuotaSigner: [(m) => m.recoverQuotaSigner(5, 1, '0x'), (m) => m.recoverQuotaSigner(ADDRESS, 1, 5)],
@@ -85,8 +97,7 @@ const METHODS = {
     indexer: [(c) => c.indexer('x'), (c) => c.indexer(-1)],
     ipfs: [(c) => c.ipfs(5), (c) => c.ipfs('nope')],
     searchIndex: [(c) => c.searchIndex(5, 'q'), (c) => c.searchIndex('i', 5), (c) => c.searchIndex('i', 'q', { page: -1 })],
-    search: [(c) => c.search('x', 'q'), (c) => c.search(42, 5), (c) => c.search(42, 'q', { hitsPerPage: 'x' }),
-      (c) => c.search(42, 'q', { pages: 1 })],
+    search: [(c) => c.search('x', 'q'), (c) => c.search(42, 5), (c) => c.search(42, 'q', { hitsPerPage: 'x' }), (c) => c.search(42, 'q', { pages: 1 })],
     stats: [(c) => c.stats('x'), (c) => c.stats(2 ** 40)],
     token: [(c) => c.token(42, ADDRESS, 5), (c) => c.token(1.5, ADDRESS, '1'), (c) => c.token(42, 5, '1')],
     upload: [(c) => c.upload(5), (c) => c.upload(undefined)],
@@ -94,8 +105,7 @@ const METHODS = {
 };
 // exports with no input to refuse: the error class, the guard (answers false, never throws), the lists and salts of
 // no arguments, and the `--target web` loaders (which throw the engine's own errors for a bad module)
-const NO_BAD_INPUT = new Set(['ProfileRelayerError', 'isProfileRelayerError', 'errorCodes', 'generateSalt', 'luksoConstants',
-  'default', 'initSync']);
+const NO_BAD_INPUT = new Set(['ProfileRelayerError', 'isProfileRelayerError', 'errorCodes', 'generateSalt', 'luksoConstants', 'default', 'initSync']);
 const WASM_BINDGEN_METHODS = new Set(['constructor', 'free', '__destroy_into_raw']);
 
 const isClass = (f) => /^class\b/.test(Function.prototype.toString.call(f));
@@ -120,7 +130,10 @@ async function expectRefused(m, call, what, async) {
   }
   assert.ok(out instanceof Promise, `${what}: returned ${String(out)} instead of throwing`);
   assert.ok(async, `${what}: a synchronous export returned a promise`);
-  await out.then(() => assert.fail(`${what}: resolved`), (e) => checkError(m, e, what));
+  await out.then(
+    () => assert.fail(`${what}: resolved`),
+    (e) => checkError(m, e, what),
+  );
 }
 
 async function checkModule(label, m) {
@@ -155,12 +168,16 @@ async function checkModule(label, m) {
   return calls;
 }
 
-const flavours = [['full', ''], ['lite', 'lite/'], ['recover', 'recover/']];
+const flavours = [
+  ['full', ''],
+  ['lite', 'lite/'],
+  ['recover', 'recover/'],
+];
 
 for (const [flavour, dir] of flavours) {
   test(`${flavour}: every export of the raw Node module throws a ProfileRelayerError on bad input`, async () => {
     const m = require(`${pkgDir}${dir}node/profile_relayer.js`);
-    assert.ok(await checkModule(`${dir}node`, m) > 40);
+    assert.ok((await checkModule(`${dir}node`, m)) > 40);
   });
 
   test(`${flavour}: every export of the raw --target web module throws a ProfileRelayerError on bad input`, async () => {

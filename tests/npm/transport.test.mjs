@@ -6,10 +6,16 @@ import { createServer } from 'node:http';
 import * as sdk from 'profile-relayer';
 
 const up = '0xBB645D97B0c7D101ca0d73131e521fe89B463BFD';
-const STATUS = { universalProfileAddress: up, deployed: true, registered: false, pendingTransaction: null,
-  deploymentTransaction: null, registeredAt: null, quota: null };
-const json = (body, status = 200, headers = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+const STATUS = {
+  universalProfileAddress: up,
+  deployed: true,
+  registered: false,
+  pendingTransaction: null,
+  deploymentTransaction: null,
+  registeredAt: null,
+  quota: null,
+};
+const json = (body, status = 200, headers = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 const refusal = (status, code, headers) => json({ error: { code, message: code } }, status, headers);
 
 /** A fetch answering `answers` in turn, recording each call. */
@@ -43,25 +49,40 @@ test('an injected fetch sends the requests: URL, method, headers', async () => {
   assert.equal(calls[0].init.signal, undefined, 'no signal without timeout or signal');
   // a fetch that throws is the network failing: NETWORK_ERROR, the thrown error as cause
   const boom = new TypeError('offline');
-  const failing = new sdk.LookupClient({ baseUrl: 'http://x.test', fetch: async () => { throw boom; } });
+  const failing = new sdk.LookupClient({
+    baseUrl: 'http://x.test',
+    fetch: async () => {
+      throw boom;
+    },
+  });
   await assert.rejects(failing.stats(42), (e) => e.code === 'NETWORK_ERROR' && e.cause === boom && /offline/.test(e.message));
 });
 
 test('the global fetch failing: NETWORK_ERROR with its TypeError as cause', async () => {
   const offline = new sdk.LookupClient({ baseUrl: 'http://127.0.0.1:9' });
-  await assert.rejects(offline.stats(42), (e) => sdk.isProfileRelayerError(e) && e.code === 'NETWORK_ERROR'
-    && e.cause instanceof TypeError && e.status === undefined);
+  await assert.rejects(
+    offline.stats(42),
+    (e) => sdk.isProfileRelayerError(e) && e.code === 'NETWORK_ERROR' && e.cause instanceof TypeError && e.status === undefined,
+  );
 });
 
 test('429 / 503: retried after Retry-After when retries allow, else the error with retryAfter', async () => {
   // no retries by default: the 429 is the answer
-  let s = scripted(() => refusal(429, 'RATE_LIMITED', { 'retry-after': '1' }), () => json(STATUS));
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch }).profileStatus(up),
-    (e) => e.code === 'RATE_LIMITED' && e.status === 429 && e.retryAfter === 1);
+  let s = scripted(
+    () => refusal(429, 'RATE_LIMITED', { 'retry-after': '1' }),
+    () => json(STATUS),
+  );
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch }).profileStatus(up),
+    (e) => e.code === 'RATE_LIMITED' && e.status === 429 && e.retryAfter === 1,
+  );
   assert.equal(s.calls.length, 1);
 
   // retries: 1 → sent again after 1 s
-  s = scripted(() => refusal(429, 'RATE_LIMITED', { 'retry-after': '1' }), () => json(STATUS));
+  s = scripted(
+    () => refusal(429, 'RATE_LIMITED', { 'retry-after': '1' }),
+    () => json(STATUS),
+  );
   assert.deepEqual(await new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 1 }).profileStatus(up), STATUS);
   assert.equal(s.calls.length, 2);
   assert.ok(s.calls[1].at - s.calls[0].at >= 950, `waited ${s.calls[1].at - s.calls[0].at} ms`);
@@ -69,22 +90,31 @@ test('429 / 503: retried after Retry-After when retries allow, else the error wi
   // 503 without Retry-After: 0.5 s, then 1 s; a third refusal is the answer once retries are spent
   s = scripted(() => refusal(503, 'RPC_UNAVAILABLE'));
   const started = performance.now();
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 2 }).profileStatus(up),
-    (e) => e.code === 'RPC_UNAVAILABLE' && e.status === 503);
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 2 }).profileStatus(up),
+    (e) => e.code === 'RPC_UNAVAILABLE' && e.status === 503,
+  );
   assert.equal(s.calls.length, 3);
   assert.ok(s.calls[1].at - s.calls[0].at >= 450 && s.calls[2].at - s.calls[1].at >= 950);
   assert.ok(performance.now() - started < 5000);
 
   // a Retry-After beyond maxRetryDelay is not waited for
-  s = scripted(() => refusal(429, 'RATE_LIMITED', { 'retry-after': '30' }), () => json(STATUS));
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 3, maxRetryDelay: 10 }).profileStatus(up),
-    (e) => e.code === 'RATE_LIMITED' && e.retryAfter === 30);
+  s = scripted(
+    () => refusal(429, 'RATE_LIMITED', { 'retry-after': '30' }),
+    () => json(STATUS),
+  );
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 3, maxRetryDelay: 10 }).profileStatus(up),
+    (e) => e.code === 'RATE_LIMITED' && e.retryAfter === 30,
+  );
   assert.equal(s.calls.length, 1);
 
   // other statuses are never retried
-  s = scripted(() => refusal(500, 'INTERNAL_ERROR'), () => json(STATUS));
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 3 }).profileStatus(up),
-    (e) => e.code === 'INTERNAL_ERROR');
+  s = scripted(
+    () => refusal(500, 'INTERNAL_ERROR'),
+    () => json(STATUS),
+  );
+  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 3 }).profileStatus(up), (e) => e.code === 'INTERNAL_ERROR');
   assert.equal(s.calls.length, 1);
 });
 
@@ -104,15 +134,22 @@ test('signal: aborting rejects the pending request and a retry wait, the reason 
   await assert.rejects(lookup.stats(42), (e) => e.code === 'NETWORK_ERROR' && e.cause === reason);
   // already aborted: nothing is sent
   const s = scripted(() => json(STATUS));
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: hangingUrl, signal: controller.signal }).profileStatus(up),
-    (e) => e.code === 'NETWORK_ERROR' && e.cause === reason);
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: hangingUrl, signal: controller.signal }).profileStatus(up),
+    (e) => e.code === 'NETWORK_ERROR' && e.cause === reason,
+  );
   // aborted while waiting for a retry
   const waiting = new AbortController();
-  const r = scripted(() => refusal(429, 'RATE_LIMITED', { 'retry-after': '30' }), () => json(STATUS));
+  const r = scripted(
+    () => refusal(429, 'RATE_LIMITED', { 'retry-after': '30' }),
+    () => json(STATUS),
+  );
   const started = performance.now();
   setTimeout(() => waiting.abort(reason), 100);
-  await assert.rejects(new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: r.fetch, retries: 1, signal: waiting.signal }).profileStatus(up),
-    (e) => e.code === 'NETWORK_ERROR' && e.cause === reason);
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: r.fetch, retries: 1, signal: waiting.signal }).profileStatus(up),
+    (e) => e.code === 'NETWORK_ERROR' && e.cause === reason,
+  );
   assert.equal(r.calls.length, 1);
   assert.ok(performance.now() - started < 3000);
   assert.equal(s.calls.length, 0);
@@ -120,16 +157,35 @@ test('signal: aborting rejects the pending request and a retry wait, the reason 
 
 test('transport options are checked when the client is made', () => {
   const bad = [
-    { timeout: 0 }, { timeout: -1 }, { timeout: '100' }, { timeout: Infinity }, { retries: 1.5 }, { retries: 11 },
-    { retries: -1 }, { maxRetryDelay: -1 }, { fetch: 'fetch' }, { signal: {} }, { signal: { aborted: false } }, { retry: 1 },
+    { timeout: 0 },
+    { timeout: -1 },
+    { timeout: '100' },
+    { timeout: Infinity },
+    { retries: 1.5 },
+    { retries: 11 },
+    { retries: -1 },
+    { maxRetryDelay: -1 },
+    { fetch: 'fetch' },
+    { signal: {} },
+    { signal: { aborted: false } },
+    { retry: 1 },
   ];
   for (const extra of bad) {
     for (const Client of [sdk.RelayerClient, sdk.LookupClient]) {
-      assert.throws(() => new Client({ baseUrl: 'http://x.test', ...extra }),
-        (e) => e.code === 'INVALID_ARGUMENT' || e.code === 'UNKNOWN_FIELD', JSON.stringify(extra));
+      assert.throws(
+        () => new Client({ baseUrl: 'http://x.test', ...extra }),
+        (e) => e.code === 'INVALID_ARGUMENT' || e.code === 'UNKNOWN_FIELD',
+        JSON.stringify(extra),
+      );
     }
   }
-  const ok = new sdk.LookupClient({ baseUrl: 'http://x.test', timeout: 1000, retries: 0, maxRetryDelay: 0,
-    signal: new AbortController().signal, fetch: async () => json({}) });
+  const ok = new sdk.LookupClient({
+    baseUrl: 'http://x.test',
+    timeout: 1000,
+    retries: 0,
+    maxRetryDelay: 0,
+    signal: new AbortController().signal,
+    fetch: async () => json({}),
+  });
   assert.ok(ok instanceof sdk.LookupClient);
 });

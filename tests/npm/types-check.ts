@@ -111,8 +111,14 @@ predictProfileAddress({ salt, postDeploymentCallData: calldata, implementations:
 
 async function clients(): Promise<[CreateProfileResult, IndexRecord | NotIndexed]> {
   const relayer = new RelayerClient({ baseUrl: 'http://127.0.0.1:8787', apiKey: 'prk_…' });
-  const lookup = new LookupClient({ baseUrl: 'http://127.0.0.1:8787', timeout: 5000, retries: 2, maxRetryDelay: 10,
-    signal: new AbortController().signal, fetch: (url, init) => fetch(url, init) });
+  const lookup = new LookupClient({
+    baseUrl: 'http://127.0.0.1:8787',
+    timeout: 5000,
+    retries: 2,
+    maxRetryDelay: 10,
+    signal: new AbortController().signal,
+    fetch: (url, init) => fetch(url, init),
+  });
   // @ts-expect-error: timeout is milliseconds, a number
   new LookupClient({ baseUrl: 'x', timeout: '5s' });
   const created = await relayer.createProfile({ metadata: { LSP3Profile: { name: 'x' } }, controllers: [controller] });
@@ -146,6 +152,7 @@ function liteEntry(): [Hex[], Address] {
   // a JSON value, as erc725.js takes it (hashed as its JSON.stringify text), and erc725.js's permissions object
   lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, 'ipfs://QmX');
   const permissions: Hex = lite.encodePermissions({ SETDATA: true, CALL: false });
+  void permissions;
   // @ts-expect-error: content is a string, a Uint8Array or a JSON object
   lite.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://QmX');
   const [p]: PredictedAddresses[] = lite.predictProfileAddresses([{ salt, postDeploymentCallData: calldata }]);

@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as sdk from 'profile-relayer';
 
-const load = (name) =>
-  JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}.json`, import.meta.url), 'utf8'));
+const load = (name) => JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}.json`, import.meta.url), 'utf8'));
 const hexToBytes = (hex) => Uint8Array.from(Buffer.from(hex.slice(2), 'hex'));
 
 test('verifiable-uri.json', () => {
@@ -32,13 +31,11 @@ test('verifiable-uri.json', () => {
 
 test('data-keys.json', () => {
   for (const c of load('data-keys').cases) {
-    const got = c.function === 'encodeKeyName'
-      ? sdk.encodeKeyName(c.input.name, c.input.dynamicKeyParts)
-      : sdk.encodeArrayElementKey(c.input.name, c.input.index);
+    const got =
+      c.function === 'encodeKeyName' ? sdk.encodeKeyName(c.input.name, c.input.dynamicKeyParts) : sdk.encodeArrayElementKey(c.input.name, c.input.index);
     assert.equal(got, c.expected.toLowerCase(), c.id);
   }
-  assert.equal(sdk.encodeArrayElementKey('AddressPermissions[]', 2n ** 64n),
-    '0xdf30dba06db6a30e65354d9a64c6098600000000000000010000000000000000');
+  assert.equal(sdk.encodeArrayElementKey('AddressPermissions[]', 2n ** 64n), '0xdf30dba06db6a30e65354d9a64c6098600000000000000010000000000000000');
 });
 
 test('post-deployment-calldata.json', () => {

@@ -45,15 +45,11 @@ export function freshness(getStack) {
   const renameBody = async (controller, up, name) => {
     const { chain } = getStack();
     const uri = await metadataUri({ LSP3Profile: { name, description: 'renamed', tags: [], links: [] } });
-    const call = (abi, to, functionName, args) =>
-      chain.rpc('eth_call', [{ to, data: encodeFunctionData({ abi, functionName, args }) }, 'latest']);
+    const call = (abi, to, functionName, args) => chain.rpc('eth_call', [{ to, data: encodeFunctionData({ abi, functionName, args }) }, 'latest']);
     const km = `0x${(await call(upAbi, up, 'owner', [])).slice(26)}`;
     const nonce = BigInt(await call(kmAbi, km, 'getNonce', [controller.address, 0n]));
     const payload = encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [sdk.encodeKeyName('LSP3Profile'), uri] });
-    const message = encodePacked(
-      ['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'],
-      [25n, BigInt(chain.chainId), nonce, 0n, 0n, payload],
-    );
+    const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(chain.chainId), nonce, 0n, 0n, payload]);
     const signature = await controller.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
     return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
   };

@@ -12,13 +12,15 @@ try {
 } catch (e) {
   error = { isError: e instanceof Error, name: e.name, code: e.code };
 }
-console.log(JSON.stringify({
-  key: full.encodeKeyName('LSP3Profile'),
-  liteKey: lite.encodeKeyName('LSP5ReceivedAssets[]'),
-  salt,
-  postDeploymentCallData,
-  universalProfile: predicted.universalProfile,
-  keyManager: predicted.keyManager,
-  error,
-  clients: typeof full.RelayerClient,
-}));
+console.log(
+  JSON.stringify({
+    key: full.encodeKeyName('LSP3Profile'),
+    liteKey: lite.encodeKeyName('LSP5ReceivedAssets[]'),
+    salt,
+    postDeploymentCallData,
+    universalProfile: predicted.universalProfile,
+    keyManager: predicted.keyManager,
+    error,
+    clients: typeof full.RelayerClient,
+  }),
+);
