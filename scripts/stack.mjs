@@ -15,8 +15,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const testsRequire = createRequire(join(root, 'tests/package.json'));
 const { privateKeyToAccount } = await import(testsRequire.resolve('viem/accounts'));
 
-// a port the OS reports free right now (bind to port 0, read it, release it)
-const freePort = () =>
+/** A port the OS reports free right now (bind to port 0, read it, release it). */
+export const freePort = () =>
   new Promise((resolve, reject) => {
     const probe = createNetServer();
     probe.once('error', reject);

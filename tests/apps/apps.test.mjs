@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { encodeAbiParameters, getCreate2Address, keccak256 } from 'viem';
 import { encodeKeyName } from '@erc725/erc725.js';
+import { launchChromium } from '../helpers/chromium.mjs';
 
 const apps = fileURLToPath(new URL('.', import.meta.url));
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -191,18 +192,7 @@ before(async () => {
     mkdirSync(join(dir, 'src'), { recursive: true });
     copyFileSync(join(apps, 'probe.js'), join(dir, 'src', 'probe.js'));
   }
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium(chromium);
 });
 after(async () => {
   for (const close of closers.reverse()) await close();

@@ -24,6 +24,7 @@ import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { serveWww } from '../../scripts/serve-www.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
+import { launchChromium } from '../helpers/chromium.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP8 = require('@lukso/lsp8-contracts/artifacts/LSP8Mintable.json');
@@ -77,18 +78,7 @@ let page;
 before(async () => {
   stack = await startStack({ vars: { LOOKUP_CACHE_SECONDS: '0' } });
   www = await serveWww({ config: { workerUrl: stack.workerUrl, apiKey: stack.apiKey, chainId: stack.chain.chainId, rpcUrl: stack.chain.rpcUrl } });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium(chromium);
   page = await browser.newPage({ viewport: { width: 390, height: 844 } }); // phone-sized
   page.on('pageerror', (e) => console.error('page error:', e));
   await page.goto(www.url);

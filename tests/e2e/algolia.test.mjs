@@ -16,6 +16,7 @@ import { encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { OWNER, indexing } from './helpers/indexing.mjs';
+import { launchChromium } from '../helpers/chromium.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -268,18 +269,7 @@ test('InstantSearch.js renders hits, highlights and a refinement list in Chromiu
     else res.writeHead(200, { 'content-type': 'text/html' }).end(html);
   });
   await new Promise((r) => page.listen(0, '127.0.0.1', r));
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium(chromium);
   try {
     const tab = await browser.newPage();
     const errors = [];

@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as sdk from 'profile-relayer';
-import { startStack } from '../../scripts/stack.mjs';
+import { freePort, startStack } from '../../scripts/stack.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -51,16 +50,6 @@ after(async () => {
   server?.close();
   rmSync(stateDir, { recursive: true, force: true });
 });
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 
 /** A second Worker (wrangler dev) on the first one's persisted state and chain. */
 async function startWorkerAgain() {

@@ -14,6 +14,7 @@ import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddr
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { launchChromium } from '../helpers/chromium.mjs';
 
 const require = createRequire(import.meta.url);
 const { EIP191Signer } = require('@lukso/eip191-signer.js');
@@ -296,18 +297,7 @@ test('Chromium: the web build signs through a viem callback; digest and body equ
     }
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium(chromium);
   try {
     const page = await browser.newPage();
     const errors = [];
