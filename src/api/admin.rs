@@ -1,5 +1,7 @@
-//! The answers of `GET /health` and the admin routes: API keys (create, list, revoke) and an indexer run.
+//! The answers of `GET /health` and the admin routes: API keys (create, list, revoke), an indexer run and the
+//! relayer's state (`GET /admin/relayer`).
 
+use alloy_primitives::Address;
 use serde::{Deserialize, Serialize};
 
 use super::ErrorDetail;
@@ -199,4 +201,65 @@ pub enum ChainRun {
         #[cfg_attr(feature = "wasm", tsify(type = "{ code: string; message: string }"))]
         error: ErrorDetail,
     },
+}
+
+/// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
+/// against the daily ceiling (`MAX_GAS_PER_DAY`), this month's total, and the transactions still pending.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayerView {
+    /// The chain this relayer signs for.
+    pub chain_id: u64,
+    /// The relayer key's address.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
+    pub signer: Address,
+    /// Its balance in wei (decimal string: wei exceed JSON's safe integers); `null` when the node did not answer.
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[0-9]+$")))]
+    pub balance: Option<String>,
+    /// Today's (UTC) gas against the daily ceiling.
+    pub today: PeriodView,
+    /// This calendar month's (UTC) gas, settled.
+    pub month: MonthView,
+    /// The nonce lane.
+    pub pending: PendingView,
+}
+
+/// One period of the relayer's daily meter.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeriodView {
+    /// Gas settled (receipts' `gasUsed`).
+    pub gas_used: u64,
+    /// Gas reserved by transactions not mined yet.
+    pub gas_reserved: u64,
+    /// `MAX_GAS_PER_DAY`.
+    pub ceiling: u64,
+    /// What is left for new sends.
+    pub remaining: u64,
+    /// When the period resets (unix seconds).
+    pub reset_at: u64,
+}
+
+/// The month's total.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MonthView {
+    /// Gas settled this month, every day summed.
+    pub gas_used: u64,
+    /// First second of the month (unix seconds).
+    pub since: u64,
+}
+
+/// The lane's pending transactions.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingView {
+    /// How many are sent and not mined yet.
+    pub count: u64,
+    /// Seconds since the oldest was first sent (`null` when none is pending).
+    pub oldest_age_seconds: Option<u64>,
 }

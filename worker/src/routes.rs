@@ -1,7 +1,7 @@
 //! HTTP routes: the table ([`table`]) drives dispatch; the handlers live in their modules. Handlers only convert,
 //! check and do I/O: parsing and encodings live in the core crate.
 
-pub(crate) mod admin;
+mod admin;
 mod metrics;
 mod openapi;
 mod profiles;

@@ -293,22 +293,22 @@ fn every_response_type_is_its_openapi_schema() {
         answers_as("AlgoliaResult", &algolia_result(Some("eyJhIjoxfQ".into()))),
         serializes_as(
             "RelayerView",
-            &crate::routes::admin::RelayerView {
+            &profile_relayer::api::admin::RelayerView {
                 chain_id: 42,
                 signer: address(),
                 balance: Some("100000000000000000".into()),
-                today: crate::routes::admin::PeriodView {
+                today: profile_relayer::api::admin::PeriodView {
                     gas_used: 1,
                     gas_reserved: 2,
                     ceiling: 3,
                     remaining: 0,
                     reset_at: NOW,
                 },
-                month: crate::routes::admin::MonthView {
+                month: profile_relayer::api::admin::MonthView {
                     gas_used: 1,
                     since: NOW,
                 },
-                pending: crate::routes::admin::PendingView {
+                pending: profile_relayer::api::admin::PendingView {
                     count: 1,
                     oldest_age_seconds: Some(12),
                 },

@@ -1,13 +1,11 @@
 //! The admin routes: API keys (create, list, revoke), an indexer run, and the panic of the panic guard's test.
 
-use alloy_primitives::Address;
 use futures_util::future::join4;
 use profile_relayer::api::month_start;
 use profile_relayer::api::{
     ErrorDetail,
-    admin::{ApiKeyList, ChainRun, CreatedApiKey},
+    admin::{ApiKeyList, ChainRun, CreatedApiKey, MonthView, PendingView, PeriodView, RelayerView},
 };
-use serde::Serialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
@@ -20,70 +18,6 @@ use crate::{
     relayer::RelayerClient,
     store,
 };
-
-/// `GET /admin/relayer`: the relayer's money as the operator needs to see it — its signer and balance, today's gas
-/// against the daily ceiling (`MAX_GAS_PER_DAY`), this month's total, and the transactions still pending.
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RelayerView {
-    /// The chain this relayer signs for.
-    pub chain_id: u64,
-    /// The relayer key's address.
-    #[cfg_attr(
-        all(test, not(target_arch = "wasm32")),
-        schemars(with = "profile_relayer::api::schema::Address")
-    )]
-    pub signer: Address,
-    /// Its balance in wei (decimal string: wei exceed JSON's safe integers); `null` when the node did not answer.
-    #[cfg_attr(all(test, not(target_arch = "wasm32")), schemars(regex(pattern = "^[0-9]+$")))]
-    pub balance: Option<String>,
-    /// Today's (UTC) gas against the daily ceiling.
-    pub today: PeriodView,
-    /// This calendar month's (UTC) gas, settled.
-    pub month: MonthView,
-    /// The nonce lane.
-    pub pending: PendingView,
-}
-
-/// One period of the relayer's daily meter.
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PeriodView {
-    /// Gas settled (receipts' `gasUsed`).
-    pub gas_used: u64,
-    /// Gas reserved by transactions not mined yet.
-    pub gas_reserved: u64,
-    /// `MAX_GAS_PER_DAY`.
-    pub ceiling: u64,
-    /// What is left for new sends.
-    pub remaining: u64,
-    /// When the period resets (unix seconds).
-    pub reset_at: u64,
-}
-
-/// The month's total.
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MonthView {
-    /// Gas settled this month, every day summed.
-    pub gas_used: u64,
-    /// First second of the month (unix seconds).
-    pub since: u64,
-}
-
-/// The lane's pending transactions.
-#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingView {
-    /// How many are sent and not mined yet.
-    pub count: u64,
-    /// Seconds since the oldest was first sent (`null` when none is pending).
-    pub oldest_age_seconds: Option<u64>,
-}
 
 pub(super) async fn relayer_status(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;

@@ -72,7 +72,7 @@ fn generated_schemas() -> Map<String, Value> {
     answer::<AlgoliaResults>(&mut generator);
     answer::<AlgoliaError>(&mut generator);
     // the Worker's own answers
-    answer::<crate::routes::admin::RelayerView>(&mut generator);
+    answer::<profile_relayer::api::admin::RelayerView>(&mut generator);
     answer::<crate::ready::Readiness>(&mut generator);
     generator.take_definitions(true)
 }
