@@ -195,11 +195,20 @@ export async function startStack({
     rmSync(dir, { recursive: true, force: true });
   };
 
-  try {
-    await launch(workerPort || (await freePort()));
-  } catch (e) {
-    await stop();
-    throw new Error(`${e.message}\n${stderr}`);
+  // a port free a moment ago may be taken meanwhile (another stack's workerd on a busy machine): fresh ports, 3 tries
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch(workerPort || (await freePort()));
+      break;
+    } catch (e) {
+      const detail = `${e.message}\n${stderr}`;
+      await stopWorker();
+      if (workerPort || attempt >= 3 || !/Address already in use/.test(detail)) {
+        await stop();
+        throw new Error(detail);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 
   /**
