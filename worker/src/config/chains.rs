@@ -70,10 +70,31 @@ pub struct ChainDefaults {
     pub rpc_bounds: RpcBounds,
     /// `INDEXER_START_BLOCK`.
     pub start_block: u64,
-    /// `INDEXER_CONFIRMATIONS`.
-    pub confirmations: u64,
+    /// `INDEXER_CONFIRMATIONS`; unset: [`default_confirmations`] of each chain.
+    pub confirmations: Option<u64>,
     /// `INDEXER_MAX_BLOCKS`.
     pub max_blocks: u64,
+}
+
+/// LUKSO mainnet's and testnet's default depth: three epochs of 32 slots. LUKSO runs Ethereum's proof of stake
+/// (LMD GHOST fork choice, Casper FFG finality, 12-second slots, 32-slot epochs): a block is final once the
+/// checkpoint after it is finalized, at most ~2 epochs past the end of its own epoch, so 96 blocks are past finality
+/// under normal participation (a missed slot makes 96 blocks take longer, never shorter). Reorganizations shallower
+/// than finality happen (late blocks, proposer races): the indexer never reads them.
+pub const LUKSO_CONFIRMATIONS: u64 = 96;
+
+/// Any other chain's default depth: its finality is not known here, so more than LUKSO's (set `confirmations` per
+/// chain in `CHAINS`, or `INDEXER_CONFIRMATIONS`, for a chain whose finality is known).
+pub const OTHER_CONFIRMATIONS: u64 = 128;
+
+/// The blocks a chain's indexer stays behind its head, and its relayer waits before a transaction is final, when
+/// neither `CHAINS` nor `INDEXER_CONFIRMATIONS` says: [`LUKSO_CONFIRMATIONS`] on LUKSO mainnet (42) and testnet
+/// (4201), [`OTHER_CONFIRMATIONS`] elsewhere. The local stack (anvil, with the chain ids 42/4201) sets it explicitly.
+pub const fn default_confirmations(chain_id: u64) -> u64 {
+    match chain_id {
+        42 | 4201 => LUKSO_CONFIRMATIONS,
+        _ => OTHER_CONFIRMATIONS,
+    }
 }
 
 /// Most chains one deployment serves.
@@ -113,7 +134,7 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
             rpc_bounds: d.rpc_bounds,
             index_prefix: d.index_prefix.clone(),
             start_block: d.start_block,
-            confirmations: d.confirmations,
+            confirmations: d.confirmations.unwrap_or(default_confirmations(chain_id)),
             max_blocks: d.max_blocks.max(1),
         }]);
     };
@@ -183,7 +204,10 @@ pub fn parse_chains(value: Option<&Value>, d: &ChainDefaults) -> Result<Vec<Chai
             rpc_bounds: d.rpc_bounds,
             index_prefix,
             start_block: number("startBlock", d.start_block)?,
-            confirmations: number("confirmations", d.confirmations)?,
+            confirmations: number(
+                "confirmations",
+                d.confirmations.unwrap_or(default_confirmations(chain_id)),
+            )?,
             max_blocks: number("maxBlocks", d.max_blocks)?.max(1),
         };
         if chains.iter().any(|c| c.chain_id == chain.chain_id) {
@@ -220,7 +244,7 @@ mod tests {
             rpc_timeout_ms: 10_000,
             rpc_bounds: RpcBounds::default(),
             start_block: 7,
-            confirmations: 12,
+            confirmations: Some(12),
             max_blocks: 2000,
         }
     }
@@ -263,6 +287,33 @@ mod tests {
             (4201, 100, 2, 1)
         );
         assert_eq!(t.errors_queue(), "prod_testnet_errors");
+    }
+
+    #[test]
+    fn confirmations_default_per_chain() {
+        let mut d = defaults();
+        d.confirmations = None;
+        assert_eq!(parse_chains(None, &d).unwrap()[0].confirmations, 96);
+        let value = json!([
+            { "chainId": 42, "indexPrefix": "a" },
+            { "chainId": 4201, "rpcUrl": "https://rpc.testnet.example", "indexPrefix": "b" },
+            { "chainId": 1, "rpcUrl": "https://rpc.eth.example", "indexPrefix": "c" },
+            { "chainId": 31337, "rpcUrl": "https://rpc.dev.example", "indexPrefix": "d", "confirmations": 0 },
+        ]);
+        let depths: Vec<u64> = parse_chains(Some(&value), &d)
+            .unwrap()
+            .iter()
+            .map(|c| c.confirmations)
+            .collect();
+        assert_eq!(depths, [96, 96, 128, 0]);
+        // a deployment-wide value wins over the per-chain defaults, an entry's own over both
+        d.confirmations = Some(3);
+        let depths: Vec<u64> = parse_chains(Some(&value), &d)
+            .unwrap()
+            .iter()
+            .map(|c| c.confirmations)
+            .collect();
+        assert_eq!(depths, [3, 3, 3, 0]);
     }
 
     #[test]

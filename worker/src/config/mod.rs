@@ -15,7 +15,7 @@ use profile_relayer::{
 };
 use worker::Env;
 
-pub use self::chains::ChainConfig;
+pub use self::chains::{ChainConfig, default_confirmations};
 use self::{
     chains::{ChainDefaults, parse_chains},
     vars::Vars,
@@ -456,7 +456,7 @@ fn chains(v: &Vars) -> ApiResult<Vec<ChainConfig>> {
         rpc_timeout_ms: v.number::<u64>("RPC_TIMEOUT_SECONDS")?.saturating_mul(1000),
         rpc_bounds: rpc_bounds(v)?,
         start_block: v.number("INDEXER_START_BLOCK")?,
-        confirmations: v.number("INDEXER_CONFIRMATIONS")?,
+        confirmations: v.optional_number("INDEXER_CONFIRMATIONS")?,
         max_blocks: v.number("INDEXER_MAX_BLOCKS")?,
     };
     let value = v

@@ -99,7 +99,12 @@ pub const VARS: &[Var] = &[
     var("CHAINS", Derived("`CHAIN_ID` with `RPC_URL`, `INDEX_PREFIX`")),
     var("INDEX_PREFIX", Value("dev_local")),
     var("INDEXER_START_BLOCK", Value("0")),
-    var("INDEXER_CONFIRMATIONS", Value("0")),
+    // past finality: LUKSO (42, 4201) 96 blocks = 3 epochs of 32 12-second slots (Casper FFG finalizes within ~2
+    // epochs after a block's epoch), other chains 128 (config/chains.rs `default_confirmations`)
+    var(
+        "INDEXER_CONFIRMATIONS",
+        Derived("per chain: 96 on LUKSO (42, 4201), 128 elsewhere"),
+    ),
     var("INDEXER_MAX_BLOCKS", Value("2000")),
     // the indexer
     var("INDEXER_MAX_WINDOW", Value("200000")),
