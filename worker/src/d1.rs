@@ -23,6 +23,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "0003_unindexable_per_chain.sql",
     "0004_requeue_old_records.sql",
     "0005_search_typos.sql",
+    "0006_checkpoint_hashes.sql",
 ];
 
 thread_local! {

@@ -19,6 +19,7 @@ mod ctx;
 mod discovery;
 mod metadata;
 mod records;
+mod reorg;
 mod run;
 pub(crate) mod writer;
 

@@ -14,6 +14,7 @@ use super::{
     ctx::{Budget, Ctx, now_ms},
     discovery::{self, Item, Window},
     records::{self, Outcome, object_id},
+    reorg,
     writer::{self, Cursor},
 };
 use crate::{
@@ -150,6 +151,8 @@ async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budge
         head_block: head,
         ..RunStats::default()
     };
+    // a dropped checkpoint block first: the cursor goes back and the records past it are queued for the retries
+    reorg::check(&ctx).await?;
     retries(&ctx, head, &mut stats).await?;
     let result = follow(&ctx, head, &mut stats).await;
     stats.subrequests = ctx.budget.subrequests.get();
@@ -173,7 +176,8 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
         .collect();
     stats.retried += items.len() as u64;
     let outcomes = process_all(ctx, &items).await?;
-    // a retried candidate that turned out to be nothing (burned token, code gone) leaves the retry queue
+    // a retried candidate that turned out to be nothing (burned token, code gone, reorganized away) leaves the
+    // retry queue and the index
     let gone: Vec<String> = items
         .iter()
         .zip(&outcomes)
@@ -184,6 +188,7 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
         })
         .collect();
     writer::forget_retries(ctx, &gone).await?;
+    reorg::forget_records(ctx, &gone).await?;
     count(stats, &outcomes);
     let refused = writer::write(ctx, outcomes, None).await?;
     count_refused(stats, &refused);
@@ -255,12 +260,15 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
     stats.to_block = cursor.block.saturating_sub(1);
     stats.window = cursor.window;
     while cursor.block <= safe_head {
-        if let Some(why) = ctx.budget.exhausted(2) {
+        if let Some(why) = ctx.budget.exhausted(4) {
             stats.stopped = Some(why.to_owned());
             break;
         }
         let from = cursor.block;
         let to = safe_head.min(from.saturating_add(cursor.window - 1));
+        // the window's last block's hash, read before its logs: remembered once the window is complete, so a
+        // later run sees the chain drop it (`reorg`)
+        let to_hash = reorg::hash_of(ctx, to).await?;
         let Window {
             blocks,
             next_window,
@@ -342,6 +350,9 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
         }
         stats.to_block = to;
         stats.window = cursor.window;
+        if let Some(hash) = to_hash {
+            reorg::remember(ctx, to, hash).await?;
+        }
     }
     Ok(())
 }
