@@ -17,6 +17,7 @@
 // the durable_object macro generates undocumented glue items
 #![allow(missing_docs)]
 
+mod confirm;
 mod jobs;
 mod lane;
 mod rounds;
@@ -190,7 +191,9 @@ impl DurableObject for Relayer {
             self.note_error(&e);
             worker::console_warn!("relayer alarm: {} {}", e.code, e.message);
         }
-        if self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
+        // while transactions are pending, or mined and not yet confirmations-deep (`confirm`)
+        let watching = self.watched().map(|w| !w.is_empty()).unwrap_or(true);
+        if watching || self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
             self.state.storage().set_alarm(ALARM_MS).await?;
         }
         Response::ok("")
@@ -241,7 +244,9 @@ impl Relayer {
             return;
         }
         let result = match self.lane() {
-            Ok(lane) if !lane.is_empty() => self.ensure_alarm(1).await,
+            Ok(lane) if !lane.is_empty() || self.watched().is_ok_and(|w| !w.is_empty()) => {
+                self.ensure_alarm(1).await
+            }
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         };

@@ -107,8 +107,13 @@ impl Relayer {
     ) -> ApiResult<()> {
         let reverted = receipt.status.is_zero();
         let gas_used = u64::try_from(receipt.gas_used).unwrap_or(u64::MAX);
-        // charged before the row goes: a failed settlement is retried by the next round (settling is idempotent)
-        let charged = self.settle(ctx, tx.charge.as_ref(), gas_used).await?;
+        // watched until confirmations-deep and charged then (`confirm`); with no depth asked, charged before the row
+        // goes: a failed settlement is retried by the next round (settling is idempotent)
+        let charged = if self.watch(ctx, tx, hash, receipt).await? {
+            None
+        } else {
+            self.settle(ctx, tx.charge.as_ref(), gas_used).await?
+        };
         // its nonce is used: whatever version is stored is done
         if self.lane_get(tx.nonce)?.is_some_and(|s| s.job == tx.job) {
             self.lane_write(Some(tx.nonce), None)?;
@@ -371,6 +376,11 @@ impl Relayer {
     pub(super) async fn track_all(&self) -> ApiResult<()> {
         let ctx = self.ctx()?;
         self.check_chain(&ctx).await?;
+        // mined transactions whose receipt disappeared go back to the lane first (`confirm`)
+        if let Err(e) = self.confirm_all(&ctx).await {
+            self.note_error(&e);
+            worker::console_warn!("confirming mined transactions: {} {}", e.code, e.message);
+        }
         {
             let _guard = self.send_lock.lock().await;
             // holes can also appear while running (the key used elsewhere, a node that lost part of its pool):
