@@ -1,0 +1,222 @@
+// Reorganizations on anvil (evm_snapshot / evm_revert: the blocks after the snapshot are dropped, the chain grows
+// again with other blocks of the same numbers and other hashes). The indexer remembers the hash of the block each
+// window ended at, sees the chain drop it, rewinds to the common ancestor and re-checks what it read past it: an
+// asset created in a dropped block leaves lookup and search, one created on the new chain is found. With
+// INDEXER_CONFIRMATIONS=N nothing is read from the N newest blocks. The relayer watches a mined transaction until it
+// is N deep: reorganized away, it goes back to pending, is broadcast again from its stored bytes and mined again,
+// and its gas is charged once, at depth (meters read through /api/quota and /admin/relayer).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, keccak256, parseAbi } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import * as sdk from 'profile-relayer';
+import { startStack } from '../../scripts/stack.mjs';
+import { OWNER, indexing } from './helpers/indexing.mjs';
+
+const require = createRequire(import.meta.url);
+const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
+
+let stack;
+before(async () => {
+  stack = await startStack({ vars: { LOOKUP_CACHE_SECONDS: '0', LOOKUP_MISS_SECONDS: '0', PUBLIC_RATE_LIMIT_PER_MINUTE: '100000' } });
+});
+after(async () => {
+  await stack?.stop();
+});
+const { get, metadataUri, deploy, send } = indexing(() => stack);
+
+const rpc = (method, params = []) => stack.chain.rpc(method, params);
+const head = async () => Number(await rpc('eth_blockNumber'));
+const mine = (n) => rpc('anvil_mine', [`0x${n.toString(16)}`]);
+const unique = (word) => `${word}${Math.random().toString(36).slice(2, 8)}`;
+
+/** Deploys an LSP7 asset named `name` with its metadata set (two blocks); its address. */
+const asset = async (name) => {
+  const uri = await metadataUri({ LSP4Metadata: { name, description: 'reorg test', links: [], icon: [], images: [], assets: [] } });
+  const token = await deploy(LSP7, [name, 'RORG', OWNER, 0n, false]);
+  await send({ to: token, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'setData', args: [sdk.encodeKeyName('LSP4Metadata'), uri] }) });
+  return token;
+};
+
+/** One indexer run (POST /admin/indexer/run); its stats. */
+const run = async () => {
+  const res = await stack.admin('POST', '/admin/indexer/run');
+  const stats = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(stats));
+  return stats;
+};
+
+/** The asset hits of a search for `word`. */
+const search = async (word) => (await get(`/v1/31337/search?q=${encodeURIComponent(word)}`)).assets.hits;
+
+test('an asset from a dropped block leaves lookup and search; the new chain’s asset is found', async () => {
+  // a window ends before the fork: its hash is the common ancestor the indexer finds again
+  await mine(3);
+  await run();
+  const fork = await head();
+  const snapshot = await rpc('evm_snapshot');
+  const doomedName = unique('Doomed');
+  const doomed = await asset(doomedName);
+  await mine(2);
+  const first = await run();
+  assert.ok(first.toBlock >= first.headBlock, JSON.stringify(first));
+  assert.equal((await get(`/v1/31337/address/${doomed}`)).name, doomedName);
+  assert.deepEqual((await search(doomedName)).map((h) => h.address), [doomed]);
+  const dropped = await head();
+
+  // the reorganization: back to the snapshot, another asset from another address, the chain past the old head
+  assert.equal(await rpc('evm_revert', [snapshot]), true);
+  await send({ to: OWNER, value: '0x0' }); // the owner's nonce moves on: the new asset's address is not the doomed one
+  const replacementName = unique('Replacement');
+  const replacement = await asset(replacementName);
+  assert.notEqual(replacement, doomed);
+  await mine(4);
+  assert.ok((await head()) > dropped);
+  assert.equal(await rpc('eth_getCode', [doomed, 'latest']), '0x');
+
+  const second = await run();
+  assert.ok(second.toBlock >= second.headBlock, JSON.stringify(second));
+  // the rewind: the checkpoint went back below the fork and the range was read again
+  assert.equal(second.fromBlock, fork + 1, `rewound: ${JSON.stringify(second)} (old head ${dropped})`);
+  assert.deepEqual(await search(doomedName), []);
+  const gone = await get(`/v1/31337/address/${doomed}`);
+  assert.equal(gone.name, undefined, JSON.stringify(gone));
+  assert.equal(gone.LSPStandard, 'EOA');
+  assert.deepEqual((await search(replacementName)).map((h) => h.address), [replacement]);
+  assert.equal((await get(`/v1/31337/address/${replacement}`)).name, replacementName);
+  // a run on the same chain rewinds nothing more
+  const third = await run();
+  assert.equal(third.fromBlock, second.toBlock + 1);
+});
+
+test('an asset at the same address on both chains is read again, not removed', async () => {
+  await run();
+  const snapshot = await rpc('evm_snapshot');
+  // the owner's same nonce deploys the same code to the same address on both chains; its metadata differs
+  const before = unique('Before');
+  const token = await asset(before);
+  await mine(2);
+  await run();
+  assert.deepEqual((await search(before)).map((h) => h.address), [token]);
+  assert.equal(await rpc('evm_revert', [snapshot]), true);
+  const after = unique('After');
+  assert.equal(await asset(after), token);
+  await mine(4);
+  const stats = await run();
+  assert.ok(stats.toBlock >= stats.headBlock, JSON.stringify(stats));
+  assert.deepEqual(await search(before), []);
+  assert.deepEqual((await search(after)).map((h) => h.address), [token]);
+  assert.equal((await get(`/v1/31337/address/${token}`)).name, after);
+});
+
+test('with INDEXER_CONFIRMATIONS=5 nothing is read from the 5 newest blocks', async () => {
+  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '5' } });
+  await mine(6);
+  await run();
+  const name = unique('Shallow');
+  const token = await asset(name);
+  await mine(2);
+  const shallow = await run();
+  const top = await head();
+  assert.equal(shallow.headBlock, top);
+  assert.equal(shallow.toBlock, top - 5, JSON.stringify(shallow));
+  assert.deepEqual(await search(name), [], 'nothing indexed from a block less than 5 deep');
+  await mine(3);
+  const deep = await run();
+  assert.equal(deep.toBlock, deep.headBlock - 5);
+  assert.deepEqual((await search(name)).map((h) => h.address), [token]);
+});
+
+// the relayer: a relay call mined, reorganized away, mined again; charged once, at depth
+const QUOTA = 5_000_000;
+const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
+const upAbi = parseAbi(['function owner() view returns (address)', 'function setData(bytes32 key, bytes value)']);
+const post = (path, body, headers = {}) =>
+  fetch(`${stack.workerUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const json = async (res, status) => {
+  const body = await res.json();
+  assert.equal(res.status, status, JSON.stringify(body));
+  return body;
+};
+const read = async (to, abi, functionName, args = []) => {
+  const out = await rpc('eth_call', [{ to, data: encodeFunctionData({ abi, functionName, args }) }, 'latest']);
+  return decodeFunctionResult({ abi, functionName, data: out });
+};
+const relayerView = async () => json(await stack.admin('GET', '/admin/relayer'), 200);
+const txStatus = async (hash) => json(await fetch(`${stack.workerUrl}/api/transaction/${hash}`), 200);
+const quotaLeft = async (account, up) => {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = await account.signMessage({ message: { raw: keccak256(encodePacked(['address', 'uint256'], [up, BigInt(timestamp)])) } });
+  return (await json(await post('/api/quota', { address: up, timestamp, signature }), 200)).quota;
+};
+const eventually = async (check, ms, what) => {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+
+test('a relayed transaction reorganized away goes back to pending, is mined again and charged once', async () => {
+  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5' } });
+  const account = privateKeyToAccount(generatePrivateKey());
+  const deployed = await json(
+    await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` }),
+    200,
+  );
+  const up = deployed.universalProfileAddress;
+  const km = await read(up, upAbi, 'owner');
+  // the deployment is charged once 3 deep: nothing reserved afterwards
+  await mine(3);
+  await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'deployment final');
+  const before = await relayerView();
+
+  const payload = encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [keccak256(new TextEncoder().encode('reorg')), '0xc0ffee'] });
+  const nonce = await read(km, kmAbi, 'getNonce', [account.address, 0n]);
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, 0n, 0n, payload]);
+  const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
+  const snapshot = await rpc('evm_snapshot');
+  const sent = await json(
+    await post('/api/execute', { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } }),
+    200,
+  );
+  const hash = sent.transactionHash;
+  const first = await rpc('eth_getTransactionReceipt', [hash]);
+  assert.ok(first, 'mined');
+  const mined = await txStatus(hash);
+  assert.equal(mined.status, 'mined');
+  assert.equal(mined.charged, null, 'not charged before it is 3 deep');
+  const reserved = (await relayerView()).today.gasReserved;
+  assert.ok(reserved > 0, 'its gas limit stays reserved meanwhile');
+
+  // the block is reorganized away (automine off: the relayer's broadcast waits in the pool)
+  await rpc('evm_setAutomine', [false]);
+  try {
+    assert.equal(await rpc('evm_revert', [snapshot]), true);
+    assert.equal(await rpc('eth_getTransactionReceipt', [hash]), null);
+    await eventually(async () => (await txStatus(hash)).status === 'pending', 20_000, 'back to pending');
+    assert.equal((await txStatus(hash)).blockNumber, null);
+    // broadcast again from the stored bytes: the node has it
+    await eventually(async () => (await rpc('eth_getTransactionByHash', [hash])) !== null, 20_000, 'broadcast again');
+    // nothing charged yet: the profile's quota holds the reservation only
+    assert.equal(await quotaLeft(account, up), QUOTA - reserved);
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+  }
+  await mine(1);
+  const again = await rpc('eth_getTransactionReceipt', [hash]);
+  assert.ok(again, 'mined again');
+  await eventually(async () => (await txStatus(hash)).status === 'mined', 20_000, 'mined again');
+  await mine(3);
+  const used = Number(BigInt(again.gasUsed));
+  await eventually(async () => (await txStatus(hash)).charged === used, 20_000, 'charged at depth');
+  // once: the profile's month and the relayer's day, exactly the receipt's gas, nothing left reserved
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.equal(await quotaLeft(account, up), QUOTA - used);
+  const after = await relayerView();
+  assert.equal(after.today.gasUsed - before.today.gasUsed, used);
+  assert.equal(after.today.gasReserved, 0);
+  assert.deepEqual(after.pending, { count: 0, oldestAgeSeconds: null });
+});
