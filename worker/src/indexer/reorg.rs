@@ -140,12 +140,16 @@ pub(crate) struct Rewound {
 }
 
 /// Compares the newest remembered block with the chain and, when the chain dropped it, rewinds the checkpoint
-/// (see the module's documentation). `None` when nothing changed.
-pub(crate) async fn check(ctx: &Ctx<'_>) -> ApiResult<Option<Rewound>> {
+/// (see the module's documentation). `None` when nothing changed. `head` is the node's head: a node behind the
+/// newest remembered block (another node behind a load balancer) cannot tell, and nothing is rewound for it.
+pub(crate) async fn check(ctx: &Ctx<'_>, head: u64) -> ApiResult<Option<Rewound>> {
     let stored = stored(ctx).await?;
     let Some((newest, hash)) = stored.first().copied() else {
         return Ok(None);
     };
+    if newest > head {
+        return Ok(None);
+    }
     if hash_of(ctx, newest).await? == Some(hash) {
         return Ok(None);
     }

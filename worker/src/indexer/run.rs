@@ -152,7 +152,7 @@ async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budge
         ..RunStats::default()
     };
     // a dropped checkpoint block first: the cursor goes back and the records past it are queued for the retries
-    reorg::check(&ctx).await?;
+    reorg::check(&ctx, head).await?;
     retries(&ctx, head, &mut stats).await?;
     let result = follow(&ctx, head, &mut stats).await;
     stats.subrequests = ctx.budget.subrequests.get();
