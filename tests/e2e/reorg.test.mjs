@@ -13,6 +13,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { OWNER, indexing } from './helpers/indexing.mjs';
+import { freshness } from './helpers/freshness.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -25,6 +26,7 @@ after(async () => {
   await stack?.stop();
 });
 const { get, metadataUri, deploy, send } = indexing(() => stack);
+const { searchUntil, deployNamed } = freshness(() => stack);
 
 const rpc = (method, params = []) => stack.chain.rpc(method, params);
 const head = async () => Number(await rpc('eth_blockNumber'));
@@ -219,4 +221,15 @@ test('a relayed transaction reorganized away goes back to pending, is mined agai
   assert.equal(after.today.gasUsed - before.today.gasUsed, used);
   assert.equal(after.today.gasReserved, 0);
   assert.deepEqual(after.pending, { count: 0, oldestAgeSeconds: null });
+});
+
+test('at LUKSO’s depth (96) what the relayer mines is still searchable at once, by address', async () => {
+  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '96' } });
+  const name = unique('Fresh');
+  const block = (await head()) + 1; // the deployment's block, or a later one
+  const up = await deployNamed(privateKeyToAccount(generatePrivateKey()), name);
+  await searchUntil(name, (hits) => hits.some((h) => h.address === up));
+  // not from the chain's run: its checkpoint is below the deployment's block
+  const status = await get('/v1/31337/indexer');
+  assert.ok(status.lastIndexedBlock < block, JSON.stringify(status));
 });
