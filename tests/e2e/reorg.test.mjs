@@ -64,7 +64,10 @@ test('an asset from a dropped block leaves lookup and search; the new chain’s 
   const first = await run();
   assert.ok(first.toBlock >= first.headBlock, JSON.stringify(first));
   assert.equal((await get(`/v1/31337/address/${doomed}`)).name, doomedName);
-  assert.deepEqual((await search(doomedName)).map((h) => h.address), [doomed]);
+  assert.deepEqual(
+    (await search(doomedName)).map((h) => h.address),
+    [doomed],
+  );
   const dropped = await head();
 
   // the reorganization: back to the snapshot, another asset from another address, the chain past the old head
@@ -85,7 +88,10 @@ test('an asset from a dropped block leaves lookup and search; the new chain’s 
   const gone = await get(`/v1/31337/address/${doomed}`);
   assert.equal(gone.name, undefined, JSON.stringify(gone));
   assert.equal(gone.LSPStandard, 'EOA');
-  assert.deepEqual((await search(replacementName)).map((h) => h.address), [replacement]);
+  assert.deepEqual(
+    (await search(replacementName)).map((h) => h.address),
+    [replacement],
+  );
   assert.equal((await get(`/v1/31337/address/${replacement}`)).name, replacementName);
   // a run on the same chain rewinds nothing more
   const third = await run();
@@ -100,7 +106,10 @@ test('an asset at the same address on both chains is read again, not removed', a
   const token = await asset(before);
   await mine(2);
   await run();
-  assert.deepEqual((await search(before)).map((h) => h.address), [token]);
+  assert.deepEqual(
+    (await search(before)).map((h) => h.address),
+    [token],
+  );
   assert.equal(await rpc('evm_revert', [snapshot]), true);
   const after = unique('After');
   assert.equal(await asset(after), token);
@@ -108,8 +117,30 @@ test('an asset at the same address on both chains is read again, not removed', a
   const stats = await run();
   assert.ok(stats.toBlock >= stats.headBlock, JSON.stringify(stats));
   assert.deepEqual(await search(before), []);
-  assert.deepEqual((await search(after)).map((h) => h.address), [token]);
+  assert.deepEqual(
+    (await search(after)).map((h) => h.address),
+    [token],
+  );
   assert.equal((await get(`/v1/31337/address/${token}`)).name, after);
+});
+
+test('a reorganization deeper than every remembered block rewinds 1,024 blocks further and is signalled', async () => {
+  await run();
+  const snapshot = await rpc('evm_snapshot');
+  const base = await head();
+  // 66 one-block windows: the 64 remembered hashes are all of blocks the reorganization drops
+  for (let i = 0; i < 66; i++) {
+    await mine(1);
+    await run();
+  }
+  const before = await get('/v1/31337/indexer');
+  assert.equal(await rpc('evm_revert', [snapshot]), true);
+  await mine(70);
+  const stats = await run();
+  const oldestRemembered = base + 3;
+  assert.equal(stats.fromBlock, Math.max(0, oldestRemembered - 1024), JSON.stringify(stats));
+  const after = await get('/v1/31337/indexer');
+  assert.equal(after.unindexable, before.unindexable + 1, 'a DEEP_REORG row');
 });
 
 test('with INDEXER_CONFIRMATIONS=5 nothing is read from the 5 newest blocks', async () => {
@@ -127,7 +158,10 @@ test('with INDEXER_CONFIRMATIONS=5 nothing is read from the 5 newest blocks', as
   await mine(3);
   const deep = await run();
   assert.equal(deep.toBlock, deep.headBlock - 5);
-  assert.deepEqual((await search(name)).map((h) => h.address), [token]);
+  assert.deepEqual(
+    (await search(name)).map((h) => h.address),
+    [token],
+  );
 });
 
 // the relayer: a relay call mined, reorganized away, mined again; charged once, at depth
