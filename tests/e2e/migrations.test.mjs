@@ -68,7 +68,14 @@ test('a database written by an earlier release is migrated and read', async () =
   const [applied] = await d1('SELECT name FROM d1_migrations ORDER BY id');
   assert.deepEqual(
     applied.results.map((r) => r.name),
-    ['0001_initial.sql', '0002_checkpoint_cursor.sql', '0003_unindexable_per_chain.sql', '0004_requeue_old_records.sql', '0005_search_typos.sql', '0006_checkpoint_hashes.sql'],
+    [
+      '0001_initial.sql',
+      '0002_checkpoint_cursor.sql',
+      '0003_unindexable_per_chain.sql',
+      '0004_requeue_old_records.sql',
+      '0005_search_typos.sql',
+      '0006_checkpoint_hashes.sql',
+    ],
   );
   // its record and full-text row, as stored
   const old = await get(`/v1/31337/address/${PROFILE}`);
