@@ -59,6 +59,7 @@ step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts
   cd tests
   node bench/sdk.bench.mjs --quick
   node bench/relayer.bench.mjs --quick
+  node bench/signers.bench.mjs --quick
   node bench/execute.bench.mjs --quick
   node bench/indexer.bench.mjs --quick
   node bench/indexer.bench.mjs --backfill --quick
