@@ -65,6 +65,13 @@ async function read(to, abi, functionName, args = []) {
   return decodeFunctionResult({ abi, functionName, data: await rpc('eth_call', [{ to, data }, 'latest']) });
 }
 const relayerView = async () => json(await fetch(url('/admin/relayer'), { headers: admin() }), 200);
+/** The development API key's meter, as the admin list shows it. */
+async function keyUsage() {
+  const { apiKeys } = await json(await fetch(url('/admin/api-keys'), { headers: admin() }), 200);
+  const key = apiKeys.find((k) => k.name === 'development');
+  assert.ok(key, JSON.stringify(apiKeys));
+  return key;
+}
 const senderOf = async (hash) => (await rpc('eth_getTransactionByHash', [hash])).from.toLowerCase();
 const gasUsedOf = async (hash) => Number(BigInt((await rpc('eth_getTransactionReceipt', [hash])).gasUsed));
 
@@ -138,6 +145,8 @@ test('the pool: every signer listed with its balance and lane; readiness checks 
 test('deploys spread over the signers as the rendezvous hash says; a profile’s relay calls stay on its signer', async () => {
   const used = new Set();
   const jobs = Array.from({ length: 9 }, newJob);
+  const keyBefore = await keyUsage();
+  const dayBefore = (await relayerView()).today.gasUsed;
   const answers = await Promise.all(jobs.map(async (job) => json(await deploy(job.body), 200)));
   for (const [i, a] of answers.entries()) {
     const from = await senderOf(a.transactionHash);
@@ -145,6 +154,12 @@ test('deploys spread over the signers as the rendezvous hash says; a profile’s
     used.add(from);
   }
   assert.ok(used.size >= 2, `nine profiles on ${used.size} signer(s)`);
+  // the API key's month and the relayer's day, shared by the lanes: exactly the receipts, once each
+  const sum = (await Promise.all(answers.map((a) => gasUsedOf(a.transactionHash)))).reduce((a, b) => a + b, 0);
+  const keyAfter = await keyUsage();
+  assert.equal(keyAfter.gasUsedThisMonth - keyBefore.gasUsedThisMonth, sum, 'the key meter is the sum of the receipts');
+  assert.equal(keyAfter.gasReservedThisMonth, 0);
+  assert.equal((await relayerView()).today.gasUsed - dayBefore, sum, 'the daily meter is the sum of the receipts');
   // three relay calls of one profile, one after the other: all by the profile's signer
   const account = privateKeyToAccount(generatePrivateKey());
   const profile = await profileOf(account);
@@ -214,6 +229,8 @@ test('drain: new work goes elsewhere, the pending deploy finishes on the drained
   }
   // the drained signer's deploy is mined and finished: its lane empties
   await until('the drained lane empties', async () => (await relayerView()).signers[1].pending?.count === 0);
+  // (the moved deploy too, on its own lane: settled before the next test reads the meters)
+  await until('every lane empties', async () => (await relayerView()).pending.count === 0);
   assert.notEqual(await rpc('eth_getCode', [stuck.profile, 'latest']), '0x');
   // every signer drained: 503, nothing sent
   for (const s of signers) await json(await post(`/admin/relayer/signers/${s}/drain`, {}, admin()), 200);
