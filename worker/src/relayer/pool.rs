@@ -206,6 +206,20 @@ mod tests {
     }
 
     #[test]
+    fn the_legacy_key_keeps_the_object_named_by_the_chain() {
+        let a = Address::repeat_byte(0xab);
+        assert_eq!(super::super::lane_name(42, a, true), "chain-42");
+        assert_eq!(
+            super::super::lane_name(42, a, false),
+            "chain-42-0xabababababababababababababababababababab"
+        );
+        assert_ne!(
+            super::super::lane_name(42, a, false),
+            super::super::lane_name(4201, a, false)
+        );
+    }
+
+    #[test]
     fn a_leaving_or_joining_signer_moves_only_its_own_profiles() {
         let pool = signers(4);
         let without_last = &pool[..3];
