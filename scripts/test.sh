@@ -54,11 +54,12 @@ step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --
 step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 75 s)"
+step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 2.5 min)"
 (
   cd tests
   node bench/sdk.bench.mjs --quick
   node bench/relayer.bench.mjs --quick
+  node bench/signers.bench.mjs --quick
   node bench/execute.bench.mjs --quick
   node bench/indexer.bench.mjs --quick
   node bench/indexer.bench.mjs --backfill --quick

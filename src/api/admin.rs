@@ -1,7 +1,7 @@
 //! The answers of `GET /health` and the admin routes: API keys (create, list, revoke), an indexer run and the
 //! relayer's state (`GET /admin/relayer`).
 
-use alloy_primitives::Address;
+use alloy_primitives::{Address, B256};
 use serde::{Deserialize, Serialize};
 
 use super::ErrorDetail;
@@ -221,8 +221,50 @@ pub struct RelayerView {
     pub today: PeriodView,
     /// This calendar month's (UTC) gas, settled.
     pub month: MonthView,
-    /// The nonce lane.
+    /// The nonce lanes (every signer's pending transactions summed).
     pub pending: PendingView,
+    /// Every signer of the pool (`RELAYER_PRIVATE_KEY(S)`), in pool order; `signer` and `balance` are the first's.
+    #[serde(default)]
+    pub signers: Vec<SignerView>,
+}
+
+/// One signer of the pool: its own nonce lane (`GET /admin/relayer`, and the answer of its drain / activate
+/// routes).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignerView {
+    /// The signer's address.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
+    pub address: Address,
+    /// Its balance in wei (decimal string); `null` when the node did not answer.
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[0-9]+$")))]
+    pub balance: Option<String>,
+    /// Its lane's pending transactions; `null` when its Relayer object did not answer.
+    pub pending: Option<PendingView>,
+    /// `draining`: no new work, its pending transactions finish (it can be removed once `pending.count` is 0);
+    /// `active`: takes new work.
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["active", "draining"])))]
+    pub state: String,
+}
+
+/// What `POST /admin/relayer/transactions/:hash/cancel` or `…/replace` sent.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedTransaction {
+    /// The signer whose lane holds the transaction.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
+    pub signer: Address,
+    /// Its nonce.
+    pub nonce: u64,
+    /// The transaction replaced (the latest signed for the nonce before).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
+    pub replaced: B256,
+    /// The replacement broadcast: the same job with higher fees (`replace`) or a 0-value self-transfer
+    /// (`cancel`).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
+    pub transaction_hash: B256,
 }
 
 /// One period of the relayer's daily meter.

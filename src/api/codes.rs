@@ -153,8 +153,12 @@ service_codes! {
     TokenNotFound = (404, "TOKEN_NOT_FOUND"),
     /// No record of this transaction hash.
     TransactionNotFound = (404, "TRANSACTION_NOT_FOUND"),
+    /// No signer of the pool has this address.
+    SignerNotFound = (404, "SIGNER_NOT_FOUND"),
     /// The path exists for other methods (listed in `Allow`).
     MethodNotAllowed = (405, "METHOD_NOT_ALLOWED"),
+    /// The transaction is not pending any more (mined, or replaced meanwhile): nothing was sent.
+    TransactionNotPending = (409, "TRANSACTION_NOT_PENDING"),
     /// The request body is larger than the route accepts.
     BodyTooLarge = (413, "BODY_TOO_LARGE"),
     /// `/image` was asked to resize an image past its decoding bounds (served without `width`).
@@ -198,6 +202,8 @@ service_codes! {
     InsufficientFunds = (503, "INSUFFICIENT_FUNDS"),
     /// The relayer reached `MAX_GAS_PER_DAY`.
     DailyGasCeiling = (503, "DAILY_GAS_CEILING"),
+    /// Every signer of the pool is drained: no signer takes new work.
+    NoActiveSigner = (503, "NO_ACTIVE_SIGNER"),
     /// The IPFS gateways did not answer in time.
     GatewayTimeout = (504, "GATEWAY_TIMEOUT"),
 }

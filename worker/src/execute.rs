@@ -18,7 +18,7 @@ use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{Limit, MeterClient, Subject, reserve_all},
-    relayer::{ExecuteJob, RelayerClient, execute_id},
+    relayer::{ExecuteJob, execute_id, pool},
     rpc::{Rpc, RpcError},
     store,
 };
@@ -46,22 +46,9 @@ async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiRes
 }
 
 /// Checks everything that can be checked before sending; returns the job (not yet reserved).
-async fn check(
-    config: &RelayerConfig,
-    env: &Env,
-    request: &ExecuteRequest,
-    relayer: Address,
-) -> ApiResult<ExecuteJob> {
+async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Address) -> ApiResult<ExecuteJob> {
     let rpc = config.rpc();
     let profile = request.address;
-    let kv = env.kv("PROFILES")?;
-    // registration first: a stranger's address costs one KV read, never a contract's answers
-    if store::profile(&kv, profile).await?.is_none() {
-        return Err(ApiError::new(
-            Code::ProfileNotRegistered,
-            format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
-        ));
-    }
     let key_manager = key_manager_of(config, &rpc, profile).await?;
     let signer = request.recover_signer(key_manager, config.chain_id)?;
     let nonce = request.call.nonce;
@@ -158,8 +145,18 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
     let config = config.relayer()?;
     let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
-    let relayer_address = config.signer()?.address();
-    let mut job = check(config, env, &request, relayer_address).await?;
+    // the profile's lane (its signer simulates and sends the call): one per profile, so the calls of one LSP25
+    // channel are mined in order
+    let profile = request.address;
+    // registration first: a stranger's address costs one KV read, never a contract's answers nor a lane's
+    if store::profile(&env.kv("PROFILES")?, profile).await?.is_none() {
+        return Err(ApiError::new(
+            Code::ProfileNotRegistered,
+            format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
+        ));
+    }
+    let lane = pool::route(env, config, profile).await?;
+    let mut job = check(config, &request, lane.address()).await?;
     // the profile's month here; the relayer's day by the Relayer object, for the transaction it actually sends
     let created = reserve_all(
         env,
@@ -174,8 +171,7 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
     )
     .await?;
     job.profile_reserved = !created.is_empty();
-    let profile = job.profile;
-    let outcome = RelayerClient::new(env, config)?.execute(job).await?;
+    let outcome = lane.execute(job).await?;
     let quota = quota(env, config, profile).await.ok();
     let response = ExecuteResponse {
         transaction_hash: outcome.transaction_hash,

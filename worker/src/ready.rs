@@ -24,7 +24,7 @@ use crate::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
     /// What was checked: `config`, `secret:<NAME>`, `d1:migrations`, `chain:<id>:rpc`, `chain:<id>:indexer`,
-    /// `relayer:balance`.
+    /// `relayer:balance`, `relayer:balance:<signer address>`.
     pub name: String,
     /// Whether it passed.
     pub ok: bool,
@@ -130,24 +130,45 @@ async fn migrations_check(env: &Env) -> Check {
     }
 }
 
-async fn balance_check(config: &RelayerConfig, min: u128) -> Check {
+/// Every signer's balance against `min`: `relayer:balance` passes when all do, `relayer:balance:<address>` is each
+/// signer's (one RPC call per signer, together).
+async fn balance_checks(config: &RelayerConfig, min: u128) -> Vec<Check> {
     let name = "relayer:balance";
-    let signer = match config.signer() {
-        Ok(s) => s.address(),
-        Err(_) => return Check::new(name, false, "no relayer key"),
+    let signers = match config.signers() {
+        Ok(s) => s,
+        Err(_) => return vec![Check::new(name, false, "no relayer key")],
     };
-    match config.rpc().balance(signer).await {
-        Ok(balance) => Check::new(
-            name,
-            balance >= U256::from(min),
-            format!("{balance} wei (at least {min})"),
-        ),
-        Err(e) => Check::new(
+    let rpc = config.rpc();
+    let balances = join_all(signers.iter().map(|s| rpc.balance(s.signer.address()))).await;
+    let mut each = Vec::with_capacity(signers.len());
+    for (signer, balance) in signers.iter().zip(balances) {
+        let signer_name = format!("{name}:{:#x}", signer.signer.address());
+        each.push(match balance {
+            Ok(balance) => Check::new(
+                signer_name,
+                balance >= U256::from(min),
+                format!("{balance} wei (at least {min})"),
+            ),
+            Err(e) => Check::new(
+                signer_name,
+                false,
+                format!("no answer: {}", crate::error::ApiError::from(e).code),
+            ),
+        });
+    }
+    let low = each.iter().filter(|c| !c.ok).count();
+    let summary = if low == 0 {
+        Check::new(name, true, format!("{} signer(s) at least {min} wei", each.len()))
+    } else {
+        Check::new(
             name,
             false,
-            format!("no answer: {}", crate::error::ApiError::from(e).code),
-        ),
-    }
+            format!("{low} of {} signer(s) below {min} wei or unanswered", each.len()),
+        )
+    };
+    let mut checks = vec![summary];
+    checks.extend(each);
+    checks
 }
 
 /// `GET /ready`.
@@ -161,7 +182,12 @@ pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Respo
     )
     .await?;
     let mut checks = vec![
-        secret_set("RELAYER_PRIVATE_KEY", config.relayer_key.as_ref()),
+        // the pool's keys: the single key's check, or the list's when only the list is set
+        if config.relayer_key.is_none() && config.relayer_keys.is_some() {
+            secret_set("RELAYER_PRIVATE_KEYS", config.relayer_keys.as_ref())
+        } else {
+            secret_set("RELAYER_PRIVATE_KEY", config.relayer_key.as_ref())
+        },
         secret_set("ADMIN_TOKEN", config.admin_token.as_ref()),
     ];
     let parsed = config
@@ -188,13 +214,13 @@ pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Respo
     let (rpc, indexers, balance, migrations) = futures_util::future::join4(
         rpc,
         indexers,
-        balance_check(config, min_balance),
+        balance_checks(config, min_balance),
         migrations_check(env),
     )
     .await;
     checks.push(migrations);
     checks.extend(rpc);
-    checks.push(balance);
+    checks.extend(balance);
     checks.extend(indexers);
     let readiness = Readiness::of(checks);
     Ok(Response::from_json(&readiness)?.with_status(readiness.status_code()))

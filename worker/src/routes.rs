@@ -21,7 +21,7 @@ use crate::{
     auth::{self, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
-    relayer::RelayerClient,
+    relayer::pool,
     store,
 };
 
@@ -140,6 +140,16 @@ async fn dispatch(
             admin::run_indexer(&req, env, config).await
         }
         Handler::RelayerStatus => admin::relayer_status(&req, env, config).await,
+        Handler::DrainSigner => admin::drain_signer(&req, env, config, found.param("address")?, true).await,
+        Handler::ActivateSigner => {
+            admin::drain_signer(&req, env, config, found.param("address")?, false).await
+        }
+        Handler::CancelTransaction => {
+            admin::manage_transaction(&req, env, config, found.param("hash")?, true).await
+        }
+        Handler::ReplaceTransaction => {
+            admin::manage_transaction(&req, env, config, found.param("hash")?, false).await
+        }
         Handler::Metrics => metrics::metrics(&req, env, config).await,
         Handler::Panic => {
             auth::authenticate_admin(&req, env, config).await?;
@@ -185,7 +195,7 @@ async fn status(req: &Request, env: &Env, config: &Config, address: &str) -> Api
     let deployed = !config.rpc().code(address).await?.is_empty();
     let kv = env.kv("PROFILES")?;
     let record = store::profile(&kv, address).await?;
-    let pending = RelayerClient::new(env, config)?.pending(address).await?;
+    let pending = pool::pending(env, config, address).await?;
     if !deployed && record.is_none() && pending.is_none() {
         return Err(ApiError::new(
             Code::ProfileNotFound,

@@ -312,6 +312,32 @@ fn every_response_type_is_its_openapi_schema() {
                     count: 1,
                     oldest_age_seconds: Some(12),
                 },
+                signers: vec![
+                    profile_relayer::api::admin::SignerView {
+                        address: address(),
+                        balance: Some("100000000000000000".into()),
+                        pending: Some(profile_relayer::api::admin::PendingView {
+                            count: 1,
+                            oldest_age_seconds: Some(12),
+                        }),
+                        state: "active".into(),
+                    },
+                    profile_relayer::api::admin::SignerView {
+                        address: address(),
+                        balance: None,
+                        pending: None,
+                        state: "draining".into(),
+                    },
+                ],
+            },
+        ),
+        serializes_as(
+            "ManagedTransaction",
+            &profile_relayer::api::admin::ManagedTransaction {
+                signer: address(),
+                nonce: 7,
+                replaced: B256::repeat_byte(1),
+                transaction_hash: B256::repeat_byte(2),
             },
         ),
         serializes_as(

@@ -91,6 +91,8 @@ pub struct Config {
     pub limits: Limits,
     /// Secret `RELAYER_PRIVATE_KEY` (also in [`RelayerConfig`], which parses it).
     pub relayer_key: Option<Secret>,
+    /// Secret `RELAYER_PRIVATE_KEYS` (also in [`RelayerConfig`], which parses it).
+    pub relayer_keys: Option<Secret>,
     /// Secret `ADMIN_TOKEN`.
     pub admin_token: Option<Secret>,
     /// Secret `UPLOAD_JWT_SECRET`: enables the wallet's upload tokens.
@@ -201,6 +203,7 @@ impl Config {
                 admin_failures: v.number("ADMIN_FAILURES_PER_MINUTE").into(),
             },
             relayer_key: secret("RELAYER_PRIVATE_KEY"),
+            relayer_keys: secret("RELAYER_PRIVATE_KEYS"),
             admin_token: secret("ADMIN_TOKEN"),
             upload_jwt_secret: secret("UPLOAD_JWT_SECRET"),
             upload_jwt_issuers: v.list("UPLOAD_JWT_ISSUERS").into(),
@@ -316,8 +319,10 @@ pub struct RelayerConfig {
     /// The code of the profiles this relayer serves: LUKSO's releases plus `UNIVERSAL_PROFILE_IMPLEMENTATIONS` /
     /// `KEY_MANAGER_IMPLEMENTATIONS` (see [`crate::genuine`]).
     pub accepted_code: Accepted,
-    /// Secret `RELAYER_PRIVATE_KEY`, parsed when used ([`RelayerConfig::signer`]).
+    /// Secret `RELAYER_PRIVATE_KEY`, parsed when used ([`RelayerConfig::signers`]).
     pub relayer_key: Option<Secret>,
+    /// Secret `RELAYER_PRIVATE_KEYS` (the signer pool), parsed when used ([`RelayerConfig::signers`]).
+    pub relayer_keys: Option<Secret>,
 }
 
 /// The bounds of every RPC answer and call: `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP` (`eth_call`) and
@@ -419,6 +424,7 @@ impl RelayerConfig {
                 )?,
             },
             relayer_key: v.get("RELAYER_PRIVATE_KEY").map(|s| Secret(s.to_owned())),
+            relayer_keys: v.get("RELAYER_PRIVATE_KEYS").map(|s| Secret(s.to_owned())),
         })
     }
 
@@ -433,18 +439,88 @@ impl RelayerConfig {
         Rpc::new(&self.rpc_url, self.rpc_timeout_ms, self.rpc_bounds)
     }
 
-    /// The relayer key (secret `RELAYER_PRIVATE_KEY`).
+    /// The first signer of the pool ([`Self::signers`]).
     ///
     /// # Errors
-    /// `CONFIGURATION_ERROR` when it is missing or not a valid secp256k1 key.
+    /// `CONFIGURATION_ERROR` when no key is set or one is not a valid secp256k1 key.
     pub fn signer(&self) -> ApiResult<Signer> {
-        let secret = self
-            .relayer_key
-            .as_ref()
-            .ok_or_else(|| ApiError::config("the RELAYER_PRIVATE_KEY secret is not set"))?;
-        Signer::from_hex(secret.expose().trim())
-            .ok_or_else(|| ApiError::config("RELAYER_PRIVATE_KEY is not a valid private key"))
+        self.signers()?
+            .into_iter()
+            .next()
+            .map(|s| s.signer)
+            .ok_or_else(|| ApiError::config("no relayer key is set"))
     }
+
+    /// The signer pool: the key of `RELAYER_PRIVATE_KEY` (first, marked `legacy`: it keeps the Relayer object of
+    /// the single-key deployments) then those of `RELAYER_PRIVATE_KEYS`, each address once.
+    ///
+    /// # Errors
+    /// `CONFIGURATION_ERROR` naming the secret (and the position of a malformed key, never its value) when neither
+    /// is set, a key is malformed, or there are more than [`MAX_SIGNERS`].
+    pub fn signers(&self) -> ApiResult<Vec<PoolSigner>> {
+        parse_signer_keys(
+            self.relayer_key.as_ref().map(Secret::expose),
+            self.relayer_keys.as_ref().map(Secret::expose),
+        )
+        .map_err(ApiError::config)
+    }
+}
+
+/// Most keys in the pool: every request asks each signer's Relayer object where it goes.
+pub const MAX_SIGNERS: usize = 16;
+
+/// One signer of the pool.
+#[derive(Debug, Clone)]
+pub struct PoolSigner {
+    /// The key.
+    pub signer: Signer,
+    /// Whether it is the key of `RELAYER_PRIVATE_KEY` (its lane is the Relayer object named by the chain alone,
+    /// as before the pool).
+    pub legacy: bool,
+}
+
+/// Parses the pool's keys: `single` (`RELAYER_PRIVATE_KEY`) and `list` (`RELAYER_PRIVATE_KEYS`: keys separated
+/// by commas, each 32-byte hex with or without `0x`, blanks around them ignored, empty entries skipped). A key in
+/// both counts once (as the legacy one). Errors name the secret and the position, never a key.
+///
+/// # Errors
+/// When neither gives a key, a key is malformed, or there are more than [`MAX_SIGNERS`].
+pub fn parse_signer_keys(single: Option<&str>, list: Option<&str>) -> Result<Vec<PoolSigner>, String> {
+    let mut pool: Vec<PoolSigner> = Vec::new();
+    let mut add = |signer: Signer, legacy: bool| {
+        if !pool.iter().any(|p| p.signer.address() == signer.address()) {
+            pool.push(PoolSigner { signer, legacy });
+        }
+    };
+    if let Some(key) = single.map(str::trim).filter(|k| !k.is_empty()) {
+        let signer = Signer::from_hex(key)
+            .ok_or_else(|| "RELAYER_PRIVATE_KEY is not a valid private key".to_owned())?;
+        add(signer, true);
+    }
+    if let Some(list) = list {
+        for (i, key) in list.split(',').map(str::trim).enumerate() {
+            if key.is_empty() {
+                continue;
+            }
+            let signer = Signer::from_hex(key).ok_or_else(|| {
+                format!(
+                    "RELAYER_PRIVATE_KEYS: key {} is not a valid private key (comma-separated 32-byte hex keys)",
+                    i + 1
+                )
+            })?;
+            add(signer, false);
+        }
+    }
+    if pool.is_empty() {
+        return Err("neither RELAYER_PRIVATE_KEY nor RELAYER_PRIVATE_KEYS is set".to_owned());
+    }
+    if pool.len() > MAX_SIGNERS {
+        return Err(format!(
+            "RELAYER_PRIVATE_KEYS holds {} keys; at most {MAX_SIGNERS}",
+            pool.len()
+        ));
+    }
+    Ok(pool)
 }
 
 /// The chains of `CHAINS`, or the relayer's.
@@ -627,6 +703,55 @@ mod tests {
             config.relayer().unwrap().signer().unwrap_err().code,
             "CONFIGURATION_ERROR"
         );
+    }
+
+    #[test]
+    fn the_signer_pool_is_parsed_once_per_address_and_never_echoes_a_key() {
+        let k1 = "0x0101010101010101010101010101010101010101010101010101010101010101";
+        let k2 = "0202020202020202020202020202020202020202020202020202020202020202";
+        let k3 = "0x0303030303030303030303030303030303030303030303030303030303030303";
+        let addr = |k: &str| Signer::from_hex(k).unwrap().address();
+        // the single key alone: a pool of one, the legacy lane
+        let one = parse_signer_keys(Some(k1), None).unwrap();
+        assert_eq!(one.len(), 1);
+        assert!(one[0].legacy);
+        assert_eq!(one[0].signer.address(), addr(k1));
+        // a list with blanks, a trailing comma and a duplicate of the single key
+        let list = format!(" {k2} ,{k1},, {k3},");
+        let pool = parse_signer_keys(Some(k1), Some(&list)).unwrap();
+        let got: Vec<_> = pool.iter().map(|p| (p.signer.address(), p.legacy)).collect();
+        assert_eq!(got, vec![(addr(k1), true), (addr(k2), false), (addr(k3), false)]);
+        // the list alone: no legacy lane
+        let pool = parse_signer_keys(None, Some(&format!("{k2},{k2}"))).unwrap();
+        assert_eq!(pool.len(), 1);
+        assert!(!pool[0].legacy);
+        // a malformed key is named by position, never echoed
+        let err = parse_signer_keys(None, Some(&format!("{k2},0x1234abcd"))).unwrap_err();
+        assert!(err.contains("key 2"), "{err}");
+        assert!(!err.contains("1234abcd") && !err.contains(&k2[4..]), "{err}");
+        assert!(parse_signer_keys(Some("0x00"), None).is_err());
+        assert!(parse_signer_keys(None, Some(" , ")).is_err());
+        assert!(parse_signer_keys(None, None).is_err());
+        // bounded
+        let many: Vec<String> = (1..=17u8).map(|b| format!("{b:02x}").repeat(32)).collect();
+        let err = parse_signer_keys(None, Some(&many.join(","))).unwrap_err();
+        assert!(err.contains("at most 16"), "{err}");
+        assert_eq!(
+            parse_signer_keys(None, Some(&many[..16].join(",")))
+                .unwrap()
+                .len(),
+            16
+        );
+        // through the configuration: the pool, the first signer
+        let config = RelayerConfig::parse(&Vars::of(&[
+            ("CHAIN_ID", "42"),
+            ("RPC_URL", "https://rpc.example"),
+            ("RELAYER_PRIVATE_KEYS", &format!("{k3},{k2}")),
+        ]))
+        .unwrap();
+        assert_eq!(config.signer().unwrap().address(), addr(k3));
+        assert_eq!(config.signers().unwrap().len(), 2);
+        assert!(!format!("{config:?}").contains(&k3[4..]));
     }
 
     #[test]

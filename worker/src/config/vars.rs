@@ -87,6 +87,7 @@ pub const VARS: &[Var] = &[
     var("KEY_MANAGER_IMPLEMENTATIONS", Unset),
     var("PUBLIC_RATE_LIMIT_PER_MINUTE", Value("120")),
     secret("RELAYER_PRIVATE_KEY"),
+    secret("RELAYER_PRIVATE_KEYS"),
     // operators
     secret("ADMIN_TOKEN"),
     var("ADMIN_FAILURES_PER_MINUTE", Value("10")),

@@ -257,6 +257,10 @@ impl Relayer {
                     existing
                 }
                 None => {
+                    if let Err(e) = self.refuse_if_draining(job.profile) {
+                        self.release(Some(&owned)).await;
+                        return Err(e);
+                    }
                     let relayer = Subject::Relayer(ctx.config.chain_id);
                     let plan = SendPlan {
                         gas_limit: Some(job.gas_limit),
@@ -336,6 +340,7 @@ impl Relayer {
             match self.find_job(&wanted)? {
                 Some(p) => p,
                 None => {
+                    self.refuse_if_draining(profile)?;
                     if !ctx.rpc.code(profile).await?.is_empty() {
                         return Ok(DeployOutcome {
                             transaction_hash: None,

@@ -42,9 +42,23 @@ pub(super) struct PendingTx {
     /// before it was recorded).
     #[serde(default)]
     pub(super) sent_ms: u64,
+    /// Set when the operator cancelled the job: the index in `hashes` of the first cancelling self-transfer (it and
+    /// later hashes are cancels, bumped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cancelled_from: Option<usize>,
 }
 
 impl PendingTx {
+    /// Whether `hash` is one of the cancelling self-transfers.
+    pub(super) fn is_cancel(&self, hash: B256) -> bool {
+        self.cancelled_from.is_some_and(|from| {
+            self.hashes
+                .iter()
+                .position(|h| *h == hash)
+                .is_some_and(|i| i >= from)
+        })
+    }
+
     /// The latest hash, for logs.
     pub(super) fn latest_hash(&self) -> String {
         self.hashes
@@ -154,9 +168,34 @@ impl Relayer {
                 "CREATE TABLE IF NOT EXISTS lane (nonce INTEGER PRIMARY KEY, record TEXT NOT NULL)",
                 Vec::new(),
             )?;
+            // the lane's signer and whether it drains
+            sql.exec(
+                "CREATE TABLE IF NOT EXISTS lane_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+                Vec::new(),
+            )?;
             self.schema_ready.set(true);
         }
         Ok(sql)
+    }
+
+    pub(super) fn meta_get(&self, key: &str) -> ApiResult<Option<String>> {
+        #[derive(Deserialize)]
+        struct Meta {
+            v: String,
+        }
+        let rows: Vec<Meta> = self
+            .sql()?
+            .exec("SELECT v FROM lane_meta WHERE k = ?", vec![key.into()])?
+            .to_array()?;
+        Ok(rows.into_iter().next().map(|m| m.v))
+    }
+
+    pub(super) fn meta_put(&self, key: &str, value: &str) -> ApiResult<()> {
+        self.sql()?.exec(
+            "INSERT OR REPLACE INTO lane_meta (k, v) VALUES (?, ?)",
+            vec![key.into(), value.into()],
+        )?;
+        Ok(())
     }
 
     pub(super) fn parse_rows(rows: &[Row]) -> ApiResult<Vec<PendingTx>> {
@@ -260,7 +299,12 @@ impl Relayer {
         // the relayer's own gas is counted too: on its daily meter, never refused (a hole must be filled for any
         // later transaction to be mined)
         let charge = Charge {
-            id: format!("filler:{}:{nonce}:{}", ctx.config.chain_id, super::now_ms()),
+            id: format!(
+                "filler:{}:{:#x}:{nonce}:{}",
+                ctx.config.chain_id,
+                ctx.signer.address(),
+                super::now_ms()
+            ),
             meters: vec![Subject::Relayer(ctx.config.chain_id)],
         };
         reserve_all(
@@ -414,6 +458,7 @@ mod tests {
             fees_checked_ms: 1,
             dropped: vec![],
             sent_ms: 1,
+            cancelled_from: None,
         };
         let json = serde_json::to_value(&tx).unwrap();
         assert_eq!(json["job"]["kind"], "deploy");
@@ -421,8 +466,19 @@ mod tests {
             json["job"]["universalProfile"],
             "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
         );
-        assert_eq!(serde_json::from_value::<PendingTx>(json).unwrap(), tx);
+        assert_eq!(serde_json::from_value::<PendingTx>(json.clone()).unwrap(), tx);
         let filler = serde_json::to_value(Job::Filler).unwrap();
         assert_eq!(filler["kind"], "filler");
+        // rows stored before cancels existed read as not cancelled
+        assert!(!json.as_object().unwrap().contains_key("cancelledFrom"));
+        let cancelled = PendingTx {
+            hashes: vec![H1, B256::repeat_byte(2), B256::repeat_byte(3)],
+            cancelled_from: Some(1),
+            ..tx
+        };
+        assert!(!cancelled.is_cancel(H1));
+        assert!(cancelled.is_cancel(B256::repeat_byte(2)));
+        assert!(cancelled.is_cancel(B256::repeat_byte(3)));
+        assert!(!cancelled.is_cancel(B256::repeat_byte(4)));
     }
 }

@@ -1,5 +1,6 @@
-//! The `Relayer` Durable Object, one per deployment (network). It is the only place that
-//! - assigns nonces and sends transactions for the relayer key (the nonce lane): an async lock serializes
+//! The `Relayer` Durable Object, one per signer of the pool and chain ([`lane_name`]; which one a request goes to
+//! is [`pool`]'s choice). It is the only place that
+//! - assigns nonces and sends transactions for its signer's key (the nonce lane): an async lock serializes
 //!   nonce → sign → store → send, and every later change to a sent transaction (re-broadcast, fee bump, re-send);
 //!   waiting for receipts happens outside the lock, so concurrent deploys pipeline,
 //! - writes profile registrations and quota usage to KV (single writer: no lost updates).
@@ -20,6 +21,8 @@
 mod confirm;
 mod jobs;
 mod lane;
+mod manage;
+pub mod pool;
 mod rounds;
 mod send;
 mod wait;
@@ -64,6 +67,8 @@ pub struct Relayer {
     chain_checked: Cell<bool>,
     schema_ready: Cell<bool>,
     started: Cell<bool>,
+    /// The signer of this lane, once known (from a request, or stored).
+    signer: Cell<Option<Address>>,
 }
 
 /// What the `Relayer` object is asked: the body of every request to it ([`RelayerClient`] sends them).
@@ -88,27 +93,121 @@ pub enum RelayerOp {
         /// The profile.
         address: Address,
     },
+    /// Where a profile's work may go (answers [`RouteAnswer`]).
+    Route {
+        /// The profile (a deploy's predicted address).
+        profile: Address,
+    },
+    /// Drains the signer (`true`: no new work, pending work finishes) or makes it active again (answers
+    /// [`LaneStatus`]).
+    Drain {
+        /// Whether it drains.
+        draining: bool,
+    },
+    /// Cancels a pending transaction: a 0-value self-transfer at its nonce, fees bumped to replace it (answers
+    /// [`ManagedTx`]).
+    Cancel {
+        /// Any hash signed for it.
+        hash: B256,
+    },
+    /// Replaces a pending transaction: the same job re-signed at its nonce with higher fees (answers
+    /// [`ManagedTx`]).
+    Replace {
+        /// Any hash signed for it.
+        hash: B256,
+    },
 }
 
-/// A typed client of this deployment's `Relayer` object (one per relayer chain).
+/// A request to a `Relayer` object: the signer whose lane it is, and the operation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Envelope {
+    signer: Address,
+    #[serde(flatten)]
+    op: RelayerOp,
+}
+
+/// What [`RelayerOp::Route`] answers: the lane's state as the assignment needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteAnswer {
+    /// The signer takes no new work.
+    pub draining: bool,
+    /// The lane has pending work for the profile: its next work must go here too (LSP25 nonces in order).
+    pub holds: bool,
+}
+
+/// What an admin cancel or replace did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedTx {
+    /// The nonce.
+    pub nonce: u64,
+    /// The transaction replaced (the latest signed before).
+    pub replaced: B256,
+    /// The replacement broadcast.
+    pub transaction_hash: B256,
+}
+
+/// The name of the `Relayer` object of a signer: the chain alone for the legacy key (`RELAYER_PRIVATE_KEY`, the
+/// one object of the deployments before the pool, so its pending transactions carry on), else chain and address.
+pub fn lane_name(chain_id: u64, signer: Address, legacy: bool) -> String {
+    if legacy {
+        format!("chain-{chain_id}")
+    } else {
+        format!("chain-{chain_id}-{signer:#x}")
+    }
+}
+
+/// A typed client of one signer's `Relayer` object (its nonce lane).
 #[derive(Debug)]
 pub struct RelayerClient {
     stub: worker::Stub,
+    signer: Address,
 }
 
 impl RelayerClient {
-    /// The Relayer object of `config`'s chain.
-    pub fn new(env: &Env, config: &RelayerConfig) -> ApiResult<Self> {
+    /// The Relayer object of `signer` on `config`'s chain ([`lane_name`]).
+    pub fn new(env: &Env, config: &RelayerConfig, signer: Address, legacy: bool) -> ApiResult<Self> {
         Ok(Self {
             stub: env
                 .durable_object("RELAYER")?
-                .id_from_name(&format!("chain-{}", config.chain_id))?
+                .id_from_name(&lane_name(config.chain_id, signer, legacy))?
                 .get_stub()?,
+            signer,
         })
     }
 
+    /// The signer of this lane.
+    pub const fn address(&self) -> Address {
+        self.signer
+    }
+
     async fn ask<T: serde::de::DeserializeOwned>(&self, op: &RelayerOp) -> ApiResult<T> {
-        crate::plumbing::call_do(&self.stub, "/", op).await
+        let envelope = Envelope {
+            signer: self.signer,
+            op: op.clone(),
+        };
+        crate::plumbing::call_do(&self.stub, "/", &envelope).await
+    }
+
+    /// Where a profile's work may go.
+    pub async fn route(&self, profile: Address) -> ApiResult<RouteAnswer> {
+        self.ask(&RelayerOp::Route { profile }).await
+    }
+
+    /// Drains the signer, or makes it active again.
+    pub async fn drain(&self, draining: bool) -> ApiResult<LaneStatus> {
+        self.ask(&RelayerOp::Drain { draining }).await
+    }
+
+    /// Cancels the pending transaction `hash`.
+    pub async fn cancel(&self, hash: B256) -> ApiResult<ManagedTx> {
+        self.ask(&RelayerOp::Cancel { hash }).await
+    }
+
+    /// Replaces the pending transaction `hash` with higher fees.
+    pub async fn replace(&self, hash: B256) -> ApiResult<ManagedTx> {
+        self.ask(&RelayerOp::Replace { hash }).await
     }
 
     /// Deploys (or finds deployed) the profile of `job`.
@@ -152,6 +251,9 @@ pub struct LaneStatus {
     pub oldest_pending_age_seconds: Option<u64>,
     /// The next nonce, when the lane has been reconciled with the chain since the object started.
     pub next_nonce: Option<u64>,
+    /// The signer takes no new work.
+    #[serde(default)]
+    pub draining: bool,
 }
 
 /// Everything a round needs.
@@ -177,6 +279,7 @@ impl DurableObject for Relayer {
             chain_checked: Cell::new(false),
             schema_ready: Cell::new(false),
             started: Cell::new(false),
+            signer: Cell::new(None),
         }
     }
 
@@ -202,7 +305,8 @@ impl DurableObject for Relayer {
 
 impl Relayer {
     async fn handle(&self, mut req: Request) -> ApiResult<Response> {
-        let op: RelayerOp = req.json().await.map_err(ApiError::internal)?;
+        let Envelope { signer, op } = req.json().await.map_err(ApiError::internal)?;
+        self.bind(signer)?;
         match op {
             RelayerOp::Deploy(job) => Ok(Response::from_json(&self.deploy(job).await?)?),
             RelayerOp::Register(job) => Ok(Response::from_json(&self.register(job.address).await?)?),
@@ -223,7 +327,87 @@ impl Relayer {
                     &pending.and_then(|p| p.hashes.last().copied()),
                 )?)
             }
+            RelayerOp::Route { profile } => Ok(Response::from_json(&RouteAnswer {
+                draining: self.draining()?,
+                holds: self.holds(profile)?,
+            })?),
+            RelayerOp::Drain { draining } => {
+                self.set_draining(draining)?;
+                Ok(Response::from_json(&self.status()?)?)
+            }
+            RelayerOp::Cancel { hash } => Ok(Response::from_json(&self.cancel(hash).await?)?),
+            RelayerOp::Replace { hash } => Ok(Response::from_json(&self.replace(hash).await?)?),
         }
+    }
+
+    /// Records the signer of this lane (the first request tells it; later ones must agree).
+    fn bind(&self, signer: Address) -> ApiResult<()> {
+        if self.signer.get() == Some(signer) {
+            return Ok(());
+        }
+        match self.meta_get("signer")? {
+            Some(stored) if stored != signer.to_string() => {
+                return Err(ApiError::internal(format!(
+                    "lane of {stored} asked for signer {signer}"
+                )));
+            }
+            Some(_) => {}
+            None => self.meta_put("signer", &signer.to_string())?,
+        }
+        self.signer.set(Some(signer));
+        Ok(())
+    }
+
+    /// The signer of this lane: bound by a request, or stored; a lane from before the pool (the legacy object)
+    /// that an alarm wakes before any request is the legacy key's.
+    fn lane_signer(&self, config: &RelayerConfig) -> ApiResult<crate::config::PoolSigner> {
+        let pool = config.signers()?;
+        let address = match self.signer.get() {
+            Some(a) => Some(a),
+            None => self.meta_get("signer")?.and_then(|s| s.parse::<Address>().ok()),
+        };
+        let found = match address {
+            Some(a) => pool.into_iter().find(|p| p.signer.address() == a),
+            None => pool.into_iter().find(|p| p.legacy),
+        };
+        found.ok_or_else(|| {
+            ApiError::config(format!(
+                "the key of signer {} is no longer in RELAYER_PRIVATE_KEY(S); its lane cannot sign",
+                address.map_or_else(|| "(legacy)".to_owned(), |a| a.to_string())
+            ))
+        })
+    }
+
+    /// Whether the lane has pending work for `profile` (a deploy of it or a relay call of it).
+    fn holds(&self, profile: Address) -> ApiResult<bool> {
+        Ok(self.lane()?.iter().any(|tx| match tx.job {
+            Job::Deploy { universal_profile } => universal_profile == profile,
+            Job::Execute { profile: p, .. } => p == profile,
+            Job::Filler => false,
+        }))
+    }
+
+    /// Whether the signer is drained (no new work).
+    fn draining(&self) -> ApiResult<bool> {
+        Ok(self.meta_get("draining")?.as_deref() == Some("1"))
+    }
+
+    fn set_draining(&self, draining: bool) -> ApiResult<()> {
+        self.meta_put("draining", if draining { "1" } else { "0" })
+    }
+
+    /// Refuses new work for `profile` while draining (the pool routes around a drained signer; this closes the
+    /// race with a drain that lands between the routing and the send).
+    fn refuse_if_draining(&self, profile: Address) -> ApiResult<()> {
+        if self.draining()? && !self.holds(profile)? {
+            let mut err = ApiError::new(
+                Code::NoActiveSigner,
+                "this signer is draining; retry (new work goes to another signer)",
+            );
+            err.retry_after = Some(1);
+            return Err(err);
+        }
+        Ok(())
     }
 
     /// The lane as the operator sees it: how many transactions are pending and since when.
@@ -234,6 +418,7 @@ impl Relayer {
             pending: u64::try_from(lane.len()).unwrap_or(u64::MAX),
             oldest_pending_age_seconds: oldest.map(|ms| now_ms().saturating_sub(ms) / 1000),
             next_nonce: self.next_nonce.get(),
+            draining: self.draining()?,
         })
     }
 
@@ -265,7 +450,7 @@ impl Relayer {
     fn ctx(&self) -> ApiResult<Ctx> {
         let config = self.config.relayer()?.clone();
         let rpc = config.rpc();
-        let signer = config.signer()?;
+        let signer = self.lane_signer(&config)?.signer;
         let max_fee_per_gas = self.config.max_fee_per_gas.value()?;
         Ok(Ctx {
             config,

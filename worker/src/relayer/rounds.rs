@@ -87,6 +87,11 @@ impl Relayer {
                 let receipt = mined
                     .map(|(_, r)| r)
                     .ok_or_else(|| ApiError::internal("mined without a receipt"))?;
+                if tx.is_cancel(hash) {
+                    let gas_used = u64::try_from(receipt.gas_used).unwrap_or(u64::MAX);
+                    self.finish_cancelled(ctx, tx, gas_used).await?;
+                    return Ok(Round::Gone);
+                }
                 self.finish(ctx, tx, hash, &receipt).await?;
                 Ok(Round::Mined(hash))
             }
@@ -240,7 +245,7 @@ impl Relayer {
         // stored before it is broadcast
         self.lane_write(None, Some(&next))?;
         let previous_hash = stored.hashes.last().copied();
-        if let Some((kind, profile)) = next.job.described() {
+        if let Some((kind, profile)) = next.job.described().filter(|_| stored.cancelled_from.is_none()) {
             self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
             if let Some(old) = previous_hash {
                 self.log_update(ctx, old, |r| {
@@ -296,6 +301,12 @@ impl Relayer {
         );
         for h in &stored.hashes {
             self.log_update(ctx, *h, |r| r.status = TransactionState::Dropped)?;
+        }
+        if stored.cancelled_from.is_some() {
+            // cancelled by the operator: never sent again
+            self.lane_write(Some(stored.nonce), None)?;
+            self.release(stored.charge.as_ref()).await;
+            return Ok(Round::Gone);
         }
         match stored.job {
             Job::Execute { profile, .. } => {

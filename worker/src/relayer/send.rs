@@ -81,6 +81,7 @@ impl Relayer {
                 .map(|p| p.sent_ms)
                 .filter(|ms| *ms > 0)
                 .unwrap_or(now),
+            cancelled_from: None,
         };
         if let Some((kind, profile)) = tx.job.described() {
             self.log_put(ctx, &txlog::pending(hash, kind, profile))?;

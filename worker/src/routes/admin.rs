@@ -1,21 +1,26 @@
 //! The admin routes: API keys (create, list, revoke), an indexer run, and the panic of the panic guard's test.
 
-use futures_util::future::join4;
+use alloy_primitives::{Address, B256, U256};
+use futures_util::future::{join, join_all, join3};
 use profile_relayer::api::month_start;
 use profile_relayer::api::{
     ErrorDetail,
-    admin::{ApiKeyList, ChainRun, CreatedApiKey, MonthView, PendingView, PeriodView, RelayerView},
+    admin::{
+        ApiKeyList, ChainRun, CreatedApiKey, ManagedTransaction, MonthView, PendingView, PeriodView,
+        RelayerView, SignerView,
+    },
 };
+use profile_relayer::hex::parse_address;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
 use crate::plumbing::{integer, json_response, now, read_body};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
-    config::Config,
+    config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Subject},
-    relayer::RelayerClient,
+    relayer::{LaneStatus, pool},
     store,
 };
 
@@ -27,24 +32,36 @@ pub(super) async fn relayer_status(req: &Request, env: &Env, config: &Config) ->
 /// The relayer's state (`GET /admin/relayer`, `GET /admin/metrics`).
 pub(super) async fn relayer_view(env: &Env, config: &Config) -> ApiResult<RelayerView> {
     let config = config.relayer()?;
-    let signer = config.signer()?.address();
+    let first = config.signer()?.address();
     let now = config.now();
     let since = month_start(now);
     let meter = MeterClient::new(env, &Subject::Relayer(config.chain_id))?;
-    let rpc = config.rpc();
-    let relayer = RelayerClient::new(env, config)?;
-    let (balance, today, month, lane) = join4(
-        rpc.balance(signer),
+    let (signers, today, month) = join3(
+        signer_views(env, config),
         meter.usage(config.max_gas_per_day, now),
         meter.send(&MeterOp::Periods { from: since }),
-        relayer.status(),
     )
     .await;
-    let (today, lane) = (today?, lane?);
+    let (signers, today) = (signers?, today?);
+    let mut pending = PendingView {
+        count: 0,
+        oldest_age_seconds: None,
+    };
+    for view in &signers {
+        // every lane must answer: a sum that silently misses one would understate what is in flight
+        let lane = view
+            .pending
+            .ok_or_else(|| ApiError::internal(format!("the lane of {} did not answer", view.address)))?;
+        pending.count = pending.count.saturating_add(lane.count);
+        pending.oldest_age_seconds = pending.oldest_age_seconds.max(lane.oldest_age_seconds);
+    }
     let view = RelayerView {
         chain_id: config.chain_id,
-        signer,
-        balance: balance.ok().map(|b| b.to_string()),
+        signer: first,
+        balance: signers
+            .iter()
+            .find(|s| s.address == first)
+            .and_then(|s| s.balance.clone()),
         today: PeriodView {
             gas_used: today.used,
             gas_reserved: today.reserved,
@@ -59,12 +76,90 @@ pub(super) async fn relayer_view(env: &Env, config: &Config) -> ApiResult<Relaye
                 .fold(0u64, |sum, used| sum.saturating_add(*used)),
             since,
         },
-        pending: PendingView {
-            count: lane.pending,
-            oldest_age_seconds: lane.oldest_pending_age_seconds,
-        },
+        pending,
+        signers,
     };
     Ok(view)
+}
+
+/// Every signer: balance (from the node) and lane (from its Relayer object), asked together.
+pub(super) async fn signer_views(env: &Env, config: &RelayerConfig) -> ApiResult<Vec<SignerView>> {
+    let rpc = config.rpc();
+    let lanes = pool::statuses(env, config).await?;
+    let balances = join_all(lanes.iter().map(|(l, _)| rpc.balance(l.address()))).await;
+    Ok(lanes
+        .into_iter()
+        .zip(balances)
+        .map(|((lane, status), balance)| signer_view(lane.address(), balance.ok(), status.ok()))
+        .collect())
+}
+
+fn signer_view(address: Address, balance: Option<U256>, lane: Option<LaneStatus>) -> SignerView {
+    SignerView {
+        address,
+        balance: balance.map(|b| b.to_string()),
+        pending: lane.map(|l| PendingView {
+            count: l.pending,
+            oldest_age_seconds: l.oldest_pending_age_seconds,
+        }),
+        state: if lane.is_some_and(|l| l.draining) {
+            "draining"
+        } else {
+            "active"
+        }
+        .to_owned(),
+    }
+}
+
+/// `POST /admin/relayer/signers/:address/drain` (`draining`) and `…/activate`: the signer takes no new work (its
+/// pending transactions finish, fee bumps and re-sends go on), or takes work again. Answers the signer.
+pub(super) async fn drain_signer(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    address: &str,
+    draining: bool,
+) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let config = config.relayer()?;
+    let address = parse_address("address", address)?;
+    let lane = pool::lane_of(env, config, address)?;
+    let (status, balance) = join(lane.drain(draining), config.rpc().balance(address)).await;
+    let status = status?;
+    worker::console_log!(
+        "{}",
+        serde_json::json!({"event": "signer", "signer": address, "draining": draining, "pending": status.pending})
+    );
+    json_response(200, &signer_view(address, balance.ok(), Some(status)))
+}
+
+/// `POST /admin/relayer/transactions/:hash/cancel` (`cancel`) and `…/replace`: a pending transaction replaced at
+/// its nonce by a 0-value self-transfer, or by its own job with higher fees.
+pub(super) async fn manage_transaction(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    hash: &str,
+    cancel: bool,
+) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let config = config.relayer()?;
+    let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
+    let lane = pool::lane_with(env, config, hash).await?;
+    let done = if cancel {
+        lane.cancel(hash).await?
+    } else {
+        lane.replace(hash).await?
+    };
+    json_response(
+        200,
+        &ManagedTransaction {
+            signer: lane.address(),
+            nonce: done.nonce,
+            replaced: done.replaced,
+            transaction_hash: done.transaction_hash,
+        },
+    )
 }
 
 /// The end-to-end test of the panic guard (`worker/src/panic_guard.rs`) needs a panic: only with the var

@@ -25,6 +25,12 @@ struct ChainLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SignerLabel {
+    chain_id: String,
+    signer: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IndexLabel {
     chain_id: String,
     index: String,
@@ -106,6 +112,38 @@ pub(super) async fn metrics(req: &Request, env: &Env, config: &Config) -> ApiRes
         ),
     ] {
         set(&family(&mut registry, name, help), float(value));
+    }
+
+    // each signer of the pool, labelled by its address
+    let signer_balance = family::<SignerLabel>(
+        &mut registry,
+        "relayer_signer_balance_wei",
+        "Each signer's balance in wei",
+    );
+    let signer_pending = family::<SignerLabel>(
+        &mut registry,
+        "relayer_signer_pending_transactions",
+        "Each signer's transactions sent and not mined yet",
+    );
+    let signer_draining = family::<SignerLabel>(
+        &mut registry,
+        "relayer_signer_draining",
+        "1 when the signer is drained (takes no new work), else 0",
+    );
+    for signer in &relayer.signers {
+        let label = SignerLabel {
+            chain_id: chain.chain_id.clone(),
+            signer: format!("{:#x}", signer.address),
+        };
+        if let Some(wei) = signer.balance.as_deref().and_then(|b| b.parse::<f64>().ok()) {
+            signer_balance.get_or_create(&label).set(wei);
+        }
+        if let Some(pending) = signer.pending {
+            signer_pending.get_or_create(&label).set(float(pending.count));
+        }
+        signer_draining
+            .get_or_create(&label)
+            .set(if signer.state == "draining" { 1.0 } else { 0.0 });
     }
 
     let last = family::<ChainLabel>(

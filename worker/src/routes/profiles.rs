@@ -12,7 +12,7 @@ use crate::{
     auth::{self, Scope},
     config::Config,
     error::{ApiError, ApiResult, Code},
-    relayer::{DeployJob, RelayerClient},
+    relayer::{DeployJob, pool},
 };
 
 pub(super) async fn deploy(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
@@ -44,7 +44,8 @@ pub(super) async fn deploy(req: Request, env: &Env, config: &Config) -> ApiResul
         ));
     }
     let prediction = predict_addresses(salt, &calldata, &config.constants)?;
-    let relayer = RelayerClient::new(env, config)?;
+    // the lane of the predicted profile (a replayed deploy reaches the lane that holds it)
+    let relayer = pool::route(env, config, prediction.universal_profile).await?;
     let outcome = relayer
         .deploy(DeployJob {
             salt,
@@ -74,7 +75,7 @@ pub(super) async fn register(req: Request, env: &Env, config: &Config) -> ApiRes
     let address = RegisterRequest::from_json(&body)?.universal_profile_address;
     // only a genuine LUKSO profile with its KeyManager gets a quota; a refusal registers nothing
     crate::genuine::key_manager_of(config, &config.rpc(), address).await?;
-    let outcome = RelayerClient::new(env, config)?.register(address).await?;
+    let outcome = pool::route(env, config, address).await?.register(address).await?;
     json_response(
         200,
         &RegisterResponse {
@@ -89,7 +90,7 @@ pub(super) async fn register(req: Request, env: &Env, config: &Config) -> ApiRes
 pub(super) async fn transaction(env: &Env, config: &Config, hash: &str) -> ApiResult<Response> {
     let config = config.relayer()?;
     let hash: B256 = profile_relayer::hex::parse_fixed("hash", hash)?;
-    let record = RelayerClient::new(env, config)?.transaction(hash).await?;
+    let record = pool::transaction(env, config, hash).await?;
     let record = record.ok_or_else(|| {
         ApiError::new(
             Code::TransactionNotFound,

@@ -33,6 +33,10 @@ pub enum Handler {
     AlgoliaQueries,
     RunIndexer,
     RelayerStatus,
+    DrainSigner,
+    ActivateSigner,
+    CancelTransaction,
+    ReplaceTransaction,
     Metrics,
     /// only in [`TEST_ROUTES`]
     Panic,
@@ -90,6 +94,26 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/1/indexes/*/queries", Handler::AlgoliaQueries),
     route("POST", "/admin/indexer/run", Handler::RunIndexer),
     route("GET", "/admin/relayer", Handler::RelayerStatus),
+    route(
+        "POST",
+        "/admin/relayer/signers/{address}/drain",
+        Handler::DrainSigner,
+    ),
+    route(
+        "POST",
+        "/admin/relayer/signers/{address}/activate",
+        Handler::ActivateSigner,
+    ),
+    route(
+        "POST",
+        "/admin/relayer/transactions/{hash}/cancel",
+        Handler::CancelTransaction,
+    ),
+    route(
+        "POST",
+        "/admin/relayer/transactions/{hash}/replace",
+        Handler::ReplaceTransaction,
+    ),
     route("GET", "/admin/metrics", Handler::Metrics),
 ];
 

@@ -93,11 +93,15 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::AlgoliaQueries
         | Handler::RunIndexer
         | Handler::RelayerStatus
+        | Handler::DrainSigner
+        | Handler::ActivateSigner
+        | Handler::CancelTransaction
+        | Handler::ReplaceTransaction
         | Handler::Metrics => (1, 0),
     }
 }
 
-const HANDLERS: [Handler; 28] = [
+const HANDLERS: [Handler; 32] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -124,6 +128,10 @@ const HANDLERS: [Handler; 28] = [
     Handler::AlgoliaQueries,
     Handler::RunIndexer,
     Handler::RelayerStatus,
+    Handler::DrainSigner,
+    Handler::ActivateSigner,
+    Handler::CancelTransaction,
+    Handler::ReplaceTransaction,
     Handler::Metrics,
     Handler::Panic,
 ];
@@ -180,6 +188,10 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::AlgoliaBrowse
         | Handler::AlgoliaQueries
         | Handler::RelayerStatus
+        | Handler::DrainSigner
+        | Handler::ActivateSigner
+        | Handler::CancelTransaction
+        | Handler::ReplaceTransaction
         | Handler::Metrics
         | Handler::Ready => true,
         Handler::Health | Handler::OpenApi => false,
