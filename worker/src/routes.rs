@@ -2,6 +2,7 @@
 //! check and do I/O: parsing and encodings live in the core crate.
 
 mod admin;
+mod console;
 mod metrics;
 mod openapi;
 mod profiles;
@@ -141,6 +142,10 @@ async fn dispatch(
         }
         Handler::RelayerStatus => admin::relayer_status(&req, env, config).await,
         Handler::Metrics => metrics::metrics(&req, env, config).await,
+        Handler::UpdateKey => admin::update_key(req, env, config, found.param("id")?).await,
+        Handler::Usage => admin::usage(&req, env, config).await,
+        Handler::Console => console::page(),
+        Handler::ConsoleAsset => console::asset(found.param("file")?),
         Handler::Panic => {
             auth::authenticate_admin(&req, env, config).await?;
             admin::deliberate_panic()

@@ -34,6 +34,12 @@ pub enum Handler {
     RunIndexer,
     RelayerStatus,
     Metrics,
+    UpdateKey,
+    Usage,
+    /// the operator console's page
+    Console,
+    /// the operator console's script and style sheet
+    ConsoleAsset,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -91,6 +97,10 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/admin/indexer/run", Handler::RunIndexer),
     route("GET", "/admin/relayer", Handler::RelayerStatus),
     route("GET", "/admin/metrics", Handler::Metrics),
+    route("PATCH", "/admin/api-keys/{id}", Handler::UpdateKey),
+    route("GET", "/admin/usage", Handler::Usage),
+    route("GET", "/admin", Handler::Console),
+    route("GET", "/admin/assets/{file}", Handler::ConsoleAsset),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

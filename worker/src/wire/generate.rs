@@ -73,6 +73,7 @@ fn generated_schemas() -> Map<String, Value> {
     answer::<AlgoliaError>(&mut generator);
     // the Worker's own answers
     answer::<profile_relayer::api::admin::RelayerView>(&mut generator);
+    answer::<profile_relayer::api::admin::UsageView>(&mut generator);
     answer::<crate::ready::Readiness>(&mut generator);
     generator.take_definitions(true)
 }

@@ -93,11 +93,15 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::AlgoliaQueries
         | Handler::RunIndexer
         | Handler::RelayerStatus
-        | Handler::Metrics => (1, 0),
+        | Handler::Metrics
+        | Handler::UpdateKey
+        | Handler::Usage
+        | Handler::Console
+        | Handler::ConsoleAsset => (1, 0),
     }
 }
 
-const HANDLERS: [Handler; 28] = [
+const HANDLERS: [Handler; 32] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -125,6 +129,10 @@ const HANDLERS: [Handler; 28] = [
     Handler::RunIndexer,
     Handler::RelayerStatus,
     Handler::Metrics,
+    Handler::UpdateKey,
+    Handler::Usage,
+    Handler::Console,
+    Handler::ConsoleAsset,
     Handler::Panic,
 ];
 
@@ -181,8 +189,10 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::AlgoliaQueries
         | Handler::RelayerStatus
         | Handler::Metrics
+        | Handler::UpdateKey
+        | Handler::Usage
         | Handler::Ready => true,
-        Handler::Health | Handler::OpenApi => false,
+        Handler::Health | Handler::OpenApi | Handler::Console | Handler::ConsoleAsset => false,
     }
 }
 
