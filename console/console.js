@@ -202,7 +202,7 @@ function renderKeys(keys) {
   const rows = keys.map((k) => {
     const revoked = k.revokedAt != null;
     const budget = el('input', { type: 'number', min: 0, step: 1, value: k.gasBudgetPerMonth, 'aria-label': `budget of ${k.name}` });
-    const set = el('button', { type: 'button', 'data-action': 'budget' }, 'Set budget');
+    const set = el('button', { type: 'button', 'data-action': 'budget', disabled: revoked }, 'Set budget');
     set.addEventListener('click', () => act(() => api('PATCH', `/admin/api-keys/${k.id}`, { gasBudgetPerMonth: Number(budget.value) })));
     const revoke = el('button', { type: 'button', 'data-action': 'revoke', disabled: revoked }, revoked ? 'Revoked' : 'Revoke');
     revoke.addEventListener('click', () => {

@@ -247,6 +247,9 @@ test('the console: wrong token, balance, charts, keys created / budgeted / revok
     await page.click(`${row} button[data-action=revoke]`);
     await page.waitForSelector(`${row}.revoked`);
     assert.equal((await json(await asKey(), 403)).error.code, 'API_KEY_REVOKED', 'the revoked key is refused');
+    assert.equal(await page.isDisabled(`${row} button[data-action=budget]`), true);
+    const patched = await stack.admin('PATCH', `/admin/api-keys/${created.id}`, { gasBudgetPerMonth: 1 });
+    assert.equal((await json(patched, 403)).error.code, 'API_KEY_REVOKED', 'a revoked key is not changed');
 
     // the token: in no cookie, no Web Storage, not in the page
     assert.equal(await page.evaluate(() => document.cookie), '');

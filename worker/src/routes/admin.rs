@@ -367,7 +367,7 @@ pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &s
 
 /// `PATCH /admin/api-keys/{id}`: changes a key's `name`, `scopes`, `rateLimitPerMinute` or `gasBudgetPerMonth`
 /// (`null`: back to `DEFAULT_KEY_GAS_BUDGET_PER_MONTH`); the fields absent stay. Answers the stored record. A revoked
-/// key stays revoked (its `RateLimiter` object refuses it whatever the record says).
+/// key is not changed (403 `API_KEY_REVOKED`).
 pub(super) async fn update_key(req: Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env, config).await?;
     let obj = admin_body(&read_body(req, config.relayer()?.max_body_bytes).await?)?;
@@ -388,6 +388,12 @@ pub(super) async fn update_key(req: Request, env: &Env, config: &Config, id: &st
     };
     let kv = env.kv("API_KEYS")?;
     let (hash, mut record) = stored_key(&kv, id).await?;
+    if record.revoked_at.is_some() {
+        return Err(ApiError::new(
+            Code::ApiKeyRevoked,
+            format!("the API key {id} is revoked: its record is kept, not changed"),
+        ));
+    }
     if let Some(name) = name {
         record.name = name;
     }
