@@ -15,7 +15,7 @@
 //! one set of bindings), so code without the `Env` at hand (the transaction log) records too. Writes are
 //! fire-and-forget, as the runtime makes them: nothing here waits or can fail a request.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use profile_relayer::api::{TransactionStatus, admin::RunStats};
 use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
@@ -146,19 +146,36 @@ fn json_word<T: serde::Serialize>(value: &T) -> String {
 
 thread_local! {
     static DATASET: RefCell<Option<AnalyticsEngineDataset>> = const { RefCell::new(None) };
+    /// Whether [`bind`] ran in this isolate, and whether points are also logged (`ANALYTICS_LOG`).
+    static BOUND: Cell<bool> = const { Cell::new(false) };
+    static LOG: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Takes this isolate's `ANALYTICS` binding, if the deployment has one (called by every entry point).
+/// Takes this isolate's `ANALYTICS` binding, if the deployment has one (called by every entry point; the first call
+/// binds).
 pub fn bind(env: &Env) {
-    DATASET.with(|d| {
-        if d.borrow().is_none() {
-            *d.borrow_mut() = env.analytics_engine(BINDING).ok();
-        }
-    });
+    if BOUND.with(Cell::get) {
+        return;
+    }
+    BOUND.with(|b| b.set(true));
+    DATASET.with(|d| *d.borrow_mut() = env.analytics_engine(BINDING).ok());
+    let log = crate::config::Config::from_env(env)
+        .analytics_log
+        .value()
+        .unwrap_or(false);
+    LOG.with(|l| l.set(log));
 }
 
-/// Writes `point` to the bound dataset; nothing without one. A refused write is logged, never returned.
+/// Writes `point` to the bound dataset; nothing without one. A refused write is logged, never returned. With
+/// `ANALYTICS_LOG=true` (tests: `wrangler dev` discards the writes) the point is also logged.
 pub fn record(point: &Point) {
+    if LOG.with(Cell::get) {
+        worker::console_log!(
+            "{}",
+            serde_json::json!({"event": "analytics", "index": point.index, "blobs": point.blobs,
+                "doubles": point.doubles})
+        );
+    }
     DATASET.with(|d| {
         let Some(dataset) = d.borrow().clone() else {
             return;
