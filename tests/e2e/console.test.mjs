@@ -47,7 +47,8 @@ const gasOf = async (deployed) => {
 /** Saves a screenshot of `page` as `name` (always in a temporary folder; in docs/console/ when asked). */
 async function screenshot(page, name) {
   const file = join(shots, name);
-  await page.screenshot({ path: file, fullPage: true });
+  // a key shown once is masked: even a throwaway local key never goes into the repository
+  await page.screenshot({ path: file, fullPage: true, mask: [page.locator('#created-secret')] });
   assert.ok(statSync(file).size > 5_000, `${name} is a real picture`);
   if (process.env.UPDATE_SCREENSHOTS === '1') copyFileSync(file, join(docs, name));
 }
