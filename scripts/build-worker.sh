@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=worker/build/index.js
-if [ -f "$out" ] && [ -z "$(find src worker/src worker/openapi.json worker/Cargo.toml Cargo.toml Cargo.lock -newer "$out" -print -quit)" ]; then
+if [ -f "$out" ] && [ -z "$(find src worker/src console worker/openapi.json worker/Cargo.toml Cargo.toml Cargo.lock -newer "$out" -print -quit)" ]; then
   exit 0
 fi
 if [ -z "${WASM_BINDGEN_BIN:-}" ]; then

@@ -305,3 +305,87 @@ pub struct PendingView {
     /// Seconds since the oldest was first sent (`null` when none is pending).
     pub oldest_age_seconds: Option<u64>,
 }
+
+/// `GET /admin/usage?days=N` (the operator console's charts): the relayer's settled gas per UTC day, oldest first
+/// (every day of the range, 0 when nothing was settled), and each API key's deploy gas this month.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageView {
+    /// The relayer's chain.
+    pub chain_id: u64,
+    /// One entry per day, `days` of them, the last one today.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 90)))]
+    pub days: Vec<DayUsage>,
+    /// Every API key (revoked ones too), in the order `GET /admin/api-keys` lists them.
+    pub keys: Vec<KeyUsage>,
+}
+
+/// One UTC day of the relayer's daily meter.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayUsage {
+    /// The day, `YYYY-MM-DD` (UTC).
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")))]
+    pub date: String,
+    /// Its first second (unix seconds).
+    pub start: u64,
+    /// Gas settled that day (receipts' `gasUsed`).
+    pub gas_used: u64,
+}
+
+/// One API key's deploy gas this month.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyUsage {
+    /// The key's id.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::ApiKeyId"))]
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Settled deploy gas this month.
+    pub gas_used: u64,
+    /// Its monthly budget.
+    pub gas_budget: u64,
+    /// Whether it is revoked.
+    pub revoked: bool,
+}
+
+impl DayUsage {
+    /// The `days` UTC days ending with the one containing `now`, oldest first, each with its settled gas from
+    /// `used` (settled gas per day start, as the relayer's daily meter keeps it; days absent are 0).
+    #[must_use]
+    pub fn series(used: &std::collections::BTreeMap<u64, u64>, days: u64, now: u64) -> Vec<Self> {
+        let today = now - now % 86_400;
+        (0..days)
+            .rev()
+            .filter_map(|back| today.checked_sub(back.checked_mul(86_400)?))
+            .map(|start| Self {
+                date: super::calendar::iso8601(start).chars().take(10).collect(),
+                start,
+                gas_used: used.get(&start).copied().unwrap_or(0),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DayUsage;
+
+    #[test]
+    fn day_series_covers_every_day_oldest_first() {
+        const NOV_26: u64 = 1_764_115_200; // 2025-11-26T00:00:00Z
+        let used = [(NOV_26 - 2 * 86_400, 7), (NOV_26, 5), (NOV_26 - 40 * 86_400, 9)]
+            .into_iter()
+            .collect();
+        let days = DayUsage::series(&used, 3, NOV_26 + 3_600);
+        let got: Vec<(&str, u64)> = days.iter().map(|d| (d.date.as_str(), d.gas_used)).collect();
+        assert_eq!(got, [("2025-11-24", 7), ("2025-11-25", 0), ("2025-11-26", 5)]);
+        assert_eq!(days.last().map(|d| d.start), Some(NOV_26));
+        // near the epoch the series stops at day 0 instead of wrapping
+        assert_eq!(DayUsage::series(&used, 5, 86_400).len(), 2);
+    }
+}

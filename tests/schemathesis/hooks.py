@@ -2,8 +2,9 @@
 
 Formats that a pattern cannot express (an EIP-55 checksum, a VerifiableURI, canonical ABI calldata, a CID) are
 drawn from sample values the script wrote (PR_SCHEMATHESIS_SAMPLES), made with viem or answered by the Worker.
-The API keys the run uses (PR_PROTECTED_KEY_IDS) are never revoked: a DELETE aimed at one (the stateful phase
-takes ids from GET /admin/api-keys) revokes a stand-in key created for it instead, so that the answer is the same.
+The API keys the run uses (PR_PROTECTED_KEY_IDS) are never revoked nor changed: a DELETE or PATCH aimed at one (the
+stateful phase takes ids from GET /admin/api-keys) goes to a stand-in key created for it instead, so that the answer
+is the same.
 """
 
 import json
@@ -44,5 +45,5 @@ def stand_in_key() -> str:
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    if case.method.upper() == "DELETE" and (case.path_parameters or {}).get("id") in PROTECTED:
+    if case.method.upper() in ("DELETE", "PATCH") and (case.path_parameters or {}).get("id") in PROTECTED:
         case.path_parameters["id"] = stand_in_key()

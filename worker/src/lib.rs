@@ -6,6 +6,7 @@
 //! ARCHITECTURE.md.
 
 mod algolia;
+mod analytics;
 mod auth;
 mod body;
 mod config;
@@ -47,6 +48,7 @@ use worker::{Context, Env, Request, Response, Result, ScheduleContext, Scheduled
 #[event(fetch)]
 pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     panic_guard::install();
+    analytics::bind(&env);
     let id = panic_guard::request_id(&req);
     panic_guard::Tracked::new(id, serve(req, env, ctx)).await
 }
@@ -71,7 +73,14 @@ async fn serve(req: Request, env: Env, ctx: Context) -> Result<Response> {
     };
     cors(&mut res);
     let _ = res.headers_mut().set("x-request-id", log.id());
-    log.finish(res.status_code(), code.as_deref());
+    let line = log.finish(res.status_code(), code.as_deref());
+    analytics::record(&analytics::Point::request(
+        &line.method,
+        line.route,
+        line.status,
+        line.duration_ms,
+        code.as_deref(),
+    ));
     Ok(res)
 }
 
@@ -79,7 +88,10 @@ fn cors(res: &mut Response) {
     let headers = res.headers_mut();
     for (name, value) in [
         ("access-control-allow-origin", "*"),
-        ("access-control-allow-methods", "GET, POST, DELETE, OPTIONS"),
+        (
+            "access-control-allow-methods",
+            "GET, POST, PATCH, DELETE, OPTIONS",
+        ),
         (
             "access-control-allow-headers",
             "authorization, content-type, range, if-none-match, x-algolia-api-key, x-algolia-application-id",

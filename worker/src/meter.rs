@@ -386,6 +386,7 @@ pub struct Meter {
 
 impl DurableObject for Meter {
     fn new(state: State, env: Env) -> Self {
+        crate::analytics::bind(&env);
         Self {
             state,
             config: Config::from_env(&env),
@@ -580,6 +581,10 @@ impl Meter {
         ledger.prune(keep_from, now);
         let written = ledger.clone();
         self.save(ledger).await?;
+        if let Some(charged) = answer.charged {
+            // stored first: the data point reports a debit that happened
+            crate::analytics::record(&crate::analytics::Point::gas(subject, charged));
+        }
         self.schedule(&written, now).await?;
         if let Subject::Profile(address) = subject {
             for (start, used) in written.used.iter().rev().take(2) {

@@ -49,6 +49,19 @@ pub struct RequestLog {
     started_ms: u64,
 }
 
+/// What [`RequestLog::finish`] logged.
+#[derive(Debug)]
+pub struct Finished {
+    /// The request's method.
+    pub method: String,
+    /// The route pattern it matched.
+    pub route: Option<&'static str>,
+    /// The answer's status.
+    pub status: u16,
+    /// Milliseconds from the start to the answer.
+    pub duration_ms: u64,
+}
+
 /// The log line.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,8 +100,9 @@ impl RequestLog {
         &self.id
     }
 
-    /// Writes the line: the answer's status and, for an error, its code.
-    pub fn finish(self, status: u16, code: Option<&str>) {
+    /// Writes the line: the answer's status and, for an error, its code. Returns what it logged (the request's
+    /// Analytics Engine data point is made of it).
+    pub fn finish(self, status: u16, code: Option<&str>) -> Finished {
         let notes = NOTES
             .with(|n| n.borrow_mut().remove(&self.panic_id))
             .unwrap_or_default();
@@ -107,6 +121,12 @@ impl RequestLog {
             worker::console_error!("{json}");
         } else {
             worker::console_log!("{json}");
+        }
+        Finished {
+            route: line.route,
+            status,
+            duration_ms: line.duration_ms,
+            method: self.method,
         }
     }
 }

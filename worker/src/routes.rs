@@ -2,6 +2,7 @@
 //! check and do I/O: parsing and encodings live in the core crate.
 
 mod admin;
+mod console;
 mod metrics;
 mod openapi;
 mod profiles;
@@ -151,6 +152,10 @@ async fn dispatch(
             admin::manage_transaction(&req, env, config, found.param("hash")?, false).await
         }
         Handler::Metrics => metrics::metrics(&req, env, config).await,
+        Handler::UpdateKey => admin::update_key(req, env, config, found.param("id")?).await,
+        Handler::Usage => admin::usage(&req, env, config).await,
+        Handler::Console => console::page(),
+        Handler::ConsoleAsset => console::asset(found.param("file")?),
         Handler::Panic => {
             auth::authenticate_admin(&req, env, config).await?;
             admin::deliberate_panic()

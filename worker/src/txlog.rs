@@ -52,6 +52,7 @@ pub fn put(sql: &SqlStorage, record: &TransactionStatus, now_ms: u64, keep_ms: u
                 "profile": record.profile, "status": record.status, "blockNumber": record.block_number,
                 "gasUsed": record.gas_used, "charged": record.charged, "replacedBy": record.replaced_by})
         );
+        crate::analytics::record(&crate::analytics::Point::transaction(record));
     }
     let json = serde_json::to_string(record).map_err(ApiError::internal)?;
     sql.exec(

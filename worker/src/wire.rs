@@ -341,6 +341,24 @@ fn every_response_type_is_its_openapi_schema() {
             },
         ),
         serializes_as(
+            "UsageView",
+            &profile_relayer::api::admin::UsageView {
+                chain_id: 42,
+                days: profile_relayer::api::admin::DayUsage::series(
+                    &[(NOW - NOW % 86_400, 21_000)].into_iter().collect(),
+                    30,
+                    NOW,
+                ),
+                keys: vec![profile_relayer::api::admin::KeyUsage {
+                    id: "0123456789abcdef".into(),
+                    name: "wallet".into(),
+                    gas_used: 350_000,
+                    gas_budget: 10_000_000,
+                    revoked: false,
+                }],
+            },
+        ),
+        serializes_as(
             "Readiness",
             &crate::ready::Readiness::of(vec![crate::ready::Check {
                 name: "config".into(),

@@ -122,6 +122,8 @@ pub struct Config {
     pub clock_offset: Setting<i64>,
     /// `PANIC_TEST_ROUTE` (tests only).
     pub panic_test_route: Setting<bool>,
+    /// `ANALYTICS_LOG` (tests only): every Analytics Engine data point also logged.
+    pub analytics_log: Setting<bool>,
 }
 
 /// Requests per client and minute (0 turns a limit off).
@@ -218,6 +220,7 @@ impl Config {
             indexer_interval: v.number("INDEXER_INTERVAL_SECONDS").into(),
             clock_offset: v.number("CLOCK_OFFSET_SECONDS").into(),
             panic_test_route: v.flag("PANIC_TEST_ROUTE").into(),
+            analytics_log: v.flag("ANALYTICS_LOG").into(),
         }
     }
 

@@ -144,6 +144,7 @@ pub const VARS: &[Var] = &[
     // tests only, never set in a deployment
     var("CLOCK_OFFSET_SECONDS", Value("0")),
     var("PANIC_TEST_ROUTE", Value("false")),
+    var("ANALYTICS_LOG", Value("false")),
 ];
 
 /// The entry of `name`, `None` for a name not in [`VARS`].

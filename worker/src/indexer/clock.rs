@@ -136,6 +136,7 @@ pub struct Indexer {
 
 impl DurableObject for Indexer {
     fn new(state: State, env: Env) -> Self {
+        crate::analytics::bind(&env);
         Self {
             state,
             config: Config::from_env(&env),

@@ -133,13 +133,15 @@ fn invocation_budget(settings: &IndexerConfig) -> (u64, u32) {
 pub async fn run(env: &Env, config: &Config, chain: &ChainConfig) -> ApiResult<RunStats> {
     let settings = config.indexer.get()?;
     let (deadline, subrequests) = invocation_budget(settings);
-    run_with(
+    let stats = run_with(
         env,
         config,
         chain,
         Budget::share(settings, deadline, subrequests, 1)?,
     )
-    .await
+    .await?;
+    crate::analytics::record(&crate::analytics::Point::indexer(&stats));
+    Ok(stats)
 }
 
 async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budget) -> ApiResult<RunStats> {

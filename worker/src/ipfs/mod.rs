@@ -217,7 +217,11 @@ pub async fn relay(
     // whole content R2 has streams straight from there; otherwise R2 is not asked twice
     let streamable = range.is_none();
     if streamable && let Some(answer) = answer_from_store(req, env, &target).await? {
+        crate::analytics::record(&crate::analytics::Point::ipfs_cache(true));
         return Ok(answer);
+    }
+    if streamable {
+        crate::analytics::record(&crate::analytics::Point::ipfs_cache(false));
     }
     let (content, store) = fetch_content_deferred(
         env,

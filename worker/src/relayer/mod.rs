@@ -270,6 +270,7 @@ fn now_ms() -> u64 {
 
 impl DurableObject for Relayer {
     fn new(state: State, env: Env) -> Self {
+        crate::analytics::bind(&env);
         Self {
             state,
             config: Config::from_env(&env),

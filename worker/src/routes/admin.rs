@@ -6,8 +6,8 @@ use profile_relayer::api::month_start;
 use profile_relayer::api::{
     ErrorDetail,
     admin::{
-        ApiKeyList, ChainRun, CreatedApiKey, ManagedTransaction, MonthView, PendingView, PeriodView,
-        RelayerView, SignerView,
+        ApiKeyList, ChainRun, CreatedApiKey, DayUsage, KeyUsage, ManagedTransaction, MonthView, PendingView,
+        PeriodView, RelayerView, SignerView, UsageView,
     },
 };
 use profile_relayer::hex::parse_address;
@@ -19,8 +19,8 @@ use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
-    meter::{MeterClient, MeterOp, Subject},
-    relayer::{LaneStatus, pool},
+    meter::{MeterClient, MeterOp, Period, Subject},
+    relayer::{LaneStatus, RelayerClient, pool},
     store,
 };
 
@@ -225,47 +225,61 @@ fn admin_body(body: &str) -> ApiResult<Map<String, Value>> {
     Ok(obj)
 }
 
+fn field_type(f: &str, t: &str) -> ApiError {
+    ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"))
+}
+
+/// `name`: at most 100 characters (not bytes), as the document's maxLength counts.
+fn name_field(v: &Value) -> ApiResult<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() && s.chars().count() <= 100 => Ok(s.trim().to_owned()),
+        _ => Err(field_type("name", "a non-empty string of at most 100 characters")),
+    }
+}
+
+fn scopes_field(v: &Value) -> ApiResult<Vec<Scope>> {
+    serde_json::from_value(v.clone())
+        .ok()
+        .filter(|s: &Vec<Scope>| !s.is_empty())
+        .ok_or_else(|| {
+            field_type(
+                "scopes",
+                "a non-empty array of \"deploy\" / \"register\" / \"upload\"",
+            )
+        })
+}
+
+fn rate_limit_field(v: &Value) -> ApiResult<u32> {
+    integer(v)
+        .filter(|n| (1..=1_000_000).contains(n))
+        .map(|n| n as u32)
+        .ok_or_else(|| field_type("rateLimitPerMinute", "an integer from 1 to 1000000"))
+}
+
+/// Stored in D1, which holds safe integers (a larger one was a 500).
+fn budget_field(v: &Value) -> ApiResult<u64> {
+    integer(v)
+        .filter(|n| *n <= profile_relayer::json_shape::MAX_SAFE_INTEGER)
+        .ok_or_else(|| field_type("gasBudgetPerMonth", "a non-negative integer (gas) up to 2^53 - 1"))
+}
+
 pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env, config).await?;
     let config = config.relayer()?;
     let obj = admin_body(&read_body(req, config.max_body_bytes).await?)?;
-    let field_type = |f: &str, t: &str| ApiError::new(Code::InvalidFieldType, format!("{f} must be {t}"));
     let name = match obj.get("name") {
-        // at most 100 characters (not bytes), as the document's maxLength counts
-        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 100 => s.trim().to_owned(),
-        Some(_) => return Err(field_type("name", "a non-empty string of at most 100 characters")),
+        Some(v) => name_field(v)?,
         None => return Err(ApiError::new(Code::MissingField, "missing field \"name\"")),
     };
     let scopes: Vec<Scope> = match obj.get("scopes") {
         None => Scope::ALL.to_vec(),
-        Some(v) => serde_json::from_value(v.clone())
-            .ok()
-            .filter(|s: &Vec<Scope>| !s.is_empty())
-            .ok_or_else(|| {
-                field_type(
-                    "scopes",
-                    "a non-empty array of \"deploy\" / \"register\" / \"upload\"",
-                )
-            })?,
+        Some(v) => scopes_field(v)?,
     };
     let rate_limit_per_minute = match obj.get("rateLimitPerMinute") {
         None => config.default_rate_limit,
-        Some(v) => integer(v)
-            .filter(|n| (1..=1_000_000).contains(n))
-            .map(|n| n as u32)
-            .ok_or_else(|| field_type("rateLimitPerMinute", "an integer from 1 to 1000000"))?,
+        Some(v) => rate_limit_field(v)?,
     };
-    let gas_budget_per_month = match obj.get("gasBudgetPerMonth") {
-        None => None,
-        // stored in D1, which holds safe integers (a larger one was a 500)
-        Some(v) => Some(
-            integer(v)
-                .filter(|n| *n <= profile_relayer::json_shape::MAX_SAFE_INTEGER)
-                .ok_or_else(|| {
-                    field_type("gasBudgetPerMonth", "a non-negative integer (gas) up to 2^53 - 1")
-                })?,
-        ),
-    };
+    let gas_budget_per_month = obj.get("gasBudgetPerMonth").map(budget_field).transpose()?;
     let (secret, id) = auth::generate_key()?;
     let record = ApiKeyRecord {
         id: id.clone(),
@@ -304,6 +318,16 @@ async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) 
 
 pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
+    json_response(
+        200,
+        &ApiKeyList {
+            api_keys: keys_with_usage(env, config).await?,
+        },
+    )
+}
+
+/// Every stored key (revoked ones too) with this month's deploy gas from its meter (the authoritative counter).
+async fn keys_with_usage(env: &Env, config: &Config) -> ApiResult<Vec<ApiKeyRecord>> {
     let kv = env.kv("API_KEYS")?;
     let mut keys = Vec::new();
     let mut cursor = None;
@@ -321,7 +345,6 @@ pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiR
             _ => break,
         }
     }
-    // each key's deploy gas this month, from its meter (the authoritative counter)
     let config = config.relayer()?;
     let now = config.now();
     let mut listed = Vec::with_capacity(keys.len());
@@ -336,12 +359,72 @@ pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiR
         key.gas_remaining_this_month = Some(u.remaining);
         listed.push(key);
     }
-    json_response(200, &ApiKeyList { api_keys: listed })
+    Ok(listed)
 }
 
-pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
+/// The most days `GET /admin/usage` answers (the relayer's meter keeps 400).
+pub const MAX_USAGE_DAYS: u64 = 90;
+
+/// `days` of `GET /admin/usage?days=N`: 1 to [`MAX_USAGE_DAYS`], 30 when absent.
+fn usage_days(query: Option<&str>) -> ApiResult<u64> {
+    match query {
+        None => Ok(30),
+        Some(q) => q
+            .parse::<u64>()
+            .ok()
+            .filter(|d| (1..=MAX_USAGE_DAYS).contains(d))
+            .ok_or_else(|| {
+                ApiError::new(
+                    Code::InvalidParameter,
+                    format!("days must be an integer from 1 to {MAX_USAGE_DAYS}"),
+                )
+            }),
+    }
+}
+
+/// `GET /admin/usage?days=N`: the relayer's settled gas per UTC day (its daily meter's periods) and each key's
+/// deploy gas this month (the operator console's charts).
+pub(super) async fn usage(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
-    let kv = env.kv("API_KEYS")?;
+    let url = req.url()?;
+    let days = usage_days(
+        url.query_pairs()
+            .find(|(k, _)| k == "days")
+            .map(|(_, v)| v.into_owned())
+            .as_deref(),
+    )?;
+    let relayer = config.relayer()?;
+    let now = relayer.now();
+    let first = Period::Day
+        .start(now)
+        .saturating_sub((days - 1).saturating_mul(86_400));
+    let periods = MeterClient::new(env, &Subject::Relayer(relayer.chain_id))?
+        .send(&MeterOp::Periods { from: first })
+        .await?
+        .periods;
+    let keys = keys_with_usage(env, config)
+        .await?
+        .into_iter()
+        .map(|k| KeyUsage {
+            gas_used: k.gas_used_this_month.unwrap_or(0),
+            gas_budget: k.gas_budget_per_month.unwrap_or(0),
+            revoked: k.revoked_at.is_some(),
+            id: k.id,
+            name: k.name,
+        })
+        .collect();
+    json_response(
+        200,
+        &UsageView {
+            chain_id: relayer.chain_id,
+            days: DayUsage::series(&periods, days, now),
+            keys,
+        },
+    )
+}
+
+/// The hash and record of the key `id`; 404 `API_KEY_NOT_FOUND` when there is none (or `id` is not one).
+async fn stored_key(kv: &worker::kv::KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
     let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not_found());
@@ -352,17 +435,69 @@ pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &s
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(not_found)?;
-    let mut record: ApiKeyRecord = kv
+    let record: ApiKeyRecord = kv
         .get(&store::api_key_key(&hash))
         .json()
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(not_found)?;
+    Ok((hash, record))
+}
+
+pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let kv = env.kv("API_KEYS")?;
+    let (hash, mut record) = stored_key(&kv, id).await?;
     if record.revoked_at.is_none() {
         record.revoked_at = Some(now());
         store_key(&kv, &hash, &record).await?;
     }
     // effective on the key's next request, whatever KV still caches
     auth::revoke(env, id).await?;
+    json_response(200, &record)
+}
+
+/// `PATCH /admin/api-keys/{id}`: changes a key's `name`, `scopes`, `rateLimitPerMinute` or `gasBudgetPerMonth`
+/// (`null`: back to `DEFAULT_KEY_GAS_BUDGET_PER_MONTH`); the fields absent stay. Answers the stored record. A revoked
+/// key is not changed (403 `API_KEY_REVOKED`).
+pub(super) async fn update_key(req: Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
+    auth::authenticate_admin(&req, env, config).await?;
+    let obj = admin_body(&read_body(req, config.relayer()?.max_body_bytes).await?)?;
+    if obj.is_empty() {
+        return Err(ApiError::new(
+            Code::MissingField,
+            "name, scopes, rateLimitPerMinute or gasBudgetPerMonth is needed",
+        ));
+    }
+    // every field is checked before anything is written
+    let name = obj.get("name").map(name_field).transpose()?;
+    let scopes = obj.get("scopes").map(scopes_field).transpose()?;
+    let rate_limit = obj.get("rateLimitPerMinute").map(rate_limit_field).transpose()?;
+    let budget = match obj.get("gasBudgetPerMonth") {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(v) => Some(Some(budget_field(v)?)),
+    };
+    let kv = env.kv("API_KEYS")?;
+    let (hash, mut record) = stored_key(&kv, id).await?;
+    if record.revoked_at.is_some() {
+        return Err(ApiError::new(
+            Code::ApiKeyRevoked,
+            format!("the API key {id} is revoked: its record is kept, not changed"),
+        ));
+    }
+    if let Some(name) = name {
+        record.name = name;
+    }
+    if let Some(scopes) = scopes {
+        record.scopes = scopes;
+    }
+    if let Some(rate_limit) = rate_limit {
+        record.rate_limit_per_minute = rate_limit;
+    }
+    if let Some(budget) = budget {
+        record.gas_budget_per_month = budget;
+    }
+    store_key(&kv, &hash, &record).await?;
     json_response(200, &record)
 }

@@ -38,6 +38,12 @@ pub enum Handler {
     CancelTransaction,
     ReplaceTransaction,
     Metrics,
+    UpdateKey,
+    Usage,
+    /// the operator console's page
+    Console,
+    /// the operator console's script and style sheet
+    ConsoleAsset,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -115,6 +121,10 @@ pub const ROUTES: &[Route] = &[
         Handler::ReplaceTransaction,
     ),
     route("GET", "/admin/metrics", Handler::Metrics),
+    route("PATCH", "/admin/api-keys/{id}", Handler::UpdateKey),
+    route("GET", "/admin/usage", Handler::Usage),
+    route("GET", "/admin", Handler::Console),
+    route("GET", "/admin/assets/{file}", Handler::ConsoleAsset),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

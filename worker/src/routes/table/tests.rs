@@ -97,11 +97,15 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::ActivateSigner
         | Handler::CancelTransaction
         | Handler::ReplaceTransaction
-        | Handler::Metrics => (1, 0),
+        | Handler::Metrics
+        | Handler::UpdateKey
+        | Handler::Usage
+        | Handler::Console
+        | Handler::ConsoleAsset => (1, 0),
     }
 }
 
-const HANDLERS: [Handler; 32] = [
+const HANDLERS: [Handler; 36] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -133,6 +137,10 @@ const HANDLERS: [Handler; 32] = [
     Handler::CancelTransaction,
     Handler::ReplaceTransaction,
     Handler::Metrics,
+    Handler::UpdateKey,
+    Handler::Usage,
+    Handler::Console,
+    Handler::ConsoleAsset,
     Handler::Panic,
 ];
 
@@ -193,8 +201,10 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::CancelTransaction
         | Handler::ReplaceTransaction
         | Handler::Metrics
+        | Handler::UpdateKey
+        | Handler::Usage
         | Handler::Ready => true,
-        Handler::Health | Handler::OpenApi => false,
+        Handler::Health | Handler::OpenApi | Handler::Console | Handler::ConsoleAsset => false,
     }
 }
 
