@@ -6,6 +6,7 @@ mod metrics;
 mod openapi;
 mod profiles;
 mod table;
+mod webhooks;
 
 use profile_relayer::{
     api::{ProfileStatus, admin::Health},
@@ -141,6 +142,9 @@ async fn dispatch(
         }
         Handler::RelayerStatus => admin::relayer_status(&req, env, config).await,
         Handler::Metrics => metrics::metrics(&req, env, config).await,
+        Handler::SetWebhook => webhooks::set(req, env, config, found.param("id").ok()).await,
+        Handler::RemoveWebhook => webhooks::remove(&req, env, config, found.param("id").ok()).await,
+        Handler::WebhookDeliveries => webhooks::deliveries(&req, env, config, found.param("id").ok()).await,
         Handler::Panic => {
             auth::authenticate_admin(&req, env, config).await?;
             admin::deliberate_panic()

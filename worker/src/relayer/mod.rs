@@ -181,7 +181,14 @@ impl DurableObject for Relayer {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         self.first_use().await;
-        Ok(self.handle(req).await.unwrap_or_else(ApiError::into_response))
+        let res = self.handle(req).await.unwrap_or_else(ApiError::into_response);
+        // the transaction events of this request to their webhooks (what is left: by the alarm)
+        if crate::webhooks::outbox::flush(&self.env, &self.state).await
+            && let Err(e) = self.ensure_alarm(ALARM_MS).await
+        {
+            worker::console_warn!("relayer alarm for the webhook outbox: {} {}", e.code, e.message);
+        }
+        Ok(res)
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -190,7 +197,8 @@ impl DurableObject for Relayer {
             self.note_error(&e);
             worker::console_warn!("relayer alarm: {} {}", e.code, e.message);
         }
-        if self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
+        let outbox_left = crate::webhooks::outbox::flush(&self.env, &self.state).await;
+        if outbox_left || self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
             self.state.storage().set_alarm(ALARM_MS).await?;
         }
         Response::ok("")

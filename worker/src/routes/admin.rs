@@ -183,6 +183,7 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
         gas_used_this_month: None,
         gas_reserved_this_month: None,
         gas_remaining_this_month: None,
+        webhook_url: None,
     };
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
@@ -192,7 +193,7 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
 
 /// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
 /// (for listing and revoking).
-async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
+pub(super) async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
     kv.put(&store::api_key_key(hash), record)
         .map_err(ApiError::internal)?
         .execute()

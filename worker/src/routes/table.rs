@@ -34,6 +34,10 @@ pub enum Handler {
     RunIndexer,
     RelayerStatus,
     Metrics,
+    /// a key's (`{id}`) or the operator's webhook
+    SetWebhook,
+    RemoveWebhook,
+    WebhookDeliveries,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -91,6 +95,16 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/admin/indexer/run", Handler::RunIndexer),
     route("GET", "/admin/relayer", Handler::RelayerStatus),
     route("GET", "/admin/metrics", Handler::Metrics),
+    route("POST", "/admin/api-keys/{id}/webhook", Handler::SetWebhook),
+    route("DELETE", "/admin/api-keys/{id}/webhook", Handler::RemoveWebhook),
+    route(
+        "GET",
+        "/admin/api-keys/{id}/webhook/deliveries",
+        Handler::WebhookDeliveries,
+    ),
+    route("POST", "/admin/webhook", Handler::SetWebhook),
+    route("DELETE", "/admin/webhook", Handler::RemoveWebhook),
+    route("GET", "/admin/webhook/deliveries", Handler::WebhookDeliveries),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

@@ -68,7 +68,12 @@ fn patterns() {
 /// How often each handler is routed: (in [`ROUTES`], in [`TEST_ROUTES`]). Exhaustive: a new handler needs a line.
 fn intended(handler: Handler) -> (usize, usize) {
     match handler {
-        Handler::Register | Handler::Ipfs | Handler::Image => (2, 0),
+        Handler::Register
+        | Handler::Ipfs
+        | Handler::Image
+        | Handler::SetWebhook
+        | Handler::RemoveWebhook
+        | Handler::WebhookDeliveries => (2, 0),
         Handler::Panic => (0, 1),
         Handler::Health
         | Handler::Ready
@@ -97,7 +102,7 @@ fn intended(handler: Handler) -> (usize, usize) {
     }
 }
 
-const HANDLERS: [Handler; 28] = [
+const HANDLERS: [Handler; 31] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -125,6 +130,9 @@ const HANDLERS: [Handler; 28] = [
     Handler::RunIndexer,
     Handler::RelayerStatus,
     Handler::Metrics,
+    Handler::SetWebhook,
+    Handler::RemoveWebhook,
+    Handler::WebhookDeliveries,
     Handler::Panic,
 ];
 
@@ -181,6 +189,9 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::AlgoliaQueries
         | Handler::RelayerStatus
         | Handler::Metrics
+        | Handler::SetWebhook
+        | Handler::RemoveWebhook
+        | Handler::WebhookDeliveries
         | Handler::Ready => true,
         Handler::Health | Handler::OpenApi => false,
     }
