@@ -495,9 +495,10 @@ impl Webhooks {
 /// One delivery attempt: POST `body` signed for this attempt's timestamp, no redirects followed (a redirect is a
 /// failure: the URL was checked, its target was not), aborted after `timeout_ms`; the answer's body is never read.
 async fn attempt(url: &str, key: &[u8], id: &str, body: &str, timeout_ms: u64) -> Outcome {
+    // an error text naming the URL (a query may hold the receiver's token) names it no more: it is logged
     let failed = |error: String| Outcome {
         status: None,
-        error: Some(error),
+        error: Some(error.replace(url, "<url>")),
     };
     let timestamp = now_ms() / 1000;
     let headers = Headers::new();
