@@ -135,10 +135,9 @@ pub fn cursor(created_ms: u64, id: &str) -> String {
 /// A cursor [`cursor`] answered; `None` for anything else.
 pub fn parse_cursor(cursor: &str) -> Option<(u64, &str)> {
     let (ms, id) = cursor.split_once('_')?;
-    let ms = ms
-        .parse()
-        .ok()
-        .filter(|_| ms.bytes().all(|b| b.is_ascii_digit()))?;
+    // at most 15 digits: Unix ms for the next 30,000 years, and below 2^53 (a SQLite integer the runtime keeps exact)
+    let digits = !ms.is_empty() && ms.len() <= 15 && ms.bytes().all(|b| b.is_ascii_digit());
+    let ms = ms.parse().ok().filter(|_| digits)?;
     is_event_id(id).then_some((ms, id))
 }
 
@@ -219,6 +218,9 @@ mod tests {
         assert!(!is_event_id("msg_xyz"));
         let c = cursor(1_700_000_000_000, &id);
         assert_eq!(parse_cursor(&c), Some((1_700_000_000_000, id.as_str())));
+        let zeros = "0".repeat(32);
+        assert!(parse_cursor(&format!("999999999999999_msg_{zeros}")).is_some());
+        assert_eq!(parse_cursor(&format!("1000000000000000_msg_{zeros}")), None);
         for bad in [
             "",
             "_",
