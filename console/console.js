@@ -228,9 +228,22 @@ function renderKeys(keys) {
 async function renderDeliveries() {
   const box = $('deliveries');
   try {
-    const answer = await api('GET', '/admin/webhooks/deliveries');
-    const rows = Array.isArray(answer) ? answer : (answer?.deliveries ?? []);
-    box.replaceChildren(rows.length ? genericTable(rows) : el('p', { class: 'muted' }, 'No deliveries yet.'));
+    // the operator's webhook (balance alerts); each key's own log is at /admin/api-keys/{id}/webhook/deliveries
+    const answer = await api('GET', '/admin/webhook/deliveries?limit=20');
+    const rows = (answer?.deliveries ?? []).map((d) => ({
+      type: d.type,
+      state: d.state,
+      attempts: d.attempts,
+      lastStatus: d.lastStatus ?? d.lastError ?? '',
+      created: new Date(d.createdAt * 1000).toISOString(),
+      nextAttempt: d.nextAttemptAt ? new Date(d.nextAttemptAt * 1000).toISOString() : '',
+    }));
+    const where = el(
+      'p',
+      { class: 'muted', 'data-field': 'webhook-url' },
+      answer?.url ? `Operator webhook: ${answer.url}` : 'No operator webhook is set (POST /admin/webhook).',
+    );
+    box.replaceChildren(where, rows.length ? genericTable(rows) : el('p', { class: 'muted' }, 'No deliveries yet.'));
   } catch (e) {
     if (e.status !== 404) throw e;
     box.replaceChildren(el('p', { class: 'muted', 'data-state': 'unavailable' }, 'Webhook deliveries: not available on this deployment.'));

@@ -14,7 +14,7 @@ mod relay;
 pub mod schema;
 pub mod shape;
 
-pub use self::calendar::{month_start, next_month_start};
+pub use self::calendar::{iso8601, month_start, next_month_start};
 
 pub use self::relay::{
     DEFAULT_MAX_PAYLOAD_BYTES, ExecuteRequest, ExecuteResponse, QUOTA_TIMESTAMP_WINDOW_SECS, QuotaRequest,

@@ -93,6 +93,12 @@ pub struct ApiKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(optional))]
     pub gas_remaining_this_month: Option<u64>,
+    /// The URL this key's transaction events are delivered to (`POST /admin/api-keys/{id}/webhook`); its secret
+    /// is answered only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    #[cfg_attr(feature = "schema", schemars(length(max = 384)))]
+    pub webhook_url: Option<String>,
 }
 
 /// Response to `POST /admin/api-keys` (201): the key and, only in this answer, its secret.
@@ -304,6 +310,94 @@ pub struct PendingView {
     pub count: u64,
     /// Seconds since the oldest was first sent (`null` when none is pending).
     pub oldest_age_seconds: Option<u64>,
+}
+
+/// Response to `POST /admin/api-keys/{id}/webhook` and `POST /admin/webhook`: the endpoint and, only in this
+/// answer, the secret its deliveries are signed with (Standard Webhooks).
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedWebhook {
+    /// Where events are POSTed.
+    #[cfg_attr(feature = "schema", schemars(length(max = 384)))]
+    pub url: String,
+    /// `whsec_` + the base64 of 32 random bytes; verify `webhook-signature` with it.
+    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^whsec_[A-Za-z0-9+/]{43}=$")))]
+    pub secret: String,
+}
+
+/// Response to `DELETE /admin/api-keys/{id}/webhook` and `DELETE /admin/webhook`.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovedWebhook {
+    /// Whether a webhook was set (its undelivered events are given up).
+    pub removed: bool,
+}
+
+/// Where a webhook delivery stands.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// Not delivered yet: the next attempt is at `nextAttemptAt`.
+    Pending,
+    /// A 2xx answered.
+    Delivered,
+    /// Every attempt failed.
+    Failed,
+    /// The webhook was removed or replaced before it was delivered.
+    Cancelled,
+}
+
+/// One event's delivery (`GET /admin/api-keys/{id}/webhook/deliveries`, `GET /admin/webhook/deliveries`).
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDelivery {
+    /// The event id: the `webhook-id` header of every attempt.
+    pub id: String,
+    /// The event type (`transaction.pending`, `transaction.mined`, `relayer.balance_low`, …).
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Unix seconds the event was created.
+    pub created_at: u64,
+    /// Where it stands.
+    pub state: DeliveryState,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The HTTP status of the last attempt, when it got one.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
+    pub last_status: Option<u16>,
+    /// Why the last attempt failed without a status (timeout, connection), or the status' meaning.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub last_error: Option<String>,
+    /// Unix seconds of the last attempt.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
+    pub last_attempt_at: Option<u64>,
+    /// Unix seconds of the next attempt, while pending.
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
+    pub next_attempt_at: Option<u64>,
+}
+
+/// A page of deliveries, newest first.
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDeliveries {
+    /// The webhook's URL (`null` when none is set).
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub url: Option<String>,
+    /// At most `limit` deliveries.
+    pub deliveries: Vec<WebhookDelivery>,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub next_cursor: Option<String>,
 }
 
 /// `GET /admin/usage?days=N` (the operator console's charts): the relayer's settled gas per UTC day, oldest first

@@ -109,6 +109,9 @@ service_codes! {
     InvalidFilters = (400, "INVALID_FILTERS"),
     /// A browse `cursor` this API did not answer.
     InvalidCursor = (400, "INVALID_CURSOR"),
+    /// A webhook URL that is not `https://` (plain `http://` only to this machine with `WEBHOOK_ALLOW_HTTP`),
+    /// has credentials, or is too long.
+    InvalidWebhookUrl = (400, "INVALID_WEBHOOK_URL"),
     /// A multi-index search with more queries than the limit.
     TooManyQueries = (400, "TOO_MANY_QUERIES"),
     /// A multi-index query of a type not implemented (facet-value search).

@@ -33,6 +33,7 @@ mod signer;
 mod store;
 mod txlog;
 mod upload_token;
+mod webhooks;
 #[cfg(test)]
 mod wire;
 
@@ -40,6 +41,7 @@ pub use indexer::clock::Indexer;
 pub use meter::Meter;
 pub use ratelimit::RateLimiter;
 pub use relayer::Relayer;
+pub use webhooks::Webhooks;
 use worker::{Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent, event};
 
 /// Worker entry point: every error becomes a JSON error body, never a panic. Browser dApps call the API from
@@ -128,5 +130,9 @@ pub async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) 
     }
     if let Err(e) = indexer::clock::wake_all(&env, &config).await {
         worker::console_error!("indexer wake: {} {}", e.code, e.message);
+    }
+    // the relayer's balance against LOW_BALANCE_ALERT_WEI: the operator's webhook is alerted once per crossing
+    if let Err(e) = webhooks::check_balance(&env, &config).await {
+        worker::console_warn!("balance check: {} {}", e.code, e.message);
     }
 }

@@ -654,6 +654,16 @@ pub struct Charge {
     pub meters: Vec<Subject>,
 }
 
+impl Charge {
+    /// The API key charged (a deploy's key), when one is.
+    pub fn key_id(&self) -> Option<&str> {
+        self.meters.iter().find_map(|s| match s {
+            Subject::Key(id) => Some(id.as_str()),
+            _ => None,
+        })
+    }
+}
+
 /// Reserves `amount` for `id` on every subject at once, until `now + ttl`. Returns the subjects this call created
 /// a reservation on (the ones it may release). When any refuses, the reservations this call created are released
 /// and the first refusal is answered; an id already settled is refused as the same transaction again.

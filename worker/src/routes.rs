@@ -7,6 +7,7 @@ mod metrics;
 mod openapi;
 mod profiles;
 mod table;
+mod webhooks;
 
 use profile_relayer::{
     api::{ProfileStatus, admin::Health},
@@ -156,6 +157,9 @@ async fn dispatch(
         Handler::Usage => admin::usage(&req, env, config).await,
         Handler::Console => console::page(),
         Handler::ConsoleAsset => console::asset(found.param("file")?),
+        Handler::SetWebhook => webhooks::set(req, env, config, found.param("id").ok()).await,
+        Handler::RemoveWebhook => webhooks::remove(&req, env, config, found.param("id").ok()).await,
+        Handler::WebhookDeliveries => webhooks::deliveries(&req, env, config, found.param("id").ok()).await,
         Handler::Panic => {
             auth::authenticate_admin(&req, env, config).await?;
             admin::deliberate_panic()

@@ -105,6 +105,37 @@ fn api_key() -> ApiKey {
         gas_used_this_month: Some(1_000_000),
         gas_reserved_this_month: Some(200_000),
         gas_remaining_this_month: Some(48_800_000),
+        webhook_url: Some("https://hooks.example.com/relayer".to_owned()),
+    }
+}
+
+fn webhook_deliveries() -> profile_relayer::api::admin::WebhookDeliveries {
+    use profile_relayer::api::admin::{DeliveryState, WebhookDeliveries, WebhookDelivery};
+    let delivery = |state, last_status, last_error: Option<&str>, next| WebhookDelivery {
+        id: format!("msg_{}", "0a".repeat(16)),
+        event_type: "transaction.mined".into(),
+        created_at: NOW,
+        state,
+        attempts: 2,
+        last_status,
+        last_error: last_error.map(str::to_owned),
+        last_attempt_at: Some(NOW + 5),
+        next_attempt_at: next,
+    };
+    WebhookDeliveries {
+        url: Some("https://hooks.example.com/relayer".into()),
+        deliveries: vec![
+            delivery(
+                DeliveryState::Pending,
+                Some(500),
+                Some("answered 500"),
+                Some(NOW + 300),
+            ),
+            delivery(DeliveryState::Delivered, Some(204), None, None),
+            delivery(DeliveryState::Failed, None, Some("no answer within 10 s"), None),
+            delivery(DeliveryState::Cancelled, None, None, None),
+        ],
+        next_cursor: Some(format!("{}_msg_{}", NOW * 1000, "0a".repeat(16))),
     }
 }
 
@@ -291,6 +322,18 @@ fn every_response_type_is_its_openapi_schema() {
             ),
         ),
         answers_as("AlgoliaResult", &algolia_result(Some("eyJhIjoxfQ".into()))),
+        answers_as(
+            "CreatedWebhook",
+            &profile_relayer::api::admin::CreatedWebhook {
+                url: "https://hooks.example.com/relayer".into(),
+                secret: crate::webhooks::sign::encode_secret(&[7u8; 32]),
+            },
+        ),
+        answers_as(
+            "RemovedWebhook",
+            &profile_relayer::api::admin::RemovedWebhook { removed: true },
+        ),
+        answers_as("WebhookDeliveries", &webhook_deliveries()),
         serializes_as(
             "RelayerView",
             &profile_relayer::api::admin::RelayerView {

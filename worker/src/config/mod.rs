@@ -113,6 +113,12 @@ pub struct Config {
     pub lookup_miss_seconds: Setting<u64>,
     /// `MIN_RELAYER_BALANCE`, wei.
     pub min_relayer_balance: Setting<u128>,
+    /// `WEBHOOK_ALLOW_HTTP`: plain `http://` webhooks to 127.0.0.1 / localhost (local development only).
+    pub webhook_allow_http: Setting<bool>,
+    /// `WEBHOOK_TIMEOUT_SECONDS`: the timeout of one delivery attempt.
+    pub webhook_timeout: Setting<u64>,
+    /// `LOW_BALANCE_ALERT_WEI` (default `MIN_RELAYER_BALANCE`): below it, the operator webhook is alerted.
+    pub low_balance_alert: Setting<u128>,
     /// `READY_MAX_INDEXER_LAG`, blocks.
     pub ready_max_indexer_lag: Setting<u64>,
     /// `INDEXER_INTERVAL_SECONDS`: seconds between two runs of a chain's indexer object (its alarm); 0: only the
@@ -216,6 +222,12 @@ impl Config {
             lookup_cache_seconds: v.number("LOOKUP_CACHE_SECONDS").into(),
             lookup_miss_seconds: v.number("LOOKUP_MISS_SECONDS").into(),
             min_relayer_balance: v.number("MIN_RELAYER_BALANCE").into(),
+            webhook_allow_http: v.flag("WEBHOOK_ALLOW_HTTP").into(),
+            webhook_timeout: v.number("WEBHOOK_TIMEOUT_SECONDS").into(),
+            low_balance_alert: v
+                .optional_number("LOW_BALANCE_ALERT_WEI")
+                .and_then(|n| n.map_or_else(|| v.number("MIN_RELAYER_BALANCE"), Ok))
+                .into(),
             ready_max_indexer_lag: v.number("READY_MAX_INDEXER_LAG").into(),
             indexer_interval: v.number("INDEXER_INTERVAL_SECONDS").into(),
             clock_offset: v.number("CLOCK_OFFSET_SECONDS").into(),

@@ -96,6 +96,10 @@ pub const VARS: &[Var] = &[
     // an hour of LUKSO's 12-second blocks
     var("READY_MAX_INDEXER_LAG", Value("300")),
     var("READY_RATE_LIMIT_PER_MINUTE", Value("60")),
+    // webhooks: plain http only to this machine, for local development (like METADATA_ALLOW_HTTP)
+    var("WEBHOOK_ALLOW_HTTP", Value("false")),
+    var("WEBHOOK_TIMEOUT_SECONDS", Value("10")),
+    var("LOW_BALANCE_ALERT_WEI", Derived("`MIN_RELAYER_BALANCE`")),
     // the chains of the lookup API, search and the indexer
     var("CHAINS", Derived("`CHAIN_ID` with `RPC_URL`, `INDEX_PREFIX`")),
     var("INDEX_PREFIX", Value("dev_local")),

@@ -178,17 +178,33 @@ impl Relayer {
         Ok(self.config.tx_record_days.value()?.saturating_mul(86_400_000))
     }
 
-    pub(super) fn log_put(&self, _ctx: &Ctx, record: &TransactionStatus) -> ApiResult<()> {
-        txlog::put(&self.sql()?, record, now_ms(), self.keep_ms()?)
+    /// Writes `record`, whose status was `previous` (as the caller read it; `None` for a new record); `charge`
+    /// names the API key that asked for it (its webhook gets the change).
+    pub(super) fn log_put(
+        &self,
+        ctx: &Ctx,
+        record: &TransactionStatus,
+        previous: Option<TransactionState>,
+        charge: Option<&Charge>,
+    ) -> ApiResult<()> {
+        let origin = txlog::Origin {
+            chain_id: ctx.config.chain_id,
+            key_id: charge.and_then(Charge::key_id),
+        };
+        txlog::put(&self.sql()?, record, previous, origin, now_ms(), self.keep_ms()?)
     }
 
     pub(super) fn log_update(
         &self,
-        _ctx: &Ctx,
+        ctx: &Ctx,
         hash: B256,
         change: impl FnOnce(&mut TransactionStatus),
     ) -> ApiResult<()> {
-        txlog::update(&self.sql()?, hash, now_ms(), self.keep_ms()?, change)
+        let origin = txlog::Origin {
+            chain_id: ctx.config.chain_id,
+            key_id: None,
+        };
+        txlog::update(&self.sql()?, hash, origin, now_ms(), self.keep_ms()?, change)
     }
 
     /// The receipt facts of whichever of `hashes` is recorded as mined or reverted.

@@ -126,7 +126,12 @@ impl Relayer {
         let described = next.job.described();
         if let Some((kind, profile)) = described {
             if change == Change::Replace && stored.cancelled_from.is_none() {
-                self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+                self.log_put(
+                    ctx,
+                    &txlog::pending(hash, kind, profile),
+                    None,
+                    next.charge.as_ref(),
+                )?;
             }
             self.log_update(ctx, old, |r| match change {
                 Change::Replace => {

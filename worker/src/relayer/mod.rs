@@ -286,7 +286,14 @@ impl DurableObject for Relayer {
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         self.first_use().await;
-        Ok(self.handle(req).await.unwrap_or_else(ApiError::into_response))
+        let res = self.handle(req).await.unwrap_or_else(ApiError::into_response);
+        // the transaction events of this request to their webhooks (what is left: by the alarm)
+        if crate::webhooks::outbox::flush(&self.env, &self.state).await
+            && let Err(e) = self.ensure_alarm(ALARM_MS).await
+        {
+            worker::console_warn!("relayer alarm for the webhook outbox: {} {}", e.code, e.message);
+        }
+        Ok(res)
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -295,9 +302,10 @@ impl DurableObject for Relayer {
             self.note_error(&e);
             worker::console_warn!("relayer alarm: {} {}", e.code, e.message);
         }
-        // while transactions are pending, or mined and not yet confirmations-deep (`confirm`)
+        let outbox_left = crate::webhooks::outbox::flush(&self.env, &self.state).await;
+        // while transactions are pending, or mined and not yet confirmations-deep (`confirm`), or events wait
         let watching = self.watched().map(|w| !w.is_empty()).unwrap_or(true);
-        if watching || self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
+        if outbox_left || watching || self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
             self.state.storage().set_alarm(ALARM_MS).await?;
         }
         Response::ok("")

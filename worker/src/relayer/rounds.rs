@@ -131,8 +131,10 @@ impl Relayer {
             })?;
         }
         if let Some((kind, profile)) = tx.job.described() {
-            let mut record =
-                txlog::get(&self.sql()?, hash)?.unwrap_or_else(|| txlog::pending(hash, kind, profile));
+            let previous = txlog::get(&self.sql()?, hash)?;
+            let mut record = previous
+                .clone()
+                .unwrap_or_else(|| txlog::pending(hash, kind, profile));
             record.status = if reverted {
                 TransactionState::Reverted
             } else {
@@ -141,7 +143,7 @@ impl Relayer {
             record.block_number = block;
             record.gas_used = Some(gas_used);
             record.charged = charged.or(record.charged);
-            self.log_put(ctx, &record)?;
+            self.log_put(ctx, &record, previous.map(|r| r.status), tx.charge.as_ref())?;
             if !reverted {
                 // indexed in seconds, not at the indexer's next pass over the chain
                 if let Err(e) = crate::indexer::clock::touched(
@@ -246,7 +248,12 @@ impl Relayer {
         self.lane_write(None, Some(&next))?;
         let previous_hash = stored.hashes.last().copied();
         if let Some((kind, profile)) = next.job.described().filter(|_| stored.cancelled_from.is_none()) {
-            self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+            self.log_put(
+                ctx,
+                &txlog::pending(hash, kind, profile),
+                None,
+                next.charge.as_ref(),
+            )?;
             if let Some(old) = previous_hash {
                 self.log_update(ctx, old, |r| {
                     r.status = TransactionState::Replaced;

@@ -84,7 +84,12 @@ impl Relayer {
             cancelled_from: None,
         };
         if let Some((kind, profile)) = tx.job.described() {
-            self.log_put(ctx, &txlog::pending(hash, kind, profile))?;
+            self.log_put(
+                ctx,
+                &txlog::pending(hash, kind, profile),
+                None,
+                tx.charge.as_ref(),
+            )?;
         }
         let overwritten = self.lane_get(tx.nonce)?;
         // stored before it is broadcast: a crash in between is recovered from the stored bytes

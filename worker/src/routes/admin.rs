@@ -20,7 +20,7 @@ use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Period, Subject},
-    relayer::{LaneStatus, RelayerClient, pool},
+    relayer::{LaneStatus, pool},
     store,
 };
 
@@ -292,6 +292,7 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
         gas_used_this_month: None,
         gas_reserved_this_month: None,
         gas_remaining_this_month: None,
+        webhook_url: None,
     };
     let kv = env.kv("API_KEYS")?;
     let hash = auth::hash_secret(&secret);
@@ -301,7 +302,7 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
 
 /// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
 /// (for listing and revoking).
-async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
+pub(super) async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
     kv.put(&store::api_key_key(hash), record)
         .map_err(ApiError::internal)?
         .execute()

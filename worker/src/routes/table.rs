@@ -44,6 +44,10 @@ pub enum Handler {
     Console,
     /// the operator console's script and style sheet
     ConsoleAsset,
+    /// a key's (`{id}`) or the operator's webhook
+    SetWebhook,
+    RemoveWebhook,
+    WebhookDeliveries,
     /// only in [`TEST_ROUTES`]
     Panic,
 }
@@ -125,6 +129,16 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/admin/usage", Handler::Usage),
     route("GET", "/admin", Handler::Console),
     route("GET", "/admin/assets/{file}", Handler::ConsoleAsset),
+    route("POST", "/admin/api-keys/{id}/webhook", Handler::SetWebhook),
+    route("DELETE", "/admin/api-keys/{id}/webhook", Handler::RemoveWebhook),
+    route(
+        "GET",
+        "/admin/api-keys/{id}/webhook/deliveries",
+        Handler::WebhookDeliveries,
+    ),
+    route("POST", "/admin/webhook", Handler::SetWebhook),
+    route("DELETE", "/admin/webhook", Handler::RemoveWebhook),
+    route("GET", "/admin/webhook/deliveries", Handler::WebhookDeliveries),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

@@ -9,7 +9,7 @@
 use profile_relayer::api::{
     DeployResponse, ErrorBody, ExecuteResponse, ProfileStatus, QuotaResponse, RegisterResponse, SearchBoth,
     TransactionStatus, UploadAnswer,
-    admin::{ApiKeyList, CreatedApiKey, Health, RunStats},
+    admin::{ApiKeyList, CreatedApiKey, CreatedWebhook, Health, RemovedWebhook, RunStats, WebhookDeliveries},
     algolia::{AlgoliaError, AlgoliaResults},
     records::{IndexerStatus, NotIndexed},
 };
@@ -69,6 +69,9 @@ fn generated_schemas() -> Map<String, Value> {
     answer::<ApiKeyList>(&mut generator);
     answer::<CreatedApiKey>(&mut generator);
     answer::<RunStats>(&mut generator);
+    answer::<CreatedWebhook>(&mut generator);
+    answer::<RemovedWebhook>(&mut generator);
+    answer::<WebhookDeliveries>(&mut generator);
     answer::<AlgoliaResults>(&mut generator);
     answer::<AlgoliaError>(&mut generator);
     // the Worker's own answers

@@ -68,7 +68,12 @@ fn patterns() {
 /// How often each handler is routed: (in [`ROUTES`], in [`TEST_ROUTES`]). Exhaustive: a new handler needs a line.
 fn intended(handler: Handler) -> (usize, usize) {
     match handler {
-        Handler::Register | Handler::Ipfs | Handler::Image => (2, 0),
+        Handler::Register
+        | Handler::Ipfs
+        | Handler::Image
+        | Handler::SetWebhook
+        | Handler::RemoveWebhook
+        | Handler::WebhookDeliveries => (2, 0),
         Handler::Panic => (0, 1),
         Handler::Health
         | Handler::Ready
@@ -105,7 +110,7 @@ fn intended(handler: Handler) -> (usize, usize) {
     }
 }
 
-const HANDLERS: [Handler; 36] = [
+const HANDLERS: [Handler; 39] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -141,6 +146,9 @@ const HANDLERS: [Handler; 36] = [
     Handler::Usage,
     Handler::Console,
     Handler::ConsoleAsset,
+    Handler::SetWebhook,
+    Handler::RemoveWebhook,
+    Handler::WebhookDeliveries,
     Handler::Panic,
 ];
 
@@ -203,6 +211,9 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::Metrics
         | Handler::UpdateKey
         | Handler::Usage
+        | Handler::SetWebhook
+        | Handler::RemoveWebhook
+        | Handler::WebhookDeliveries
         | Handler::Ready => true,
         Handler::Health | Handler::OpenApi | Handler::Console | Handler::ConsoleAsset => false,
     }

@@ -1,0 +1,159 @@
+//! The webhook admin routes: a key's webhook (`/admin/api-keys/{id}/webhook`) and the operator's
+//! (`/admin/webhook`, low-balance alerts): set or replace (the secret is answered once, in this answer only),
+//! remove, and the delivery log, newest first, paginated.
+
+use profile_relayer::api::admin::{CreatedWebhook, RemovedWebhook, WebhookDeliveries};
+use serde_json::Value;
+use worker::{Env, Request, Response, kv::KvStore};
+
+use crate::plumbing::{integer, json_response, read_body};
+use crate::{
+    auth::{self, ApiKeyRecord},
+    config::Config,
+    error::{ApiError, ApiResult, Code},
+    store,
+    webhooks::{OPERATOR, WebhookOp, WebhooksClient, key_object, policy},
+};
+
+/// The largest body of `POST …/webhook` (`{"url": …}` with a URL of at most 384 bytes).
+const MAX_BODY_BYTES: usize = 4_096;
+
+/// The largest page of the delivery log, and the default one.
+const MAX_LIMIT: u64 = 100;
+const DEFAULT_LIMIT: u32 = 20;
+
+/// The key `id` as stored, with its hash.
+async fn key_record(kv: &KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
+    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
+    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_found());
+    }
+    let hash: String = kv
+        .get(&store::api_key_id_key(id))
+        .text()
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(not_found)?;
+    let record: ApiKeyRecord = kv
+        .get(&store::api_key_key(&hash))
+        .json()
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(not_found)?;
+    Ok((hash, record))
+}
+
+/// The `url` of a `{"url": "…"}` body, checked.
+fn url_of(body: &str, allow_http: bool) -> ApiResult<String> {
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| ApiError::new(Code::InvalidJson, e.to_string()))?;
+    let Value::Object(obj) = value else {
+        return Err(ApiError::new(Code::InvalidJson, "the body must be a JSON object"));
+    };
+    if let Some(k) = obj.keys().find(|k| k.as_str() != "url") {
+        return Err(ApiError::new(Code::UnknownField, format!("unknown field {k:?}")));
+    }
+    match obj.get("url") {
+        Some(Value::String(url)) => policy::check_url(url, allow_http)
+            .map(String::from)
+            .map_err(|why| ApiError::new(Code::InvalidWebhookUrl, why)),
+        Some(_) => Err(ApiError::new(Code::InvalidFieldType, "url must be a string")),
+        None => Err(ApiError::new(Code::MissingField, "missing field \"url\"")),
+    }
+}
+
+/// `POST /admin/api-keys/{id}/webhook` (`id`) or `POST /admin/webhook` (none): 201 with the URL and the new
+/// secret. Replacing a webhook makes a new secret; undelivered events go to the new URL, signed with it.
+pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&str>) -> ApiResult<Response> {
+    auth::authenticate_admin(&req, env, config).await?;
+    let kv = env.kv("API_KEYS")?;
+    let key = match id {
+        Some(id) => Some(key_record(&kv, id).await?),
+        None => None,
+    };
+    let url = url_of(
+        &read_body(req, MAX_BODY_BYTES).await?,
+        config.webhook_allow_http.value()?,
+    )?;
+    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
+    let created: CreatedWebhook = WebhooksClient::new(env, &name)?
+        .send(&WebhookOp::Set { url: url.clone() })
+        .await?;
+    if let Some((hash, mut record)) = key {
+        record.webhook_url = Some(url);
+        super::admin::store_key(&kv, &hash, &record).await?;
+    }
+    json_response(201, &created)
+}
+
+/// `DELETE /admin/api-keys/{id}/webhook` or `DELETE /admin/webhook`: undelivered events are cancelled.
+pub(super) async fn remove(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    id: Option<&str>,
+) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let kv = env.kv("API_KEYS")?;
+    let key = match id {
+        Some(id) => Some(key_record(&kv, id).await?),
+        None => None,
+    };
+    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
+    let removed: RemovedWebhook = WebhooksClient::new(env, &name)?.send(&WebhookOp::Remove).await?;
+    if let Some((hash, mut record)) = key
+        && record.webhook_url.is_some()
+    {
+        record.webhook_url = None;
+        super::admin::store_key(&kv, &hash, &record).await?;
+    }
+    json_response(200, &removed)
+}
+
+/// `GET /admin/api-keys/{id}/webhook/deliveries` or `GET /admin/webhook/deliveries`: `?limit=` (1 to 100, default
+/// 20) deliveries, newest first, from `?cursor=` (the previous page's `nextCursor`).
+pub(super) async fn deliveries(
+    req: &Request,
+    env: &Env,
+    config: &Config,
+    id: Option<&str>,
+) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let url = req.url()?;
+    let mut limit = DEFAULT_LIMIT;
+    let mut cursor = None;
+    for (name, value) in url.query_pairs() {
+        match name.as_ref() {
+            "limit" => {
+                limit = value
+                    .parse::<Value>()
+                    .ok()
+                    .as_ref()
+                    .and_then(integer)
+                    .filter(|n| (1..=MAX_LIMIT).contains(n))
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        ApiError::new(Code::InvalidParameter, "limit must be an integer from 1 to 100")
+                    })?;
+            }
+            "cursor" => {
+                if policy::parse_cursor(&value).is_none() {
+                    return Err(ApiError::new(
+                        Code::InvalidCursor,
+                        "cursor must be a nextCursor this route answered",
+                    ));
+                }
+                cursor = Some(value.into_owned());
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = id {
+        key_record(&env.kv("API_KEYS")?, id).await?;
+    }
+    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
+    let page: WebhookDeliveries = WebhooksClient::new(env, &name)?
+        .send(&WebhookOp::Deliveries { limit, cursor })
+        .await?;
+    json_response(200, &page)
+}
