@@ -335,21 +335,32 @@ fn answer_streaming(
     Ok(Response::from_body(worker::ResponseBody::Stream(body))?.with_headers(headers))
 }
 
+/// How many verified pieces may be on their way to the client at once: the next pieces are read and verified while
+/// the client takes the previous ones.
+const PIECES_IN_FLIGHT: usize = 16;
+
 /// Sends a stream's verified pieces to `sink`, holding back the last until the content is proven; aborts the body
 /// otherwise. The proven content (copied aside as it is sent, for the R2 write).
 async fn pump(mut stream: Streaming, sink: native::Sink) -> Result<js_sys::Uint8Array, String> {
     let mut held: Option<js_sys::Uint8Array> = None;
     let mut sent: Vec<js_sys::Uint8Array> = Vec::new();
+    let mut in_flight = std::collections::VecDeque::new();
     let mut pieces = stream.take_ready();
     loop {
         for piece in pieces {
             if let Some(previous) = held.replace(piece) {
                 // a copy for R2: the runtime may take the sent buffer
                 sent.push(previous.slice(0, previous.length()));
-                if let Err(e) = sink.write(&previous).await {
-                    stream.stop();
-                    return Err(format!("the client went away: {e}"));
-                }
+                in_flight.push_back(sink.write(&previous));
+            }
+        }
+        while in_flight.len() > PIECES_IN_FLIGHT {
+            if let Some(write) = in_flight.pop_front()
+                && let Err(e) = write.await
+            {
+                stream.stop();
+                settle(in_flight).await;
+                return Err(format!("the client went away: {e:?}"));
             }
         }
         match stream.next().await {
@@ -357,16 +368,28 @@ async fn pump(mut stream: Streaming, sink: native::Sink) -> Result<js_sys::Uint8
             Ok(None) => break,
             Err(e) => {
                 sink.abort(&e);
+                // the writes still queued fail with the body
+                settle(in_flight).await;
                 return Err(e);
             }
         }
     }
     if let Some(last) = held {
         sent.push(last.slice(0, last.length()));
-        sink.write(&last).await?;
+        in_flight.push_back(sink.write(&last));
+    }
+    for write in in_flight {
+        write.await.map_err(|e| format!("the client went away: {e:?}"))?;
     }
     sink.close().await?;
     Ok(gateways::joined_js(&sent))
+}
+
+/// Waits for queued writes to settle, whatever their outcome.
+async fn settle(writes: std::collections::VecDeque<worker::wasm_bindgen_futures::JsFuture>) {
+    for write in writes {
+        let _ = write.await;
+    }
 }
 
 /// The headers of every relayed answer.

@@ -145,12 +145,9 @@ impl Sink {
         Ok((Self(writer), pipe.readable()))
     }
 
-    /// Sends `bytes` (waits while the client is slower than the gateway).
-    pub(super) async fn write(&self, bytes: &Uint8Array) -> Result<(), String> {
+    /// Queues `bytes`: the future settles once the client's side has taken them (or the body failed).
+    pub(super) fn write(&self, bytes: &Uint8Array) -> JsFuture {
         JsFuture::from(self.0.write_with_chunk(bytes))
-            .await
-            .map(drop)
-            .map_err(|e| text(&e))
     }
 
     /// The body is whole.
