@@ -375,17 +375,17 @@ test('a large file streams while it is verified: bytes reach the client before t
   }
 });
 
-test('a raw block of 256 KiB or more streams while it is hashed; a wrong tail aborts the answer', async () => {
-  const content = randomBytes(600_000);
-  const { root } = await addUnixfs([{ content }], { chunkSize: 1_000_000 });
+test('a raw block of 4 MiB or more streams while it is hashed; a wrong tail aborts the answer', async () => {
+  const content = randomBytes(4_500_000);
+  const { root } = await addUnixfs([{ content }], { chunkSize: 5_000_000 });
   assert.equal(root.code, 0x55, 'a raw block');
   const res = await relay(stack.workerUrl, root.toString());
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-length'), String(content.length));
   assert.deepEqual(await bytesOf(res), new Uint8Array(content));
   assert.equal(res.headers.get('cache-control'), IMMUTABLE);
-  const other = randomBytes(600_000);
-  const { root: r2 } = await addUnixfs([{ content: other }], { chunkSize: 1_000_000 });
+  const other = randomBytes(4_500_000);
+  const { root: r2 } = await addUnixfs([{ content: other }], { chunkSize: 5_000_000 });
   await aborted(r2, [], other, async () => {
     const forged = Buffer.from(other);
     forged[forged.length - 1] ^= 1;

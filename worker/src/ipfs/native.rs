@@ -108,25 +108,33 @@ impl Reader {
 pub(super) struct Digest {
     hasher: DigestStream,
     writer: web_sys::WritableStreamDefaultWriter,
+    /// Pieces queued, not yet hashed.
+    queued: Vec<JsFuture>,
 }
 
 impl Digest {
     pub(super) fn new() -> Result<Self, String> {
         let hasher = DigestStream::new(DigestStreamAlgorithm::Sha256);
         let writer = hasher.raw().get_writer().map_err(|e| text(&e))?;
-        Ok(Self { hasher, writer })
+        Ok(Self {
+            hasher,
+            writer,
+            queued: Vec::new(),
+        })
     }
 
-    pub(super) async fn update(&self, bytes: &Uint8Array) -> Result<(), String> {
-        JsFuture::from(self.writer.write_with_chunk(bytes))
-            .await
-            .map(drop)
-            .map_err(|e| text(&e))
+    /// Queues `bytes` for hashing (the runtime hashes them in order, without the Worker waiting).
+    pub(super) fn update(&mut self, bytes: &Uint8Array) {
+        self.queued
+            .push(JsFuture::from(self.writer.write_with_chunk(bytes)));
     }
 
     /// Whether the bytes given are the block `cid` names.
     pub(super) async fn matches(self, cid: &Cid) -> Result<bool, String> {
         let expected = profile_relayer::ipfs::block_sha256(cid).map_err(|e| e.to_string())?;
+        for queued in self.queued {
+            queued.await.map_err(|e| text(&e))?;
+        }
         JsFuture::from(self.writer.close()).await.map_err(|e| text(&e))?;
         Ok(self.hasher.digest().await.map_err(|e| e.to_string())?.to_vec() == expected)
     }
