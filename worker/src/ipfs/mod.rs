@@ -9,12 +9,15 @@
 //! `IPFS_ALLOW_UNVERIFIED=true`) is never marked immutable nor kept in R2. Responses are `nosniff`, sandboxed for
 //! HTML/SVG, size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
 //!
-//! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
-//! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
-//! could know, and a browser renders a partial image or video as it arrives). What keeps that cheap: the block never
-//! enters the Worker's memory ([`native`]: the runtime buffers, hashes and sends it), and the R2 write (with its D1
-//! ledger) starts only after the answer's last byte has left, under `Context::wait_until`. See BENCHMARKS.md for the
-//! comparison with LUKSO's streaming relay.
+//! Latency trade-off of the first fetch: below `IPFS_STREAM_MIN_BYTES` (UnixFS) or 16× it (raw blocks) content is
+//! verified whole before the answer starts; a raw block then never enters the Worker's memory ([`native`]: the
+//! runtime buffers, hashes and sends it). From there it is answered as it is verified ([`answer_streaming`]): a UnixFS
+//! file's bytes go out leaf by leaf, each leaf hashed and reached from the root first; a raw block's pieces go out
+//! as they are hashed, its hash checked at the end. The answer carries the content's `Content-Length`, and the last piece is
+//! held back until the whole content is proven — when the proof fails the body is aborted, so a client never takes
+//! a cut or wrong answer as complete (a browser may still have shown the part it got). The R2 write (with its D1 ledger) starts only after the answer's last byte has left,
+//! under `Context::wait_until`, and only for proven content. See BENCHMARKS.md for the comparison with LUKSO's
+//! streaming relay.
 
 mod car;
 mod content;
