@@ -157,7 +157,7 @@ pub(super) enum Fetched {
     /// The content, verified whole (or unverified, in the unverified mode).
     Whole(Content),
     /// Content verified as it streams: what is verified so far, and the rest to come ([`Streaming::next`]).
-    Stream(Streaming),
+    Stream(Box<Streaming>),
 }
 
 /// Content streamed while it is verified: a raw block hashed as it comes (its hash compared at the end), or a UnixFS
@@ -448,14 +448,14 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
                 let head = joined(pieces.iter().map(Vec::as_slice))
                     .subarray(0, PRELUDE_BYTES)
                     .to_vec();
-                return Ok(Fetched::Stream(Streaming {
+                return Ok(Fetched::Stream(Box::new(Streaming {
                     content_type: car_content_type(&source.walk, &head),
                     total: size,
                     ready: pieces.iter().map(|p| Uint8Array::from(p.as_slice())).collect(),
                     source: Source::Car(Box::new(source)),
                     controller: None,
                     idle_ms: ask.timeout_ms,
-                }));
+                })));
             }
         }
         source.stop();
@@ -596,7 +596,7 @@ async fn stream_raw_block(
         idle_ms: ask.timeout_ms,
     };
     if received < length {
-        return Ok(Fetched::Stream(stream));
+        return Ok(Fetched::Stream(Box::new(stream)));
     }
     // all of it is in: the end of the body, and the hash, before anything is answered
     match stream.next().await {

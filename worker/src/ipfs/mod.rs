@@ -157,7 +157,7 @@ async fn fetch_content_deferred(
         limit_miss(req, env, limit.value()?).await?;
     }
     let content = match race_gateways(config, target, raw_block, stream_min).await? {
-        Fetched::Stream(stream) => return Ok(Found::Stream(Box::new(stream))),
+        Fetched::Stream(stream) => return Ok(Found::Stream(stream)),
         Fetched::Whole(content) => content,
     };
     if !content.verified {
