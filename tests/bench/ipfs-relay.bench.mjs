@@ -1,9 +1,13 @@
 // The IPFS relay side by side with LUKSO's (`lukso-network/service-ipfs-proxy`, a Worker), both in `wrangler dev` on
-// the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB, and a 1 MB UnixFS
-// file (`Qm…`, 256 KiB dag-pb leaves, made by ipfs-unixfs-importer): LUKSO's relay gets its bytes, ours its CAR.
+// the same workerd, both against one local TLS gateway serving raw blocks of 1 KB, 100 KB and 1 MB, and UnixFS files
+// of the same sizes (`Qm…`, 256 KiB dag-pb leaves, made by ipfs-unixfs-importer): LUKSO's relay gets their bytes,
+// ours their CAR (depth-first, as a trustless gateway sends it). Ours runs twice, paired in the same rounds: streaming
+// while it verifies (IPFS_STREAM_MIN_BYTES=0: every size streams) and verifying whole before answering
+// (IPFS_STREAM_MIN_BYTES above every size); the configured default (256 KiB) streams the 1 MB rows only.
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
-//     [--only 1KB|100KB|1MB|1MBUnixFS] [--gap <ms before each request>]   (BENCH_LOG=1: our Worker's log on stdout)
+//     [--only 1KB|100KB|1MB|1KBUnixFS|100KBUnixFS|1MBUnixFS] [--gap <ms before each request>]
+//     (BENCH_LOG=1: our Worker's log on stdout)
 //   ... ipfs-relay.bench.mjs --quick   (the test command's smoke run: 3 rounds, same checks; without --lukso it runs
 //     against a stand-in for LUKSO's relay: a Worker of a few lines that races the two upstreams and streams the
 //     winner's body through unverified, as LUKSO's does, so that it needs neither LUKSO's code nor the network)
@@ -16,8 +20,9 @@
 // mirror at /work/.mirror); its npm dependencies are installed into a temp dir outside the repository.
 //
 // Cold: a fresh block every iteration (nobody has fetched it: the relay must go to the gateway). Warm: the same block
-// again (ours: from R2; LUKSO's: from the gateway again, it keeps nothing). Requests alternate between the relays
-// (ours first on even iterations, LUKSO's first on odd ones) so that load on the machine hits both alike.
+// again (ours: from R2; LUKSO's: from the gateway again, it keeps nothing). The relays take turns going first (the
+// order rotates every iteration) so that load on the machine hits them alike; ratios are given as p50 over p50 and
+// as the median of the per-iteration ratios (paired).
 // Bounded: --rounds iterations per size and kind (default 40), and a 10 minute deadline.
 import { spawn, execFileSync } from 'node:child_process';
 import { Agent as HttpsAgent, createServer as createHttpsServer, get as httpsGet } from 'node:https';
@@ -28,7 +33,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import * as sdk from 'profile-relayer';
+import { CID } from 'multiformats/cid';
+import { sha256 } from 'multiformats/hashes/sha2';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const arg = (name, fallback) => {
@@ -44,6 +50,8 @@ const SIZES = [
   ['1 KB', 1024],
   ['100 KB', 100 * 1024],
   ['1 MB', 1024 * 1024],
+  ['1 KB UnixFS', 1024, 'unixfs'],
+  ['100 KB UnixFS', 100 * 1024, 'unixfs'],
   ['1 MB UnixFS', 1024 * 1024, 'unixfs'],
 ].filter(([label]) => !arg('--only') || arg('--only') === label.replaceAll(' ', ''));
 const deadline = Date.now() + 10 * 60_000;
@@ -107,7 +115,7 @@ const gateway = createHttpsServer({ key: readFileSync(join(tmp, 'gw.key')), cert
   if (file) {
     // a trustless gateway: the CAR when asked for one (ours), the file's bytes otherwise (LUKSO's)
     const body = query.includes('format=car') ? file.car : file.bytes;
-    const type = query.includes('format=car') ? 'application/vnd.ipld.car; version=1' : 'application/octet-stream';
+    const type = query.includes('format=car') ? 'application/vnd.ipld.car; version=1; order=dfs; dups=y' : 'application/octet-stream';
     return res.writeHead(200, { 'content-type': type, 'content-length': body.length }).end(body);
   }
   const bytes = blocks.get(path);
@@ -240,14 +248,16 @@ async function startLukso() {
 
 const { startStack } = await import('../../scripts/stack.mjs');
 let ours;
+let buffered;
 let lukso;
 try {
-  const stack = await startStack({
-    log: !!process.env.BENCH_LOG,
-    vars: { IPFS_GATEWAYS: `https://${gatewayHost},https://localhost:${gateway.address().port}` },
-  });
+  const gateways = `https://${gatewayHost},https://localhost:${gateway.address().port}`;
+  const stack = await startStack({ log: !!process.env.BENCH_LOG, vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: '0' } });
   cleanup.push(() => stack.stop());
   ours = stack.workerUrl;
+  const whole = await startStack({ vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: String(2 ** 40) } });
+  cleanup.push(() => whole.stop());
+  buffered = whole.workerUrl;
   lukso = await startLukso();
 
   const encodings = new Set();
@@ -257,7 +267,9 @@ try {
     const res = await fetch(`${base}/ipfs/${cid}`);
     const body = new Uint8Array(await res.arrayBuffer());
     const ms = performance.now() - t0;
-    encodings.add(`${base === ours ? 'ours' : LUKSO ? 'LUKSO' : 'stand-in'}: ${res.headers.get('content-encoding') ?? 'identity'}`);
+    encodings.add(
+      `${base === ours ? 'ours' : base === buffered ? 'ours (whole)' : LUKSO ? 'LUKSO' : 'stand-in'}: ${res.headers.get('content-encoding') ?? 'identity'}`,
+    );
     assert.equal(res.status, 200, `${base}: ${res.status} ${new TextDecoder().decode(body.slice(0, 200))}`);
     assert.equal(body.length, size);
     assert.ok(Buffer.from(body).equals(blocks.get(cid) ?? unixfs.get(cid)?.bytes), `${base}: the bytes of ${cid}`);
@@ -272,7 +284,7 @@ try {
       return root.toString();
     }
     const bytes = randomBytes(size);
-    const cid = sdk.computeCid(bytes);
+    const cid = CID.createV1(0x55, await sha256.digest(bytes)).toString();
     blocks.set(cid, bytes);
     return cid;
   };
@@ -285,30 +297,31 @@ try {
   for (let i = 0; i < (QUICK ? 2 : 5); i++) {
     const cid = await fresh(1024);
     await get(ours, cid, 1024);
+    await get(buffered, cid, 1024);
     await get(lukso, cid, 1024);
     await direct(cid, 1024);
   }
 
+  const median = (xs) => pct(xs, 50);
   const rows = [];
   for (const [label, size, kind] of SIZES) {
-    const t = { direct: [], oursCold: [], luksoCold: [], oursWarm: [], luksoWarm: [] };
+    const t = { direct: [], stream: [], whole: [], lukso: [], oursWarm: [], luksoWarm: [] };
     const warmCid = await fresh(size, kind);
     await get(ours, warmCid, size);
     await new Promise((r) => setTimeout(r, 200)); // the background R2 write
+    const relays = [
+      [ours, 'stream'],
+      [buffered, 'whole'],
+      [lukso, 'lukso'],
+    ];
     for (let i = 0; i < ROUNDS && Date.now() < deadline; i++) {
-      const cid = await fresh(size, kind);
-      const order =
-        i % 2 === 0
-          ? [
-              [ours, 'oursCold'],
-              [lukso, 'luksoCold'],
-            ]
-          : [
-              [lukso, 'luksoCold'],
-              [ours, 'oursCold'],
-            ];
-      // a fresh block for each relay: neither gets one the other has just pulled through the gateway
-      for (const [base, key] of order) t[key].push(await get(base, key === 'oursCold' ? cid : await fresh(size, kind), size));
+      // a fresh block for each relay: none gets one another has just pulled through the gateway
+      const order = [...relays.slice(i % 3), ...relays.slice(0, i % 3)];
+      let cid;
+      for (const [base, key] of order) {
+        cid = await fresh(size, kind);
+        t[key].push(await get(base, cid, size));
+      }
       t.direct.push(await direct(cid, size));
       const warm =
         i % 2 === 0
@@ -326,12 +339,16 @@ try {
     await get(ours, warmCid, size);
     assert.equal(gatewayHits, hitsBefore, 'our warm fetch is served from R2');
     const f = (xs) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 95).toFixed(1)}`;
+    const ratio = (a, b) => `${(pct(a, 50) / pct(b, 50)).toFixed(2)} (${median(a.map((x, i) => x / b[i])).toFixed(2)})`;
     rows.push([
       label,
-      t.oursCold.length,
-      f(t.oursCold),
-      f(t.luksoCold),
-      (pct(t.oursCold, 50) / pct(t.luksoCold, 50)).toFixed(2),
+      t.stream.length,
+      f(t.stream),
+      f(t.whole),
+      f(t.lukso),
+      ratio(t.stream, t.lukso),
+      ratio(t.whole, t.lukso),
+      ratio(t.stream, t.whole),
       f(t.oursWarm),
       f(t.luksoWarm),
       (pct(t.oursWarm, 50) / pct(t.luksoWarm, 50)).toFixed(2),
@@ -344,8 +361,10 @@ try {
   const peer = LUKSO ? "LUKSO's service-ipfs-proxy" : "a stand-in for LUKSO's relay (race + unverified stream)";
   console.log(`IPFS relay vs ${peer} (wrangler dev, one local TLS gateway), ms p50 / p95:`);
   const them = LUKSO ? 'LUKSO' : 'stand-in';
-  console.log(`| block | n | ours cold | ${them} cold | cold ratio (p50) | ours warm | ${them} warm | warm ratio (p50) | gateway directly |`);
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    `| content | n | ours cold, streamed | ours cold, whole | ${them} cold | streamed / ${them} (paired) | whole / ${them} (paired) | streamed / whole (paired) | ours warm | ${them} warm | warm ratio | gateway directly |`,
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   console.log(`content encodings seen: ${[...encodings].join(', ')}`);
 } finally {

@@ -1,15 +1,19 @@
 // dag-pb (UnixFS) content and paths through the relay, verified from trustless-gateway CARs: local gateways answer
 // CARs written by @ipld/car for DAGs built by ipfs-unixfs-importer. An honest gateway (multi-block files, a
-// directory path, a `Qm…` CIDv0); lying gateways (a wrong block, a wrong path, a truncated CAR, malformed CARs) that
-// answer first and must be rejected in favour of the honest one; a gateway that serves only plain bytes, refused
-// unless IPFS_ALLOW_UNVERIFIED=true, and then never `immutable` nor kept.
+// directory path, a `Qm…` CIDv0, HAMT shards fetched alone, a directory's index.html); lying gateways (a wrong block,
+// a wrong path, a truncated CAR, malformed CARs) that answer first and must be rejected in favour of the honest one
+// before anything is answered; content of IPFS_STREAM_MIN_BYTES (256 KiB) or more streamed while it is verified,
+// and a lie found after the answer started (a wrong later leaf, a CAR that ends early, a raw block with a wrong
+// tail) aborts the body: the client never gets a complete-looking answer, nothing is kept, an honest retry works; a
+// gateway that serves only plain bytes, refused unless IPFS_ALLOW_UNVERIFIED=true, and then never `immutable` nor
+// kept.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startStack } from '../../scripts/stack.mjs';
 import * as dagPb from '@ipld/dag-pb';
-import { addUnixfs, block, carOf, entityBlocks, parseIpfsUrl, subtree } from './ipfs-unixfs.mjs';
+import { addUnixfs, block, blocks, carOf, entityBlocks, parseIpfsUrl, subtree } from './ipfs-unixfs.mjs';
 
 const dagPbLinks = (cid) => dagPb.decode(block(cid)).Links.map((l) => l.Hash);
 
@@ -39,13 +43,19 @@ function serve(name, handler) {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${server.address().port}`)));
 }
 
+const wantsRaw = (req) =>
+  new URL(req.url, 'http://x').searchParams.get('format') === 'raw' || (req.headers.accept ?? '').startsWith('application/vnd.ipld.raw');
 const wantsCar = (req) => new URL(req.url, 'http://x').searchParams.get('format') === 'car' || (req.headers.accept ?? '').includes('application/vnd.ipld.car');
 
 /** The honest trustless gateway: the path's blocks and the whole file, as a CAR. */
 async function honest(req, res) {
   const { root, path, query } = parseIpfsUrl(req.url);
   if (honestMissing.has(root.toString()) || !block(root)) return res.writeHead(404).end('not found');
-  if (!wantsCar(req)) return res.writeHead(406).end('CARs only');
+  if (wantsRaw(req) && !path.length) {
+    const bytes = block(root);
+    return res.writeHead(200, { 'content-type': 'application/vnd.ipld.raw', 'content-length': bytes.length }).end(bytes);
+  }
+  if (!wantsCar(req)) return res.writeHead(406).end('CARs and blocks only');
   assert.equal(query.get('dag-scope'), 'entity');
   const cids = wholeDag.has(root.toString()) ? subtree(root) : entityBlocks(root, path);
   if (!cids) return res.writeHead(404).end('no such path');
@@ -53,12 +63,18 @@ async function honest(req, res) {
   res.writeHead(200, { 'content-type': CAR_TYPE }).end(await carOf(root, cids));
 }
 
+// blocks the liar serves alone (`?format=raw`), honestly
+const liarBlocks = new Set();
 async function liar(req, res) {
   const { root, path } = parseIpfsUrl(req.url);
+  if (wantsRaw(req) && liarBlocks.has(root.toString())) return res.writeHead(200, { 'content-type': 'application/vnd.ipld.raw' }).end(block(root));
   const lie = lies.get(root.toString());
   if (!lie) return res.writeHead(404).end('not found');
   const [status, headers, body] = await lie(root, path);
-  res.writeHead(status, headers).end(body);
+  res.writeHead(status, headers);
+  // a body written over time: a function of the response
+  if (typeof body === 'function') await body(res);
+  else res.end(body);
 }
 
 /** A gateway without CARs: the file's bytes whatever is asked (as a plain path gateway does). */
@@ -93,6 +109,7 @@ test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kep
   const body = await bytesOf(res);
   assert.equal(res.status, 200, new TextDecoder().decode(body.slice(0, 300)));
   assert.deepEqual(body, new Uint8Array(content));
+  assert.equal(res.headers.get('content-length'), String(content.length));
   assert.equal(res.headers.get('x-content-verified'), 'true');
   assert.equal(res.headers.get('cache-control'), IMMUTABLE);
   assert.ok(
@@ -154,7 +171,7 @@ test('an honest gateway: a path below a directory CID, and a Qm… CIDv0 with da
   assert.equal(res0.headers.get('x-content-verified'), 'true');
 });
 
-test('a HAMT-sharded directory: resolved when the CAR holds its shards, else a clear 502', async () => {
+test('a HAMT-sharded directory: resolved from the CAR, a shard the CAR lacks fetched alone (bounded)', async () => {
   const files = Array.from({ length: 40 }, (_, i) => ({ path: `f${i}.json`, content: new TextEncoder().encode(`{"file":${i}}`) }));
   const { root } = await addUnixfs(files, { shardSplitThresholdBytes: 1 });
   assert.ok(subtree(root).length > files.length + 1, 'sharded: more blocks than entries');
@@ -167,17 +184,70 @@ test('a HAMT-sharded directory: resolved when the CAR holds its shards, else a c
   }
   const none = await relay(stack.workerUrl, `${root}/absent.json`);
   assert.equal(none.status, 404);
-  // a CAR without every shard proves nothing: 502 naming the shard, nothing served
+  // a CAR with the top shard only: the shards below it (and the file) are asked for alone, each verified
   const other = await addUnixfs(
     files.map((f) => ({ ...f, path: `x/${f.path}` })),
     { shardSplitThresholdBytes: 1 },
   );
-  lies.set(other.root.toString(), async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, [r, ...dagPbLinks(r).slice(0, 1)])]);
+  // the root holds one entry, `x` (a HAMT shard of its own: its one link's name starts with its bucket)
+  const x = dagPbLinks(other.root)[0];
+  lies.set(other.root.toString(), async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, [r, x])]);
   honestMissing.add(other.root.toString());
+  // first without the liar serving blocks: the shard cannot be had, nothing is served
   const partial = await relay(stack.workerUrl, `${other.root}/x/f3.json`);
   const body = await partial.json();
-  assert.equal(partial.status, 502);
+  assert.equal(partial.status, 502, JSON.stringify(body));
   assert.equal(body.error.code, 'CONTENT_UNVERIFIED');
+  for (const c of subtree(x)) liarBlocks.add(c.toString());
+  const before = hits.liar.length;
+  const res = await relay(stack.workerUrl, `${other.root}/x/f3.json`);
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), '{"file":3}');
+  assert.equal(res.headers.get('x-content-verified'), 'true');
+  const alone = hits.liar.slice(before).filter((u) => u.includes('format=raw'));
+  assert.ok(alone.length >= 1 && alone.length <= 6, `shards and file fetched alone: ${alone.join()}`);
+  // forged blocks served alone (every block below `y` is another's bytes) are rejected
+  const other2 = await addUnixfs(
+    files.map((f, i) => ({ path: `y/${f.path}`, content: new TextEncoder().encode(`{"file":${i},"in":"y"}`) })),
+    { shardSplitThresholdBytes: 1 },
+  );
+  const y = dagPbLinks(other2.root)[0];
+  lies.set(other2.root.toString(), async (r) => [200, { 'content-type': CAR_TYPE }, await carOf(r, [r, y])]);
+  honestMissing.add(other2.root.toString());
+  const decoy = block(dagPbLinks(x)[0]);
+  for (const c of subtree(y).slice(1)) {
+    blocks.set(c.toString(), decoy);
+    liarBlocks.add(c.toString());
+  }
+  const fromLiar = hits.liar.length;
+  const forged = await relay(stack.workerUrl, `${other2.root}/y/f3.json`);
+  assert.equal(forged.status, 502);
+  assert.equal((await forged.json()).error.code, 'CONTENT_UNVERIFIED');
+  assert.ok(
+    hits.liar.slice(fromLiar).some((u) => u.includes('format=raw')),
+    'a block was asked for alone',
+  );
+});
+
+test('a path ending at a directory: its index.html (text/html, sandboxed), else a clear 404', async () => {
+  const page = new TextEncoder().encode('<!doctype html><title>site</title><p>hello</p>');
+  const { root } = await addUnixfs([
+    { path: 'site/index.html', content: page },
+    { path: 'site/a.json', content: new TextEncoder().encode('{}') },
+    { path: 'bare/b.json', content: new TextEncoder().encode('{"b":1}') },
+  ]);
+  // the gateway's CAR for a directory holds the directory, not the page: the page is fetched alone
+  const res = await relay(stack.workerUrl, `${root}/site`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await bytesOf(res), page);
+  assert.equal(res.headers.get('content-type'), 'text/html');
+  assert.match(res.headers.get('content-security-policy'), /sandbox/);
+  assert.equal(res.headers.get('x-content-verified'), 'true');
+  const bare = await relay(stack.workerUrl, `${root}/bare`);
+  const body = await bare.json();
+  assert.equal(bare.status, 404);
+  assert.equal(body.error.code, 'CONTENT_NOT_FOUND');
+  assert.match(body.error.message, /directory without an index\.html/);
 });
 
 /** A lie is rejected: alone, the relay answers 502 CONTENT_UNVERIFIED; with the honest gateway (slower than the
@@ -207,14 +277,119 @@ async function rejected(root, path, expected, lie) {
   }
 }
 
+/** A lie found after the answer started (content of 256 KiB or more streams once its first bytes verify): the
+ * body is cut with an error, so the client cannot take it as whole; nothing is kept in R2 (with no gateway able to
+ * answer, it is not served); once the liar stops lying, the honest gateway's answer is served whole. */
+async function aborted(root, path, expected, lie) {
+  const target = [root.toString(), ...path].join('/');
+  lies.set(root.toString(), lie);
+  honestMissing.add(root.toString());
+  const res = await relay(stack.workerUrl, target);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-length'), String(expected.length));
+  let got = 0;
+  await assert.rejects(async () => {
+    for await (const chunk of res.body) got += chunk.length;
+  }, 'the body errors');
+  assert.ok(got < expected.length, `${got} of ${expected.length} bytes`);
+  lies.delete(root.toString());
+  await new Promise((r) => setTimeout(r, 700));
+  const gone = await relay(stack.workerUrl, target);
+  await gone.arrayBuffer();
+  assert.equal(gone.status, 404, 'nothing was kept in R2');
+  honestMissing.delete(root.toString());
+  const retry = await relay(stack.workerUrl, target);
+  const bytes = await bytesOf(retry);
+  assert.equal(retry.status, 200);
+  assert.deepEqual(bytes, new Uint8Array(expected));
+  assert.equal(retry.headers.get('x-content-verified'), 'true');
+}
+
 test('a lying gateway: a wrong block (bytes that are not what its CID names) is rejected', async () => {
   const content = randomBytes(700_000);
   const { root } = await addUnixfs([{ content }], { chunkSize: 200_000 });
-  const leaf = subtree(root)[2];
+  // the first leaf: found before anything is answered, the honest gateway's answer is served
+  const leaf = subtree(root)[1];
   await rejected(root, [], content, async (r, path) => {
     const forged = Buffer.from(block(leaf));
     forged[10] ^= 0xff;
     return [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, path), { replace: new Map([[leaf.toString(), forged]]) })];
+  });
+});
+
+test('a lying gateway: a wrong LATER leaf aborts the streamed answer; nothing kept; an honest retry works', async () => {
+  const content = randomBytes(700_000);
+  const { root } = await addUnixfs([{ content }], { chunkSize: 200_000 });
+  const leaf = subtree(root)[3];
+  await aborted(root, [], content, async (r, path) => {
+    const forged = Buffer.from(block(leaf));
+    forged[10] ^= 0xff;
+    return [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, path), { replace: new Map([[leaf.toString(), forged]]) })];
+  });
+});
+
+test('a large file streams while it is verified: bytes reach the client before the gateway has sent it all', async () => {
+  const content = randomBytes(1_000_000);
+  const { root } = await addUnixfs([{ content }], { chunkSize: 100_000 });
+  const car = await carOf(root, entityBlocks(root, []));
+  let release;
+  const released = new Promise((r) => {
+    release = r;
+  });
+  const half = Math.floor(car.length / 2);
+  lies.set(root.toString(), async () => [
+    200,
+    { 'content-type': CAR_TYPE },
+    async (res) => {
+      res.write(car.subarray(0, half));
+      await released;
+      res.end(car.subarray(half));
+    },
+  ]);
+  honestMissing.add(root.toString());
+  const within = (promise, ms, what) => Promise.race([promise, new Promise((_, no) => setTimeout(() => no(new Error(`${what}: not within ${ms} ms`)), ms))]);
+  try {
+    const res = await within(relay(stack.workerUrl, root.toString()), 10_000, 'the answer');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-length'), String(content.length));
+    const reader = res.body.getReader();
+    const chunks = [];
+    let got = 0;
+    while (got < 300_000) {
+      const { value, done } = await within(reader.read(), 10_000, 'the first verified leaves');
+      assert.ok(!done, 'the body ended early');
+      chunks.push(value);
+      got += value.length;
+    }
+    // the gateway has sent half of the CAR: the relay answers from what it has verified, never more
+    assert.ok(got < half, `${got} bytes out with ${half} bytes of the CAR in`);
+    release();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    assert.deepEqual(Buffer.concat(chunks), content);
+  } finally {
+    release();
+  }
+});
+
+test('a raw block of 4 MiB or more streams while it is hashed; a wrong tail aborts the answer', async () => {
+  const content = randomBytes(4_500_000);
+  const { root } = await addUnixfs([{ content }], { chunkSize: 5_000_000 });
+  assert.equal(root.code, 0x55, 'a raw block');
+  const res = await relay(stack.workerUrl, root.toString());
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-length'), String(content.length));
+  assert.deepEqual(await bytesOf(res), new Uint8Array(content));
+  assert.equal(res.headers.get('cache-control'), IMMUTABLE);
+  const other = randomBytes(4_500_000);
+  const { root: r2 } = await addUnixfs([{ content: other }], { chunkSize: 5_000_000 });
+  await aborted(r2, [], other, async () => {
+    const forged = Buffer.from(other);
+    forged[forged.length - 1] ^= 1;
+    return [200, { 'content-type': 'application/vnd.ipld.raw', 'content-length': forged.length }, forged];
   });
 });
 
@@ -237,21 +412,28 @@ test('a lying gateway: a wrong path (the blocks of another file) is rejected', a
   await rejected(r2, ['a', 'b.json'], wanted, async () => [200, { 'content-type': CAR_TYPE }, await carOf(r2, entityBlocks(forged.root, ['a', 'b.json']))]);
 });
 
-test('a lying gateway: a truncated CAR is rejected', async () => {
+test('a lying gateway: a truncated CAR is rejected, or aborts the answer once it streams', async () => {
+  // cut inside the root: rejected before anything is answered
+  const small = randomBytes(600_000);
+  const { root: r0 } = await addUnixfs([{ content: small }], { chunkSize: 100_000 });
+  await rejected(r0, [], small, async (r, path) => {
+    const car = await carOf(r, entityBlocks(r, path));
+    return [200, { 'content-type': CAR_TYPE }, car.subarray(0, 100)];
+  });
   const content = randomBytes(600_000);
   const { root } = await addUnixfs([{ content }], { chunkSize: 100_000 });
-  await rejected(root, [], content, async (r, path) => {
+  await aborted(root, [], content, async (r, path) => {
     const car = await carOf(r, entityBlocks(r, path));
     return [200, { 'content-type': CAR_TYPE }, car.subarray(0, Math.floor(car.length * 0.6))];
   });
-  // whole sections left out (a CAR that ends cleanly without the last leaves)
+  // whole sections left out (a CAR that ends cleanly without the last leaves, which the liar will not serve alone)
   const { root: r2 } = await addUnixfs([{ content: randomBytes(500_000) }], { chunkSize: 100_000 });
   const expected = Buffer.concat(
     subtree(r2)
       .slice(1)
       .map((c) => block(c)),
   );
-  await rejected(r2, [], expected, async (r, path) => [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, path).slice(0, -2))]);
+  await aborted(r2, [], expected, async (r, path) => [200, { 'content-type': CAR_TYPE }, await carOf(r, entityBlocks(r, path).slice(0, -2))]);
 });
 
 test('a lying gateway: malformed CARs are rejected and never crash the Worker', async () => {

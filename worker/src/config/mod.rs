@@ -609,6 +609,7 @@ fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
         upload_max_bytes: usize::try_from(v.number::<u64>("UPLOAD_MAX_BYTES")?).unwrap_or(usize::MAX),
         cache_max_bytes: v.number("IPFS_CACHE_MAX_BYTES")?,
         allow_unverified: v.flag("IPFS_ALLOW_UNVERIFIED")?,
+        stream_min_bytes: v.number("IPFS_STREAM_MIN_BYTES")?,
     })
 }
 

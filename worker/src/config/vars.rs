@@ -139,6 +139,7 @@ pub const VARS: &[Var] = &[
     var("UPLOAD_MAX_BYTES", Value("5242880")),
     var("IPFS_CACHE_MAX_BYTES", Value("1073741824")),
     var("IPFS_ALLOW_UNVERIFIED", Value("false")),
+    var("IPFS_STREAM_MIN_BYTES", Value("262144")),
     var("IPFS_MISS_RATE_LIMIT_PER_MINUTE", Value("120")),
     var("IMAGE_CACHE_MAX_BYTES", Value("268435456")),
     secret("UPLOAD_JWT_SECRET"),

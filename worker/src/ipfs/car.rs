@@ -1,20 +1,25 @@
-//! A UnixFS file proven by a trustless gateway's CAR (the IPFS trustless-gateway spec: `?format=car`). Pure: the
-//! bytes of the CAR in, the file's bytes out, or why they were not proven.
+//! A UnixFS file proven by a trustless gateway's CAR (the IPFS trustless-gateway spec: `?format=car`), block by
+//! block as the CAR arrives. Pure: CAR bytes in (in pieces, as they come), verified file bytes out, or why they were
+//! not proven.
 //!
-//! 1. **Blocks**: CARv1 sections (CARv2 unwrapped to its inner CARv1). Section lengths are
-//!    `unsigned-varint`s and CIDs are read by the `cid` crate ([`sections`]); every block is hashed (sha2-256, by the
-//!    runtime in the Worker) and compared with its CID before it is kept ([`Blocks::verified`]) — one wrong block rejects
-//!    the whole answer. Blocks whose hash cannot be checked here are dropped (a file that needs one is then
-//!    incomplete); a link to an identity CID is refused. The CAR header (its `roots`) is ignored, as the spec asks.
-//!    Bounded before anything is allocated: the CAR's length (by the caller), [`MAX_BLOCK_BYTES`] a block,
-//!    [`MAX_BLOCKS`] blocks. (CAR readers on crates.io were not used: `rs-car` 0.5 panics on a CIDv1 version other
-//!    than 1 and on long digests, and allocates what a section claims, up to 1 GiB.)
-//! 2. **Path** ([`proven_file`]): from the root CID, each segment is looked up in the verified directory block by
-//!    `rust-unixfs` (`resolve`: dag-pb links by exact name; HAMT shards when every shard it visits is in the CAR).
-//!    Only blocks reached from the root through verified links are used; anything else in the CAR is ignored.
-//! 3. **File**: `rust-unixfs`'s file visitor walks the UnixFS tree in link order (the `blocksizes` must match the
-//!    links and the tree cannot jump, overlap or expand), the leaves are appended, and the result must be exactly
-//!    the root's `filesize` and at most the relay's limit.
+//! 1. **Blocks** ([`CarReader`]): CARv1 sections read as their bytes arrive (CARv2 is read whole, then unwrapped to
+//!    its inner CARv1). Section lengths are `unsigned-varint`s and CIDs are read by the `cid` crate; bounded before
+//!    anything is allocated: [`MAX_BLOCK_BYTES`] a block, [`MAX_BLOCKS`] blocks, and the reader never holds more than
+//!    one section and the piece being read. Blocks whose hash cannot be checked here are dropped (a file that needs
+//!    one is then incomplete). The CAR header (its `roots`) is ignored, as the spec asks. (CAR readers on crates.io
+//!    were not used: `rs-car` 0.5 panics on a CIDv1 version other than 1 and on long digests, and allocates what a
+//!    section claims, up to 1 GiB.)
+//! 2. Every block is hashed (sha2-256, by the runtime in the Worker) and compared with its CID by the caller before
+//!    [`Walk::add`] takes it — one wrong block rejects the whole answer.
+//! 3. **Path** ([`Walk`]): from the root CID, each segment is looked up in the verified directory block by
+//!    `rust-unixfs` (`resolve`: dag-pb links by exact name; HAMT shards, each asked for as it is needed: [`Need`]).
+//!    Only blocks reached from the root through verified links are used; anything else is dropped. A path that ends
+//!    at a directory serves its `index.html` (as a gateway does), else it is [`Rejection::Directory`].
+//! 4. **File**: `rust-unixfs`'s file visitor walks the UnixFS tree in link order (the `blocksizes` must match the
+//!    links and the tree cannot jump, overlap or expand); each leaf's bytes are given out as soon as its block is
+//!    verified and reached, so a CAR in depth-first order (`order=dfs`, what trustless gateways send) is proven and
+//!    answered as it streams, with only the blocks that arrive ahead of their turn held. The file is proven when the
+//!    walk ends at exactly the root's `filesize` (at most the relay's limit): [`Need::Done`].
 
 use std::collections::HashMap;
 
@@ -23,7 +28,7 @@ use profile_relayer::ipfs::{RAW, SHA2_256};
 use rust_unixfs::{
     MaybeResolved,
     dir::NodeDescription,
-    file::visit::{Cache, IdleFileVisit},
+    file::visit::{Cache, FileVisit, IdleFileVisit},
 };
 
 /// The largest block accepted (the spec's recommended cap).
@@ -36,6 +41,8 @@ const MAX_HEADER_BYTES: usize = 64 * 1024;
 const IDENTITY: u64 = 0x00;
 /// The CARv2 pragma: `varint(10) | {"version": 2}`.
 const CARV2_PRAGMA: [u8; 11] = [0x0a, 0xa1, 0x67, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x02];
+/// The name a directory's page has: a path ending at a directory serves it.
+pub const INDEX_HTML: &str = "index.html";
 
 /// Why a CAR does not prove the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +50,10 @@ pub enum Rejection {
     /// The gateway's answer proves nothing (a block that is not what its CID names, a malformed or truncated CAR, a
     /// missing block, sizes that do not add up, content that is no UnixFS file): another gateway may do better.
     Unproven(String),
-    /// Proven: the path names nothing (or a directory, not a file).
+    /// Proven: the path names nothing.
     NotFound(String),
+    /// Proven: the path names a directory that has no `index.html`.
+    Directory(String),
     /// The file is larger than the relay serves.
     TooLarge,
 }
@@ -62,26 +71,26 @@ pub const fn max_car_bytes(max_bytes: usize) -> usize {
         .saturating_add(1024 * 1024)
 }
 
-/// The verified blocks of a CAR, by CID.
-#[derive(Debug, Default)]
-pub struct Blocks<'a> {
-    blocks: HashMap<Cid, &'a [u8]>,
-}
-
-/// Reads one `varint | payload` frame: the payload and what follows it.
-fn frame(bytes: &[u8], max: usize) -> Result<(&[u8], &[u8]), Rejection> {
-    let (length, rest) = unsigned_varint::decode::usize(bytes).map_err(|e| unproven(format!("CAR: {e}")))?;
+/// Reads one `varint | payload` frame of at most `max` bytes at the start of `bytes`: `Ok(None)` when more bytes are
+/// needed, else the payload's range and where the frame ends.
+fn frame(bytes: &[u8], max: usize) -> Result<Option<(core::ops::Range<usize>, usize)>, Rejection> {
+    let (length, rest) = match unsigned_varint::decode::usize(bytes) {
+        Ok(read) => read,
+        Err(unsigned_varint::decode::Error::Insufficient) => return Ok(None),
+        Err(e) => return Err(unproven(format!("CAR: {e}"))),
+    };
     if length > max {
         return Err(unproven(format!("CAR: a section of {length} bytes")));
     }
-    let payload = rest.get(..length).ok_or_else(|| unproven("CAR: truncated"))?;
-    Ok((payload, rest.get(length..).unwrap_or_default()))
+    let start = bytes.len().saturating_sub(rest.len());
+    let end = start.saturating_add(length);
+    Ok((end <= bytes.len()).then_some((start..end, end)))
 }
 
-/// A CARv2's inner CARv1 (the data offset and size of its header) and its offset; a CARv1 as it is.
-fn car_v1(car: &[u8]) -> Result<(usize, &[u8]), Rejection> {
+/// A CARv2's inner CARv1 (the data offset and size of its header); a CARv1 as it is.
+fn car_v1(car: &[u8]) -> Result<&[u8], Rejection> {
     let Some(header) = car.strip_prefix(&CARV2_PRAGMA) else {
-        return Ok((0, car));
+        return Ok(car);
     };
     let u64_at = |at: usize| {
         header
@@ -95,105 +104,374 @@ fn car_v1(car: &[u8]) -> Result<(usize, &[u8]), Rejection> {
     let (offset, size) = (u64_at(16)?, u64_at(24)?);
     car.get(offset..offset.saturating_add(size))
         .filter(|_| offset.checked_add(size).is_some())
-        .map(|v1| (offset, v1))
         .ok_or_else(|| unproven("CARv2: data outside the CAR"))
 }
 
-/// One section of a CAR: its CID and where its block lies in the CAR.
+/// A block of a CAR, not yet verified: the CID its section names (sha2-256: the only hash checked) and its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
-    /// The CID the section names (sha2-256: the only hash checked).
+pub struct Block {
+    /// The CID the section names.
     pub cid: Cid,
-    /// The block's bytes, as offsets into the CAR.
-    pub block: core::ops::Range<usize>,
+    /// The block.
+    pub bytes: Vec<u8>,
 }
 
-/// The sections of `car` whose blocks can be checked (sha2-256), in order, unverified: the CAR's framing read
-/// within the bounds ([`MAX_BLOCKS`], [`MAX_BLOCK_BYTES`]). Each block must then be hashed and compared with its
-/// CID before [`Blocks::verified`] takes it (the Worker hashes them with the runtime's SHA-256).
-///
-/// # Errors
-/// [`Rejection::Unproven`] for a malformed or truncated CAR, or more than [`MAX_BLOCKS`] blocks.
-pub fn sections(car: &[u8]) -> Result<Vec<Section>, Rejection> {
-    let (base, v1) = car_v1(car)?;
-    let (_header, mut rest) = frame(v1, MAX_HEADER_BYTES)?;
-    let mut out = Vec::new();
-    let mut count = 0_usize;
-    while !rest.is_empty() {
-        count = count.saturating_add(1);
-        if count > MAX_BLOCKS {
-            return Err(unproven(format!("CAR: more than {MAX_BLOCKS} blocks")));
-        }
-        // a section: the CID, then the block (a CID is at most ≈ 80 bytes)
-        let (section, next) = frame(rest, MAX_BLOCK_BYTES.saturating_add(128))?;
-        rest = next;
-        let mut block = section;
-        let cid = Cid::read_bytes(&mut block).map_err(|e| unproven(format!("CAR: a section's CID: {e}")))?;
-        if block.len() > MAX_BLOCK_BYTES {
-            return Err(unproven(format!("CAR: block {cid} has {} bytes", block.len())));
-        }
-        if cid.hash().code() != SHA2_256 {
-            // cannot be checked here: not kept (identity CIDs are never needed as blocks)
-            continue;
-        }
-        // where the block ends: the CARv1's offset, and what is left of the CARv1 after it
-        let end = base.saturating_add(v1.len().saturating_sub(rest.len()));
-        out.push(Section {
-            cid,
-            block: end.saturating_sub(block.len())..end,
-        });
+/// Where a [`CarReader`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadState {
+    /// Nothing read yet: a CARv1 header or a CARv2 pragma comes.
+    Start,
+    /// In a CARv1's sections.
+    Sections,
+    /// A CARv2: read whole (within the caller's bound), unwrapped at the end.
+    V2,
+}
+
+/// Reads a CAR as its bytes arrive ([`CarReader::push`]), giving out each section's block once it is whole.
+#[derive(Debug)]
+pub struct CarReader {
+    buf: Vec<u8>,
+    state: ReadState,
+    count: usize,
+}
+
+impl Default for CarReader {
+    fn default() -> Self {
+        Self::new()
     }
-    Ok(out)
 }
 
-impl<'a> Blocks<'a> {
-    /// Reads and verifies every block of `car`, hashed here with `sha2` (the tests'; the Worker hashes with the
-    /// runtime: [`sections`], then [`Blocks::verified`]).
+impl CarReader {
+    /// A reader at the start of a CAR.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            buf: Vec::new(),
+            state: ReadState::Start,
+            count: 0,
+        }
+    }
+
+    /// Takes the next bytes of the CAR: the blocks (of sha2-256 CIDs) completed by them, in order.
     ///
     /// # Errors
-    /// [`Rejection::Unproven`] for a malformed or truncated CAR, a block that does not hash to its CID, or more
-    /// than [`MAX_BLOCKS`] blocks.
+    /// [`Rejection::Unproven`] for a malformed CAR or more than [`MAX_BLOCKS`] blocks.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Block>, Rejection> {
+        self.buf.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        let mut at = 0_usize;
+        loop {
+            let rest = self.buf.get(at..).unwrap_or_default();
+            match self.state {
+                ReadState::V2 => break,
+                ReadState::Start => {
+                    let n = rest.len().min(CARV2_PRAGMA.len());
+                    if rest.get(..n) == CARV2_PRAGMA.get(..n) {
+                        if n == CARV2_PRAGMA.len() {
+                            self.state = ReadState::V2;
+                        }
+                        break;
+                    }
+                    let Some((_header, end)) = frame(rest, MAX_HEADER_BYTES)? else {
+                        break;
+                    };
+                    at = at.saturating_add(end);
+                    self.state = ReadState::Sections;
+                }
+                ReadState::Sections => {
+                    let Some((section, end)) = frame(rest, MAX_BLOCK_BYTES.saturating_add(128))? else {
+                        break;
+                    };
+                    if let Some(block) =
+                        section_block(&mut self.count, rest.get(section).unwrap_or_default())?
+                    {
+                        out.push(block);
+                    }
+                    at = at.saturating_add(end);
+                }
+            }
+        }
+        self.buf.drain(..at.min(self.buf.len()));
+        Ok(out)
+    }
+
+    /// The CAR has ended: the blocks still to come out of it (a CARv2's), or why it is incomplete.
+    ///
+    /// # Errors
+    /// [`Rejection::Unproven`] for a CAR cut inside a section or a malformed CARv2.
+    pub fn finish(self) -> Result<Vec<Block>, Rejection> {
+        match self.state {
+            ReadState::Sections if self.buf.is_empty() => Ok(Vec::new()),
+            ReadState::V2 => {
+                let v1 = car_v1(&self.buf)?.to_vec();
+                let mut inner = Self::new();
+                let blocks = inner.push(&v1)?;
+                inner.finish()?;
+                Ok(blocks)
+            }
+            _ => Err(unproven("CAR: truncated")),
+        }
+    }
+
+    /// Bytes held, not yet made into blocks.
     #[cfg(all(test, not(target_arch = "wasm32")))]
-    pub fn read(car: &'a [u8]) -> Result<Self, Rejection> {
-        let sections = sections(car)?;
-        let checked: Vec<bool> = sections
-            .iter()
-            .map(|s| {
-                car.get(s.block.clone())
-                    .is_some_and(|b| profile_relayer::ipfs::verify_block(&s.cid, b).unwrap_or(false))
-            })
-            .collect();
-        Self::verified(car, &sections, &checked)
+    #[must_use]
+    pub fn held(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// One section's CID and block; `None` for a hash that cannot be checked here.
+fn section_block(count: &mut usize, mut section: &[u8]) -> Result<Option<Block>, Rejection> {
+    *count = count.saturating_add(1);
+    if *count > MAX_BLOCKS {
+        return Err(unproven(format!("CAR: more than {MAX_BLOCKS} blocks")));
+    }
+    let cid = Cid::read_bytes(&mut section).map_err(|e| unproven(format!("CAR: a section's CID: {e}")))?;
+    if section.len() > MAX_BLOCK_BYTES {
+        return Err(unproven(format!("CAR: block {cid} has {} bytes", section.len())));
+    }
+    // cannot be checked here: not kept (identity CIDs are never needed as blocks)
+    Ok((cid.hash().code() == SHA2_256).then(|| Block {
+        cid,
+        bytes: section.to_vec(),
+    }))
+}
+
+/// What a [`Walk`] needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// This block (verified), to go on.
+    Block(Cid),
+    /// Nothing: the file is proven, every byte of it given out.
+    Done,
+}
+
+/// Where a [`Walk`] is.
+enum Phase {
+    /// Resolving `path[segment]` from the directory `at` (then the file at the end).
+    Path,
+    /// The file's walk, `visit` waiting for its next block.
+    File { visit: Box<FileVisit>, size: u64 },
+    /// The file is proven.
+    Done,
+}
+
+/// The proof of the file `root/path`, walked as verified blocks come in ([`Walk::add`], [`Walk::advance`]).
+pub struct Walk {
+    path: Vec<String>,
+    /// How many segments of `path` are resolved.
+    segment: usize,
+    /// The block reached so far (a directory on the path, then the file).
+    at: Cid,
+    /// Whether `index.html` was appended to the path (it ended at a directory).
+    index: bool,
+    phase: Phase,
+    /// Verified blocks not used yet (arrived ahead of their turn, or directories being walked).
+    held: HashMap<Cid, Vec<u8>>,
+    held_bytes: usize,
+    /// Keep blocks once used: a CAR without duplicates (`dups=n`) sends a repeated leaf once.
+    keep_used: bool,
+    cache: Option<Cache>,
+    given: u64,
+    max_bytes: usize,
+}
+
+impl Walk {
+    /// A walk to the file `root/path`, at most `max_bytes`; `keep_used` when the CAR may send a repeated block once.
+    #[must_use]
+    pub fn new(root: Cid, path: &[String], max_bytes: usize, keep_used: bool) -> Self {
+        Self {
+            path: path.to_vec(),
+            segment: 0,
+            at: root,
+            index: false,
+            phase: Phase::Path,
+            held: HashMap::new(),
+            held_bytes: 0,
+            keep_used,
+            cache: None,
+            given: 0,
+            max_bytes,
+        }
     }
 
-    /// The blocks of `sections` (from [`sections`] of the same `car`), each hashed by the caller: `checked[i]`
-    /// says whether section `i`'s block hashes to its CID.
+    /// Whether the path ended at a directory and its `index.html` is served.
+    #[must_use]
+    pub const fn is_index(&self) -> bool {
+        self.index
+    }
+
+    /// The file's size, once its root is reached.
+    #[must_use]
+    pub const fn size(&self) -> Option<u64> {
+        match &self.phase {
+            Phase::File { size, .. } => Some(*size),
+            Phase::Path | Phase::Done => None,
+        }
+    }
+
+    /// How many bytes of the file were given out.
+    #[cfg(all(test, not(target_arch = "wasm32")))]
+    #[must_use]
+    pub const fn given(&self) -> u64 {
+        self.given
+    }
+
+    /// Takes a block the caller has verified (its bytes hash to its CID), held until the walk reaches it.
     ///
     /// # Errors
-    /// [`Rejection::Unproven`] when a block does not match its CID (one wrong block rejects the whole CAR).
-    pub fn verified(car: &'a [u8], sections: &[Section], checked: &[bool]) -> Result<Self, Rejection> {
-        let mut blocks = HashMap::new();
-        for (i, section) in sections.iter().enumerate() {
-            let block = car.get(section.block.clone()).unwrap_or_default();
-            if !checked.get(i).copied().unwrap_or(false) {
-                return Err(unproven(format!("block {} does not match its CID", section.cid)));
-            }
-            blocks.entry(section.cid).or_insert(block);
+    /// [`Rejection::Unproven`] when the blocks held ahead of their turn pass the bound of a CAR for the file.
+    pub fn add(&mut self, cid: Cid, bytes: Vec<u8>) -> Result<(), Rejection> {
+        if self.held.contains_key(&cid) {
+            return Ok(());
         }
-        Ok(Self { blocks })
+        self.held_bytes = self.held_bytes.saturating_add(bytes.len());
+        if self.held_bytes > max_car_bytes(self.max_bytes) {
+            return Err(unproven("CAR: too many blocks ahead of their turn"));
+        }
+        self.held.insert(cid, bytes);
+        Ok(())
     }
 
-    /// The verified block `cid` names.
-    fn get(&self, cid: &Cid) -> Result<&'a [u8], Rejection> {
-        self.blocks.get(cid).copied().ok_or_else(|| {
-            if cid.hash().code() == IDENTITY {
-                unproven(format!(
-                    "identity CID {cid} (not supported in a UnixFS tree here)"
-                ))
-            } else {
-                unproven(format!("block {cid} is missing from the CAR"))
+    fn block(&self, cid: &Cid) -> Result<&[u8], Need> {
+        self.held.get(cid).map(Vec::as_slice).ok_or(Need::Block(*cid))
+    }
+
+    fn take(&mut self, cid: &Cid) -> Option<Vec<u8>> {
+        if self.keep_used {
+            return self.held.get(cid).cloned();
+        }
+        let block = self.held.remove(cid)?;
+        self.held_bytes = self.held_bytes.saturating_sub(block.len());
+        Some(block)
+    }
+
+    /// Walks as far as the blocks held allow, pushing the file's bytes to `out` in order: what is needed next.
+    ///
+    /// # Errors
+    /// [`Rejection`]: the blocks prove the path names nothing or a directory without a page, or the file is too
+    /// large, or it is not what its root says.
+    pub fn advance(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Need, Rejection> {
+        for _ in 0..=MAX_BLOCKS {
+            let next = match &self.phase {
+                Phase::Done => return Ok(Need::Done),
+                Phase::File { visit, size } => (*visit.pending_links().0, *size),
+                Phase::Path => {
+                    if let Some(segment) = self.path.get(self.segment) {
+                        match resolve(self, &self.at, segment)? {
+                            Ok(next) => {
+                                self.at = next;
+                                self.segment = self.segment.saturating_add(1);
+                            }
+                            Err(need) => return Ok(need),
+                        }
+                    } else if let Some(need) = self.start_file(out)? {
+                        return Ok(need);
+                    }
+                    continue;
+                }
+            };
+            let (next, size) = next;
+            let Some(block) = self.take(&next) else {
+                return Ok(Need::Block(next));
+            };
+            let Phase::File { visit, .. } = core::mem::replace(&mut self.phase, Phase::Done) else {
+                return Err(unproven("walk: lost its place"));
+            };
+            let (bytes, more) = visit
+                .continue_walk(&block, &mut self.cache)
+                .map_err(|e| unproven(format!("file {}: {e}", self.at)))?;
+            self.give(bytes, size, out)?;
+            match more {
+                Some(visit) => {
+                    self.phase = Phase::File {
+                        visit: Box::new(visit),
+                        size,
+                    };
+                }
+                None => self.end(size)?,
             }
-        })
+        }
+        Err(unproven(format!("file {}: too many blocks", self.at)))
+    }
+
+    fn give(&mut self, bytes: &[u8], size: u64, out: &mut Vec<Vec<u8>>) -> Result<(), Rejection> {
+        self.given = self.given.saturating_add(bytes.len() as u64);
+        if self.given > size {
+            return Err(unproven(format!(
+                "file {}: more bytes than its root says ({size})",
+                self.at
+            )));
+        }
+        if self.given > self.max_bytes as u64 {
+            return Err(Rejection::TooLarge);
+        }
+        if !bytes.is_empty() {
+            out.push(bytes.to_vec());
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, size: u64) -> Result<(), Rejection> {
+        if self.given != size {
+            return Err(unproven(format!(
+                "file {}: {} bytes where its root says {size}",
+                self.at, self.given
+            )));
+        }
+        self.phase = Phase::Done;
+        self.held.clear();
+        Ok(())
+    }
+
+    /// The path is resolved: the file's root, its first bytes. `Some` when a block is needed first.
+    fn start_file(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Option<Need>, Rejection> {
+        let cid = self.at;
+        let block = match self.block(&cid) {
+            Ok(block) => block.to_vec(),
+            Err(need) => return Ok(Some(need)),
+        };
+        if cid.codec() == RAW {
+            let size = block.len() as u64;
+            self.give(&block, size, out)?;
+            self.end(size)?;
+            return Ok(None);
+        }
+        match rust_unixfs::dir::describe(&block) {
+            NodeDescription::File { size } if size > self.max_bytes as u64 => {
+                return Err(Rejection::TooLarge);
+            }
+            NodeDescription::File { .. } => {}
+            NodeDescription::Directory { .. } | NodeDescription::HamtShard { .. } if !self.index => {
+                // a directory: its page, as a gateway serves it
+                self.index = true;
+                self.path.push(INDEX_HTML.to_owned());
+                return Ok(None);
+            }
+            NodeDescription::Directory { .. } | NodeDescription::HamtShard { .. } => {
+                return Err(unproven(format!("{cid}: {INDEX_HTML} is a directory")));
+            }
+            NodeDescription::Symlink => return Err(unproven(format!("{cid} is a symlink"))),
+            NodeDescription::Other => return Err(unproven(format!("{cid} is not a UnixFS file"))),
+        }
+        let (first, size, _metadata, visit) = IdleFileVisit::default()
+            .start(&block)
+            .map_err(|e| unproven(format!("file {cid}: {e}")))?;
+        if size > self.max_bytes as u64 {
+            return Err(Rejection::TooLarge);
+        }
+        self.give(first, size, out)?;
+        match visit {
+            Some(visit) => {
+                self.phase = Phase::File {
+                    visit: Box::new(visit),
+                    size,
+                };
+            }
+            None => self.end(size)?,
+        }
+        Ok(None)
     }
 }
 
@@ -210,13 +488,27 @@ fn check_shard(block: &[u8]) -> Result<(), Rejection> {
     Ok(())
 }
 
-/// Follows one path segment from the directory `dir`.
-fn resolve(blocks: &Blocks<'_>, dir: &Cid, segment: &str) -> Result<Cid, Rejection> {
-    let not_found = || Rejection::NotFound(format!("no {segment:?} in {dir}"));
+/// Follows one path segment from the directory `dir`: the entry, or the block needed to find it.
+fn resolve(walk: &Walk, dir: &Cid, segment: &str) -> Result<Result<Cid, Need>, Rejection> {
+    let not_found = || {
+        if walk.index && segment == INDEX_HTML {
+            Rejection::Directory(format!("{dir} is a directory without {INDEX_HTML}"))
+        } else {
+            Rejection::NotFound(format!("no {segment:?} in {dir}"))
+        }
+    };
     if dir.codec() == RAW {
         return Err(not_found());
     }
-    let block = blocks.get(dir)?;
+    if dir.hash().code() == IDENTITY {
+        return Err(unproven(format!(
+            "identity CID {dir} (not supported in a UnixFS tree here)"
+        )));
+    }
+    let block = match walk.block(dir) {
+        Ok(block) => block,
+        Err(need) => return Ok(Err(need)),
+    };
     check_shard(block)?;
     let mut cache = None;
     let mut step = rust_unixfs::resolve(block, segment, &mut cache).map_err(|e| match e {
@@ -225,16 +517,14 @@ fn resolve(blocks: &Blocks<'_>, dir: &Cid, segment: &str) -> Result<Cid, Rejecti
     })?;
     for _ in 0..MAX_BLOCKS {
         match step {
-            MaybeResolved::Found(cid) => return Ok(cid),
+            MaybeResolved::Found(cid) => return Ok(Ok(cid)),
             MaybeResolved::NotFound => return Err(not_found()),
             MaybeResolved::NeedToLoadMore(lookup) => {
                 let next = *lookup.pending_links().0;
-                let shard = blocks.get(&next).map_err(|_| {
-                    unproven(format!(
-                        "HAMT-sharded directory {dir}: shard {next} is not in the CAR (sharded directories are \
-                         resolved only from CARs holding every shard visited)"
-                    ))
-                })?;
+                let shard = match walk.block(&next) {
+                    Ok(shard) => shard,
+                    Err(need) => return Ok(Err(need)),
+                };
                 check_shard(shard)?;
                 step = lookup
                     .continue_walk(shard, &mut Default::default())
@@ -245,70 +535,27 @@ fn resolve(blocks: &Blocks<'_>, dir: &Cid, segment: &str) -> Result<Cid, Rejecti
     Err(unproven("HAMT-sharded directory: too many shards"))
 }
 
-/// The bytes of the file `root/path` proven by `blocks`, at most `max_bytes`.
+/// The bytes of the file `root/path` proven by `blocks` (verified by the caller), at most `max_bytes`, and whether
+/// it is a directory's `index.html`: a whole CAR at once.
 ///
 /// # Errors
-/// [`Rejection::NotFound`] when the verified directories have no such entry or it is a directory;
-/// [`Rejection::TooLarge`] past `max_bytes`; [`Rejection::Unproven`] otherwise.
+/// [`Rejection`]: see [`Walk::advance`]; a block the walk needs and `blocks` lack is [`Rejection::Unproven`].
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub fn proven_file(
-    blocks: &Blocks<'_>,
+    blocks: Vec<Block>,
     root: &Cid,
     path: &[String],
     max_bytes: usize,
 ) -> Result<Vec<u8>, Rejection> {
-    let mut cid = *root;
-    for segment in path {
-        cid = resolve(blocks, &cid, segment)?;
+    let mut walk = Walk::new(*root, path, max_bytes, true);
+    for b in blocks {
+        walk.add(b.cid, b.bytes)?;
     }
-    let block = blocks.get(&cid)?;
-    if cid.codec() == RAW {
-        return if block.len() > max_bytes {
-            Err(Rejection::TooLarge)
-        } else {
-            Ok(block.to_vec())
-        };
+    let mut out = Vec::new();
+    match walk.advance(&mut out)? {
+        Need::Done => Ok(out.concat()),
+        Need::Block(cid) => Err(unproven(format!("block {cid} is missing from the CAR"))),
     }
-    match rust_unixfs::dir::describe(block) {
-        NodeDescription::File { size } if size > max_bytes as u64 => return Err(Rejection::TooLarge),
-        NodeDescription::File { .. } => {}
-        NodeDescription::Directory { .. } | NodeDescription::HamtShard { .. } => {
-            return Err(Rejection::NotFound(format!("{cid} is a directory, not a file")));
-        }
-        NodeDescription::Symlink => return Err(unproven(format!("{cid} is a symlink"))),
-        NodeDescription::Other => return Err(unproven(format!("{cid} is not a UnixFS file"))),
-    }
-    let (first, size, _metadata, mut visit) = IdleFileVisit::default()
-        .start(block)
-        .map_err(|e| unproven(format!("file {cid}: {e}")))?;
-    if size > max_bytes as u64 {
-        return Err(Rejection::TooLarge);
-    }
-    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(max_bytes).min(max_bytes));
-    out.extend_from_slice(first);
-    let mut cache: Option<Cache> = None;
-    for _ in 0..=MAX_BLOCKS {
-        let Some(walk) = visit else { break };
-        let next = *walk.pending_links().0;
-        let leaf = blocks.get(&next)?;
-        let (bytes, more) = walk
-            .continue_walk(leaf, &mut cache)
-            .map_err(|e| unproven(format!("file {cid}: {e}")))?;
-        if out.len().saturating_add(bytes.len()) > max_bytes {
-            return Err(Rejection::TooLarge);
-        }
-        out.extend_from_slice(bytes);
-        visit = more;
-    }
-    if visit.is_some() {
-        return Err(unproven(format!("file {cid}: too many blocks")));
-    }
-    if out.len() as u64 != size {
-        return Err(unproven(format!(
-            "file {cid}: {} bytes where its root says {size}",
-            out.len()
-        )));
-    }
-    Ok(out)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -352,13 +599,26 @@ mod tests {
         out
     }
 
+    /// The verified blocks of a whole CAR (hashed here with `sha2`; the Worker hashes with the runtime).
+    fn read(car_bytes: &[u8]) -> Result<Vec<Block>, Rejection> {
+        let mut reader = CarReader::new();
+        let mut blocks = reader.push(car_bytes)?;
+        blocks.extend(reader.finish()?);
+        for b in &blocks {
+            if !profile_relayer::ipfs::verify_block(&b.cid, &b.bytes).unwrap_or(false) {
+                return Err(unproven(format!("block {} does not match its CID", b.cid)));
+            }
+        }
+        Ok(blocks)
+    }
+
     fn data(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 7 % 251) as u8).collect()
     }
 
     fn file(car_bytes: &[u8], root: &Cid, path: &[&str], max: usize) -> Result<Vec<u8>, Rejection> {
         let path: Vec<String> = path.iter().map(|s| (*s).to_owned()).collect();
-        proven_file(&Blocks::read(car_bytes)?, root, &path, max)
+        proven_file(read(car_bytes)?, root, &path, max)
     }
 
     #[test]
@@ -442,9 +702,10 @@ mod tests {
             file(&bytes, &root, &["a", "nope"], 1 << 20),
             Err(Rejection::NotFound(_))
         ));
+        // a directory without a page
         assert!(matches!(
             file(&bytes, &root, &["a"], 1 << 20),
-            Err(Rejection::NotFound(_))
+            Err(Rejection::Directory(_))
         ));
         assert!(matches!(
             file(&bytes, &root, &["a", "b.json", "x"], 1 << 20),
@@ -456,6 +717,138 @@ mod tests {
             file(&car(&without_root), &root, &["a", "b.json"], 1 << 20),
             Err(Rejection::Unproven(_))
         ));
+    }
+
+    /// A directory `root/<files>` built by `rust-unixfs`: its blocks (files first, then directories) and its root.
+    fn directory(files: &[(&str, &[u8])], options: TreeOptions) -> (Vec<(Cid, Vec<u8>)>, Cid) {
+        let mut tree = BufferingTreeBuilder::new(options);
+        let mut blocks = Vec::new();
+        for (name, bytes) in files {
+            let made = file_blocks(bytes, 1000);
+            tree.put_link(
+                &format!("root/{name}"),
+                made.last().unwrap().0,
+                bytes.len() as u64,
+            )
+            .unwrap();
+            blocks.extend(made);
+        }
+        let mut root = None;
+        let mut nodes = tree.build();
+        while let Some(node) = nodes.next_borrowed() {
+            let node = node.unwrap();
+            blocks.push((*node.cid, node.block.to_vec()));
+            root = Some(*node.cid);
+        }
+        (blocks, root.unwrap())
+    }
+
+    #[test]
+    fn a_directory_serves_its_index_html() {
+        let page = b"<!doctype html><p>hello</p>".to_vec();
+        let (blocks, root) = directory(
+            &[("index.html", &page), ("x.json", b"{}")],
+            TreeOptions::default(),
+        );
+        let path: Vec<String> = Vec::new();
+        let mut walk = Walk::new(root, &path, 1 << 20, true);
+        for (cid, b) in &blocks {
+            walk.add(*cid, b.clone()).unwrap();
+        }
+        let mut out = Vec::new();
+        assert_eq!(walk.advance(&mut out).unwrap(), Need::Done);
+        assert_eq!(out.concat(), page);
+        assert!(walk.is_index());
+    }
+
+    /// A CAR in depth-first order, fed a few bytes at a time: each leaf comes out as soon as it is read, before
+    /// the CAR ends; the walk is done exactly at the last leaf.
+    #[test]
+    fn a_dfs_car_streams_leaf_by_leaf() {
+        let bytes = data(50_000);
+        let mut blocks = file_blocks(&bytes, 1000);
+        // the adder writes the root last; a gateway sends it first (DFS)
+        let root_block = blocks.pop().unwrap();
+        let root = root_block.0;
+        blocks.insert(0, root_block);
+        let whole = car(&blocks);
+        let largest = blocks.iter().map(|(_, b)| b.len()).max().unwrap();
+        for piece in [1, 7, 1000, 4096] {
+            let mut reader = CarReader::new();
+            let mut walk = Walk::new(root, &[], 1 << 20, false);
+            let mut out = Vec::new();
+            let mut need = Need::Block(root);
+            let mut fed = 0;
+            for chunk in whole.chunks(piece) {
+                fed += chunk.len();
+                for b in reader.push(chunk).unwrap() {
+                    assert!(profile_relayer::ipfs::verify_block(&b.cid, &b.bytes).unwrap());
+                    walk.add(b.cid, b.bytes).unwrap();
+                }
+                need = walk.advance(&mut out).unwrap();
+                // never more than a section and a piece held
+                assert!(reader.held() <= largest + 64 + piece, "{}", reader.held());
+                if fed < whole.len() / 2 {
+                    assert_ne!(need, Need::Done);
+                }
+            }
+            assert!(reader.finish().unwrap().is_empty());
+            assert_eq!(need, Need::Done);
+            assert_eq!(out.concat(), bytes);
+            assert_eq!(walk.size(), None);
+            assert_eq!(walk.given(), bytes.len() as u64);
+        }
+        // bytes came out before the end: half way through the CAR, half of the file is out
+        let mut reader = CarReader::new();
+        let mut walk = Walk::new(root, &[], 1 << 20, false);
+        let mut out = Vec::new();
+        for b in reader.push(&whole[..whole.len() / 2]).unwrap() {
+            walk.add(b.cid, b.bytes).unwrap();
+        }
+        assert!(matches!(walk.advance(&mut out).unwrap(), Need::Block(_)));
+        assert!(out.concat().len() > 20_000);
+        assert_eq!(walk.size(), Some(50_000));
+    }
+
+    /// A HAMT shard the CAR lacks is asked for by name (the relay then fetches it), and the walk goes on with it.
+    #[test]
+    fn a_missing_hamt_shard_is_asked_for() {
+        let names: Vec<String> = (0..40).map(|i| format!("f{i}.json")).collect();
+        let contents: Vec<Vec<u8>> = (0..40)
+            .map(|i| format!("{{\"file\":{i}}}").into_bytes())
+            .collect();
+        let files: Vec<(&str, &[u8])> = names
+            .iter()
+            .map(String::as_str)
+            .zip(contents.iter().map(Vec::as_slice))
+            .collect();
+        let mut options = TreeOptions::default();
+        options.shard_threshold(Some(1));
+        let (blocks, root) = directory(&files, options);
+        assert!(
+            blocks
+                .iter()
+                .filter(|(_, b)| matches!(rust_unixfs::dir::describe(b), NodeDescription::HamtShard { .. }))
+                .count()
+                > 1,
+            "sharded"
+        );
+        let by_cid: HashMap<Cid, Vec<u8>> = blocks.iter().cloned().collect();
+        let path = vec!["f17.json".to_owned()];
+        let mut walk = Walk::new(root, &path, 1 << 20, false);
+        let mut out = Vec::new();
+        let mut asked = 0;
+        loop {
+            match walk.advance(&mut out).unwrap() {
+                Need::Done => break,
+                Need::Block(cid) => {
+                    asked += 1;
+                    assert!(asked < 10);
+                    walk.add(cid, by_cid[&cid].clone()).unwrap();
+                }
+            }
+        }
+        assert_eq!(out.concat(), b"{\"file\":17}");
     }
 
     #[test]

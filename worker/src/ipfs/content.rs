@@ -147,7 +147,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_range_header_is_inside_the_content(header in "\\PC{0,40}", tail in "[0-9,= -]{0,30}", total in 0u64..2000) {
-            for h in [header.clone(), format!("bytes={tail}")] {
+            for h in [header, format!("bytes={tail}")] {
                 if let Some((start, end)) = byte_range(&h, total) {
                     proptest::prop_assert!(start <= end && end < total);
                 }

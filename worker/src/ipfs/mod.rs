@@ -9,12 +9,15 @@
 //! `IPFS_ALLOW_UNVERIFIED=true`) is never marked immutable nor kept in R2. Responses are `nosniff`, sandboxed for
 //! HTML/SVG, size-limited, and support `Range` and `HEAD`. When every gateway answers 404 the relay answers 404.
 //!
-//! Latency trade-off of the first fetch: a raw block is read whole and hashed before the answer starts, so a client
-//! never receives a byte the CID does not vouch for (a relay that streams would send most of a wrong block before it
-//! could know, and a browser renders a partial image or video as it arrives). What keeps that cheap: the block never
-//! enters the Worker's memory ([`native`]: the runtime buffers, hashes and sends it), and the R2 write (with its D1
-//! ledger) starts only after the answer's last byte has left, under `Context::wait_until`. See BENCHMARKS.md for the
-//! comparison with LUKSO's streaming relay.
+//! Latency trade-off of the first fetch: below `IPFS_STREAM_MIN_BYTES` (UnixFS) or 16× it (raw blocks) content is
+//! verified whole before the answer starts; a raw block then never enters the Worker's memory ([`native`]: the
+//! runtime buffers, hashes and sends it). From there it is answered as it is verified ([`answer_streaming`]): a UnixFS
+//! file's bytes go out leaf by leaf, each leaf hashed and reached from the root first; a raw block's pieces go out
+//! as they are hashed, its hash checked at the end. The answer carries the content's `Content-Length`, and the last piece is
+//! held back until the whole content is proven — when the proof fails the body is aborted, so a client never takes
+//! a cut or wrong answer as complete (a browser may still have shown the part it got). The R2 write (with its D1 ledger) starts only after the answer's last byte has left,
+//! under `Context::wait_until`, and only for proven content. See BENCHMARKS.md for the comparison with LUKSO's
+//! streaming relay.
 
 mod car;
 mod content;
@@ -27,7 +30,7 @@ use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 pub use self::content::{SANDBOX_CSP, is_passive};
 use self::{
     content::{byte_range, content_type_of, upload_type},
-    gateways::race_gateways,
+    gateways::{Fetched, Streaming, race_gateways},
 };
 use crate::{
     config::{Config, Setting},
@@ -53,6 +56,9 @@ pub struct IpfsConfig {
     /// Whether a gateway that serves no CAR may serve UnixFS content unverified (`IPFS_ALLOW_UNVERIFIED`, default
     /// `false`): such content is never marked immutable nor kept in R2.
     pub allow_unverified: bool,
+    /// Relayed content at least this long is answered as it is verified (`IPFS_STREAM_MIN_BYTES`); shorter content
+    /// is verified whole first.
+    pub stream_min_bytes: u64,
 }
 
 /// Content and its type.
@@ -90,24 +96,36 @@ pub async fn fetch_content(
     target: &CidPath,
     client: Option<Client<'_>>,
 ) -> ApiResult<Content> {
-    let (content, store) = fetch_content_deferred(env, config, target, true, client).await?;
-    if let Some(store) = store {
-        store.await;
+    match fetch_content_deferred(env, config, target, true, client, None).await? {
+        Found::Whole(content, store) => {
+            if let Some(store) = store {
+                store.await;
+            }
+            Ok(content)
+        }
+        Found::Stream(_) => Err(ApiError::internal("a stream where whole content was asked for")),
     }
-    Ok(content)
+}
+
+/// Content found for a request: whole (with its R2 write still to do), or streaming as it is verified.
+enum Found {
+    Whole(Content, Option<PendingStore>),
+    Stream(Box<Streaming>),
 }
 
 /// [`fetch_content`] without the R2 write on its path: the content is returned as soon as it is verified, with the
 /// write still to do (hand it to `Context::wait_until`). Nothing unverified is ever returned as verified: a raw
-/// block is read whole and hashed, a UnixFS file proven from its CAR, before it is returned; only storing it waits. `look_in_store: false` skips R2
-/// (the caller asked it already).
+/// block is read whole and hashed, a UnixFS file proven from its CAR, before it is returned; only storing it waits.
+/// `look_in_store: false` skips R2 (the caller asked it already). `stream_min`: content at least this long may come
+/// back as a [`Streaming`] (verified piece by piece; proven only at its end), `None`: always whole.
 async fn fetch_content_deferred(
     env: &Env,
     config: &IpfsConfig,
     target: &CidPath,
     look_in_store: bool,
     client: Option<Client<'_>>,
-) -> ApiResult<(Content, Option<PendingStore>)> {
+    stream_min: Option<u64>,
+) -> ApiResult<Found> {
     let raw_block = target.cid.codec() == RAW && target.path.is_empty();
     // what R2 holds under `<cid>[/<path>]` was verified before it was written (or is an upload: a raw block)
     if look_in_store && let Some(object) = env.bucket("IPFS")?.get(store_key(target)).execute().await? {
@@ -118,7 +136,7 @@ async fn fetch_content_deferred(
             let bytes = native::read_all(&stream).await.map_err(ApiError::internal)?;
             if !raw_block || native::is_block_of(&target.cid, &bytes).await {
                 let content_type = content_type_of(content_type, &native::head(&bytes));
-                return Ok((
+                return Ok(Found::Whole(
                     Content {
                         bytes,
                         content_type,
@@ -138,9 +156,12 @@ async fn fetch_content_deferred(
     if let Some((req, limit)) = client {
         limit_miss(req, env, limit.value()?).await?;
     }
-    let content = race_gateways(config, target, raw_block).await?;
+    let content = match race_gateways(config, target, raw_block, stream_min).await? {
+        Fetched::Stream(stream) => return Ok(Found::Stream(stream)),
+        Fetched::Whole(content) => content,
+    };
     if !content.verified {
-        return Ok((content, None));
+        return Ok(Found::Whole(content, None));
     }
     // verified bytes are immutable: keep them, within the relay cache's bound
     let (env, config, key, stored) = (env.clone(), config.clone(), store_key(target), content.clone());
@@ -149,7 +170,7 @@ async fn fetch_content_deferred(
             worker::console_warn!("ipfs cache {}: {} {}", key, e.code, e.message);
         }
     });
-    Ok((content, Some(store)))
+    Ok(Found::Whole(content, Some(store)))
 }
 
 /// Takes one token from the client IP's miss bucket (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`, 0 turns it off): every
@@ -223,14 +244,21 @@ pub async fn relay(
     if streamable {
         crate::analytics::record(&crate::analytics::Point::ipfs_cache(false));
     }
-    let (content, store) = fetch_content_deferred(
+    // a whole GET may be answered as it is verified; `HEAD` and ranges wait for the whole content
+    let stream_min = (streamable && req.method() != Method::Head).then_some(config.stream_min_bytes);
+    let (content, store) = match fetch_content_deferred(
         env,
         config,
         &target,
         !streamable,
         Some((req, &settings.limits.ipfs_miss)),
+        stream_min,
     )
-    .await?;
+    .await?
+    {
+        Found::Whole(content, store) => (content, store),
+        Found::Stream(stream) => return answer_streaming(env, config, ctx, &target, *stream),
+    };
     let total = u64::from(content.bytes.length());
     let headers = relay_headers(&target, &content.content_type, content.verified)?;
     if let Some(range) = range {
@@ -272,6 +300,102 @@ pub async fn relay(
             }
             answer(req, 200, content.bytes, headers)
         }
+    }
+}
+
+/// Answers content as it is verified: each verified piece is sent as it comes, but the last is held back until the
+/// whole content is proven (a raw block's hash; a UnixFS file's every block, reached from its root, and its size).
+/// The answer has the content's `Content-Length`; when the proof fails the body is aborted, so the client's read
+/// fails and a cut body is never taken as whole. The content is kept in R2 only once proven.
+fn answer_streaming(
+    env: &Env,
+    config: &IpfsConfig,
+    ctx: &Context,
+    target: &CidPath,
+    stream: Streaming,
+) -> ApiResult<Response> {
+    let headers = relay_headers(target, &stream.content_type, true)?;
+    let length = u32::try_from(stream.total).map_err(|_| ApiError::internal("content over 4 GiB"))?;
+    let (sink, body) = native::Sink::new(length).map_err(ApiError::internal)?;
+    let (env, config, key, content_type) = (
+        env.clone(),
+        config.clone(),
+        store_key(target),
+        stream.content_type.clone(),
+    );
+    ctx.wait_until(async move {
+        match pump(stream, sink).await {
+            Ok(bytes) => {
+                worker::Delay::from(STORE_AFTER_ANSWER).await;
+                let content = Content {
+                    bytes,
+                    content_type,
+                    verified: true,
+                };
+                if let Err(e) = cache_block(&env, &config, &key, &content).await {
+                    worker::console_warn!("ipfs cache {}: {} {}", key, e.code, e.message);
+                }
+            }
+            Err(e) => worker::console_warn!("ipfs {key}: the answer was aborted: {e}"),
+        }
+    });
+    Ok(Response::from_body(worker::ResponseBody::Stream(body))?.with_headers(headers))
+}
+
+/// How many verified pieces may be on their way to the client at once: the next pieces are read and verified while
+/// the client takes the previous ones.
+const PIECES_IN_FLIGHT: usize = 16;
+
+/// Sends a stream's verified pieces to `sink`, holding back the last until the content is proven; aborts the body
+/// otherwise. The proven content (copied aside as it is sent, for the R2 write).
+async fn pump(mut stream: Streaming, sink: native::Sink) -> Result<js_sys::Uint8Array, String> {
+    let mut held: Option<js_sys::Uint8Array> = None;
+    let mut sent: Vec<js_sys::Uint8Array> = Vec::new();
+    let mut in_flight = std::collections::VecDeque::new();
+    let mut pieces = stream.take_ready();
+    loop {
+        for piece in pieces {
+            if let Some(previous) = held.replace(piece) {
+                // a copy for R2: the runtime may take the sent buffer
+                sent.push(previous.slice(0, previous.length()));
+                in_flight.push_back(sink.write(&previous));
+            }
+        }
+        while in_flight.len() > PIECES_IN_FLIGHT {
+            if let Some(write) = in_flight.pop_front()
+                && let Err(e) = write.await
+            {
+                stream.stop();
+                settle(in_flight).await;
+                return Err(format!("the client went away: {e:?}"));
+            }
+        }
+        match stream.next().await {
+            Ok(Some(more)) => pieces = more,
+            Ok(None) => break,
+            Err(e) => {
+                sink.abort(&e);
+                // the writes still queued fail with the body
+                settle(in_flight).await;
+                return Err(e);
+            }
+        }
+    }
+    if let Some(last) = held {
+        sent.push(last.slice(0, last.length()));
+        in_flight.push_back(sink.write(&last));
+    }
+    for write in in_flight {
+        write.await.map_err(|e| format!("the client went away: {e:?}"))?;
+    }
+    sink.close().await?;
+    Ok(gateways::joined_js(&sent))
+}
+
+/// Waits for queued writes to settle, whatever their outcome.
+async fn settle(writes: std::collections::VecDeque<worker::wasm_bindgen_futures::JsFuture>) {
+    for write in writes {
+        let _ = write.await;
     }
 }
 

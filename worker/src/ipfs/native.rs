@@ -73,3 +73,101 @@ pub(super) fn body_with_end(bytes: &Uint8Array) -> Result<(web_sys::ReadableStre
     let sent = source.pipe_to(&pipe.writable());
     Ok((pipe.readable(), sent))
 }
+
+/// A body read piece by piece, each piece left in the runtime (a JS `Uint8Array`).
+pub(super) struct Reader(web_sys::ReadableStreamDefaultReader);
+
+impl Reader {
+    pub(super) fn new(stream: &web_sys::ReadableStream) -> Self {
+        Self(stream.get_reader().unchecked_into())
+    }
+
+    /// The next piece; `None` at the end of the body.
+    pub(super) async fn read(&self) -> Result<Option<Uint8Array>, String> {
+        let result = JsFuture::from(self.0.read()).await.map_err(|e| text(&e))?;
+        let done = js_sys::Reflect::get(&result, &JsValue::from_str("done"))
+            .map_err(|e| text(&e))?
+            .is_truthy();
+        if done {
+            return Ok(None);
+        }
+        let value = js_sys::Reflect::get(&result, &JsValue::from_str("value")).map_err(|e| text(&e))?;
+        value
+            .dyn_into::<Uint8Array>()
+            .map(Some)
+            .map_err(|_| "a body piece that is not bytes".to_owned())
+    }
+
+    /// Stops reading (the gateway's connection is let go).
+    pub(super) fn cancel(&self) {
+        let _ = self.0.cancel();
+    }
+}
+
+/// SHA-256 of bytes given piece by piece, in the runtime.
+pub(super) struct Digest {
+    hasher: DigestStream,
+    writer: web_sys::WritableStreamDefaultWriter,
+    /// Pieces queued, not yet hashed.
+    queued: Vec<JsFuture>,
+}
+
+impl Digest {
+    pub(super) fn new() -> Result<Self, String> {
+        let hasher = DigestStream::new(DigestStreamAlgorithm::Sha256);
+        let writer = hasher.raw().get_writer().map_err(|e| text(&e))?;
+        Ok(Self {
+            hasher,
+            writer,
+            queued: Vec::new(),
+        })
+    }
+
+    /// Queues `bytes` for hashing (the runtime hashes them in order, without the Worker waiting).
+    pub(super) fn update(&mut self, bytes: &Uint8Array) {
+        self.queued
+            .push(JsFuture::from(self.writer.write_with_chunk(bytes)));
+    }
+
+    /// Whether the bytes given are the block `cid` names.
+    pub(super) async fn matches(self, cid: &Cid) -> Result<bool, String> {
+        let expected = profile_relayer::ipfs::block_sha256(cid).map_err(|e| e.to_string())?;
+        for queued in self.queued {
+            queued.await.map_err(|e| text(&e))?;
+        }
+        JsFuture::from(self.writer.close()).await.map_err(|e| text(&e))?;
+        Ok(self.hasher.digest().await.map_err(|e| e.to_string())?.to_vec() == expected)
+    }
+}
+
+/// A body of exactly `length` bytes written piece by piece ([`Sink::write`]); when it is aborted
+/// ([`Sink::abort`]) or ends short, the client's answer errors: with its `Content-Length`, a cut body is never
+/// taken as whole.
+pub(super) struct Sink(web_sys::WritableStreamDefaultWriter);
+
+impl Sink {
+    /// The sink and the body to answer with.
+    pub(super) fn new(length: u32) -> Result<(Self, web_sys::ReadableStream), String> {
+        let pipe = worker::worker_sys::FixedLengthStream::new(length).map_err(|e| text(&e))?;
+        let writer = pipe.writable().get_writer().map_err(|e| text(&e))?;
+        Ok((Self(writer), pipe.readable()))
+    }
+
+    /// Queues `bytes`: the future settles once the client's side has taken them (or the body failed).
+    pub(super) fn write(&self, bytes: &Uint8Array) -> JsFuture {
+        JsFuture::from(self.0.write_with_chunk(bytes))
+    }
+
+    /// The body is whole.
+    pub(super) async fn close(self) -> Result<(), String> {
+        JsFuture::from(self.0.close())
+            .await
+            .map(drop)
+            .map_err(|e| text(&e))
+    }
+
+    /// The body errors: the client's read fails.
+    pub(super) fn abort(self, reason: &str) {
+        let _ = self.0.abort_with_reason(&JsValue::from_str(reason));
+    }
+}
