@@ -65,7 +65,9 @@ for flavour in full lite recover; do
     rm -rf "$dir"
     wasm-bindgen --target "$target" --out-dir "$dir" --out-name profile_relayer "$tmp/$flavour.wasm"
     # the `producers` and `target_features` custom sections are read by no engine or bundler: ≈ 0.2 KB of gzip
-    wasm-opt "$wasm_opt" --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
+    # `outcome` (src/wasm/error.rs) stays a call of its own: inlined into an export that throws, its frame would be
+    # left on the shadow stack by each throw (the names are those of wasm-bindgen's output, which keeps them)
+    wasm-opt '--no-inline=*wasm::error::outcome*' "$wasm_opt" --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
       "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
     # the Node build is CommonJS (the top-level pkg/package.json says "module"); the JS snippets (src/wasm/js/*.js)
     # are ES modules with top-level `export function` / `export class` declarations only, which become plain

@@ -9,6 +9,7 @@ use wasm_bindgen::{JsCast, prelude::*};
 use super::{
     JsResult, KeyPartsJs,
     args::{at_index, hex_array, push_hex, reject_unknown_keys},
+    error::{outcome, returned},
     io::{self, Obj, array_arg, ascii, hex_arg, hex_concat_js, hex_js, interned, utf8},
 };
 use crate::{
@@ -276,11 +277,17 @@ pub fn encode_key_names(
 ///
 /// # Errors
 /// `NOT_AN_ARRAY_KEY`, `INVALID_ARRAY_INDEX`, or `INVALID_ARGUMENT` for a name that is not a string.
+// throws by `error::returned` (the cheaper success path; the arguments owned for it)
 #[wasm_bindgen(js_name = encodeArrayElementKey, unchecked_return_type = "Hex")]
 pub fn encode_array_element_key(
-    #[wasm_bindgen(unchecked_param_type = "string")] name: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: &JsValue,
-) -> JsResult<JsString> {
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] index: JsValue,
+) -> JsString {
+    returned(outcome(move || array_element_key(&name, &index)))
+}
+
+/// [`encode_array_element_key`]'s work.
+fn array_element_key(name: &JsValue, index: &JsValue) -> JsResult<JsString> {
     // a standard Array name (`AddressPermissions[]`, `LSP5ReceivedAssets[]`, …) is looked up, not read
     if let io::KnownName::Key(i, length_key) = io::known_name(name, &JsValue::UNDEFINED)
         && lsp2::known_is_array(i)

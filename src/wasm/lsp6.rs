@@ -5,6 +5,7 @@ use wasm_bindgen::{JsCast, prelude::*};
 
 use super::{
     JsResult,
+    error::{outcome, returned},
     io::{self, array_arg, fixed_arg, hex_js, interned},
 };
 use crate::{Error, lsp6::Permissions};
@@ -15,10 +16,16 @@ use crate::{Error, lsp6::Permissions};
 ///
 /// # Errors
 /// The `ProfileRelayerError` the JS function throws.
+// throws by `error::returned` (the cheaper success path; `names` owned for it)
 #[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
 pub fn encode_permissions(
-    #[wasm_bindgen(unchecked_param_type = "string[] | PermissionsObject")] names: &JsValue,
-) -> JsResult<JsString> {
+    #[wasm_bindgen(unchecked_param_type = "string[] | PermissionsObject")] names: JsValue,
+) -> JsString {
+    returned(outcome(move || permissions_value(&names)))
+}
+
+/// [`encode_permissions`]'s work.
+fn permissions_value(names: &JsValue) -> JsResult<JsString> {
     if !js_sys::Array::is_array(names) && names.is_object() {
         return Ok(hex_js(permissions_of_object(names)?.to_bytes32().as_slice()));
     }

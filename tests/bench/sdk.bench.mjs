@@ -483,8 +483,9 @@ const gz = (b) => gzipSync(b, { level: 9 }).length;
 // (the full entry's budget: 150 000 B until the clients' transport options — timeout, signal, retries honouring
 // Retry-After, an injected fetch, checked when the client is made — took it to 151 336 B in wave 3: 152 000 B; every
 // argument of every export refused with a ProfileRelayerError of an exported class, issue 26: 152 179 B, 152 600 B;
-// then erc725.js's shapes and the LUKSO constants: 155 697 B, 156 000 B. The lite page: 80 483 B with the error
-// class and erc725.js's shapes (permissions objects, JSON content), over the 80 000 B target: 80 600 B)
+// then erc725.js's shapes and the LUKSO constants: 155 697 B, 156 000 B; the cheaper success path of the three
+// cheapest exports: 156 069 B, 156 300 B. The lite page: 80 483 B with the error class and erc725.js's shapes
+// (permissions objects, JSON content), over the 80 000 B target: 80 600 B; 80 511 B with that success path)
 const pages = [
   {
     entry: 'profile-relayer/lite/web',
@@ -495,7 +496,7 @@ const pages = [
   {
     entry: 'profile-relayer/web',
     wasm: 'web',
-    budget: 156_000,
+    budget: 156_300,
     uses: 'encodeVerifiableUri, decodeVerifiableUri, encodeKeyName, predictProfileAddress, computeCid, decodeRelayCallRevert, RelayerClient, LookupClient',
   },
   {

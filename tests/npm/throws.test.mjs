@@ -218,3 +218,59 @@ test('ProfileRelayerError: a class usable with instanceof, across copies of the 
   assert.equal(full.isProfileRelayerError(other), false);
   assert.ok(!({ name: 'ProfileRelayerError', code: 'X' } instanceof full.ProfileRelayerError), 'a plain object is no Error');
 });
+
+// The hottest exports throw from inside the wasm instead of returning a `Result` (src/wasm/error.rs `throw`): a JS
+// exception leaves the wasm frames without their epilogues. Anything those would have undone — a shadow-stack frame,
+// a slot of wasm-bindgen's borrowed-externref stack (1,024 slots), a scratch area left marked as in use, an owned
+// value — would leak on each throw; 100,000 throws of each kind, interleaved with good calls, would then exhaust the
+// stack or the slots (a trap or a wrong answer) or leave the scratch area to the heap path.
+const THROWING = {
+  encodeTokenId: {
+    bad: [(m) => m.encodeTokenId(7, '1'), (m) => m.encodeTokenId(0, 'x'), (m) => m.encodeTokenId(0, 5), (m) => m.encodeTokenId(1.5, '1')],
+    good: (m) => m.encodeTokenId(0, '123456789'),
+    expected: '0x00000000000000000000000000000000000000000000000000000000075bcd15',
+  },
+  encodePermissions: {
+    bad: [(m) => m.encodePermissions(['NOPE']), (m) => m.encodePermissions(42), (m) => m.encodePermissions({ SETDATA: 'yes' })],
+    good: (m) => m.encodePermissions(['SETDATA', 'CALL']),
+    expected: '0x0000000000000000000000000000000000000000000000000000000000040800',
+  },
+  encodeArrayElementKey: {
+    bad: [(m) => m.encodeArrayElementKey('LSP3Profile', 0), (m) => m.encodeArrayElementKey('AddressPermissions[]', -1), (m) => m.encodeArrayElementKey(1, 0)],
+    good: (m) => m.encodeArrayElementKey('AddressPermissions[]', 1),
+    expected: '0xdf30dba06db6a30e65354d9a64c6098600000000000000000000000000000001',
+  },
+};
+// which exports throw from the wasm: wasm-bindgen's glue of the others throws the error a `Result` returned
+const throwsInGlue = (f) => /\bthrow\b/.test(Function.prototype.toString.call(f));
+for (const [flavour, dir] of flavours) {
+  test(`${flavour}: exports that throw from the wasm leak nothing per throw (100,000 throws each)`, async () => {
+    const entries = [require(`${pkgDir}${dir}node/profile_relayer.js`), await import(`profile-relayer${dir ? '/' + flavour : ''}`)];
+    for (const m of entries) {
+      // the list above is every synchronous export whose glue does not throw (both ways: a new one must be listed
+      // here; the async `fetchRelayCallParams` rejects its promise)
+      const fromWasm = Object.keys(m).filter(
+        (n) => typeof m[n] === 'function' && !isClass(m[n]) && !NO_BAD_INPUT.has(n) && n !== 'fetchRelayCallParams' && !throwsInGlue(m[n]),
+      );
+      assert.deepEqual(fromWasm.toSorted(), Object.keys(THROWING).toSorted(), 'the exports that throw from the wasm');
+      for (const [name, { bad, good, expected }] of Object.entries(THROWING)) {
+        assert.equal(good(m), expected, name);
+        const codes = new Set();
+        for (let i = 0; i < 100_000; i++) {
+          try {
+            bad[i % bad.length](m);
+            assert.fail(`${name}: bad call #${i % bad.length} returned`);
+          } catch (e) {
+            checkError(m, e, name);
+            codes.add(e.code);
+          }
+          if (i % 1000 === 0) assert.equal(good(m), expected, `${name} after ${i} throws`);
+        }
+        assert.equal(good(m), expected, `${name} after 100,000 throws`);
+        assert.ok(codes.size >= 2, `${name}: the bad calls' codes ${[...codes]}`);
+        // the module's other calls still work too (the shared scratch area is free again)
+        assert.equal(m.encodeKeyName('LSP3Profile'), '0x5ef83ad9559033e6e941db7d7c495acdce616347d28e90c7ce47cbfcfcad3bc5');
+      }
+    }
+  });
+}
