@@ -425,7 +425,7 @@ pub(super) async fn usage(req: &Request, env: &Env, config: &Config) -> ApiResul
 }
 
 /// The hash and record of the key `id`; 404 `API_KEY_NOT_FOUND` when there is none (or `id` is not one).
-async fn stored_key(kv: &worker::kv::KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
+pub(super) async fn stored_key(kv: &worker::kv::KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
     let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
     if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not_found());

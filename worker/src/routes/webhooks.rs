@@ -4,14 +4,13 @@
 
 use profile_relayer::api::admin::{CreatedWebhook, RemovedWebhook, WebhookDeliveries};
 use serde_json::Value;
-use worker::{Env, Request, Response, kv::KvStore};
+use worker::{Env, Request, Response};
 
 use crate::plumbing::{integer, json_response, read_body};
 use crate::{
-    auth::{self, ApiKeyRecord},
+    auth,
     config::Config,
     error::{ApiError, ApiResult, Code},
-    store,
     webhooks::{OPERATOR, WebhookOp, WebhooksClient, key_object, policy},
 };
 
@@ -21,27 +20,6 @@ const MAX_BODY_BYTES: usize = 4_096;
 /// The largest page of the delivery log, and the default one.
 const MAX_LIMIT: u64 = 100;
 const DEFAULT_LIMIT: u32 = 20;
-
-/// The key `id` as stored, with its hash.
-async fn key_record(kv: &KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
-    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
-    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(not_found());
-    }
-    let hash: String = kv
-        .get(&store::api_key_id_key(id))
-        .text()
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(not_found)?;
-    let record: ApiKeyRecord = kv
-        .get(&store::api_key_key(&hash))
-        .json()
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(not_found)?;
-    Ok((hash, record))
-}
 
 /// The `url` of a `{"url": "…"}` body, checked.
 fn url_of(body: &str, allow_http: bool) -> ApiResult<String> {
@@ -68,7 +46,7 @@ pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&st
     auth::authenticate_admin(&req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
     let key = match id {
-        Some(id) => Some(key_record(&kv, id).await?),
+        Some(id) => Some(super::admin::stored_key(&kv, id).await?),
         None => None,
     };
     let url = url_of(
@@ -96,7 +74,7 @@ pub(super) async fn remove(
     auth::authenticate_admin(req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
     let key = match id {
-        Some(id) => Some(key_record(&kv, id).await?),
+        Some(id) => Some(super::admin::stored_key(&kv, id).await?),
         None => None,
     };
     let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
@@ -149,7 +127,7 @@ pub(super) async fn deliveries(
         }
     }
     if let Some(id) = id {
-        key_record(&env.kv("API_KEYS")?, id).await?;
+        super::admin::stored_key(&env.kv("API_KEYS")?, id).await?;
     }
     let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
     let page: WebhookDeliveries = WebhooksClient::new(env, &name)?
