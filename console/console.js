@@ -193,6 +193,38 @@ function renderRelayer(relayer) {
   }
 }
 
+/** Every signer's pending transactions (GET /admin/relayer/transactions?state=pending). */
+function renderPending(answer) {
+  const list = answer?.transactions ?? [];
+  const head = el(
+    'tr',
+    {},
+    ['hash', 'signer', 'nonce', 'kind', 'profile', 'first sent', 'fee bumps'].map((c) => el('th', {}, c)),
+  );
+  const rows = list.map((t) =>
+    el(
+      'tr',
+      { 'data-hash': t.hash, class: t.cancelled ? 'revoked' : undefined },
+      el('td', {}, el('code', {}, t.hash)),
+      el('td', {}, el('code', {}, t.signer)),
+      el('td', { 'data-field': 'nonce' }, String(t.nonce)),
+      el('td', {}, t.cancelled ? `${t.kind} (cancelled)` : t.kind),
+      el('td', {}, t.profile ? el('code', {}, t.profile) : '—'),
+      el('td', {}, t.firstSentAt == null ? '—' : new Date(t.firstSentAt * 1000).toISOString()),
+      el('td', {}, String(t.feeBumps)),
+    ),
+  );
+  const note = answer?.truncated
+    ? el('p', { class: 'muted', 'data-field': 'truncated' }, `Only the ${answer.limitPerSigner} lowest nonces of each signer are listed.`)
+    : null;
+  $('pending').replaceChildren(
+    list.length
+      ? el('table', { id: 'pending-table' }, el('thead', {}, head), el('tbody', {}, rows))
+      : el('p', { class: 'muted', 'data-state': 'empty' }, 'No pending transactions.'),
+    ...(note ? [note] : []),
+  );
+}
+
 function renderKeys(keys) {
   const head = el(
     'tr',
@@ -282,8 +314,14 @@ async function renderIndexer() {
 
 /** Reads everything and draws it. */
 async function refresh() {
-  const [relayer, usage, keys] = await Promise.all([api('GET', '/admin/relayer'), api('GET', '/admin/usage?days=30'), api('GET', '/admin/api-keys')]);
+  const [relayer, usage, keys, pending] = await Promise.all([
+    api('GET', '/admin/relayer'),
+    api('GET', '/admin/usage?days=30'),
+    api('GET', '/admin/api-keys'),
+    api('GET', '/admin/relayer/transactions?state=pending'),
+  ]);
   renderRelayer(relayer);
+  renderPending(pending);
   $('chart-days').replaceChildren(dayChart(usage.days));
   $('chart-keys').replaceChildren(keyChart(usage.keys));
   renderKeys(keys.apiKeys);

@@ -273,6 +273,59 @@ pub struct ManagedTransaction {
     pub transaction_hash: B256,
 }
 
+/// What a pending transaction of a signer's lane is for.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PendingKind {
+    /// An LSP23 profile deployment.
+    Deploy,
+    /// An LSP25 `executeRelayCall`.
+    Execute,
+    /// A 0-value self-transfer that fills a nonce hole.
+    Filler,
+}
+
+/// One pending (sent, not mined) transaction of a signer's lane.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingTransaction {
+    /// The latest hash signed for its nonce (what the node should mine).
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Hash"))]
+    pub hash: B256,
+    /// The signer whose lane holds it.
+    #[cfg_attr(feature = "schema", schemars(with = "crate::api::schema::Address"))]
+    pub signer: Address,
+    /// Its nonce.
+    pub nonce: u64,
+    /// What it is for.
+    pub kind: PendingKind,
+    /// The profile it concerns (`null` for a filler).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<crate::api::schema::Address>"))]
+    pub profile: Option<Address>,
+    /// When the job was first sent (unix seconds; `null` when not recorded).
+    pub first_sent_at: Option<u64>,
+    /// How many times it was re-signed at its nonce (fee bumps, replace, cancel).
+    pub fee_bumps: u64,
+    /// The operator cancelled it: the latest hash is a 0-value self-transfer.
+    pub cancelled: bool,
+}
+
+/// What `GET /admin/relayer/transactions?state=pending` answers: every signer's pending transactions, by signer (pool
+/// order) and nonce.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingTransactionList {
+    /// The transactions.
+    pub transactions: Vec<PendingTransaction>,
+    /// At most this many are listed per signer (the lowest nonces).
+    pub limit_per_signer: u64,
+    /// Some signer has more pending transactions than listed.
+    pub truncated: bool,
+}
+
 /// One period of the relayer's daily meter.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

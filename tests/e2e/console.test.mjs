@@ -189,6 +189,8 @@ test('the console: wrong token, balance, charts, keys created / budgeted / revok
     const facts = await page.textContent('#relayer-facts');
     assert.ok(facts.includes(`${lyx} LYX`), `${lyx} in ${facts}`);
     assert.ok(facts.toLowerCase().includes(stack.relayerAddress.toLowerCase()), 'the signer');
+    // pending transactions: none (every deploy above is mined), from GET /admin/relayer/transactions
+    assert.equal(await page.textContent('#pending [data-state=empty]'), 'No pending transactions.');
 
     // gas per day: 30 bars, the last three days' heights are the receipts' gas
     const bars = await page.$$eval('#chart-days rect.bar', (rects) =>

@@ -65,6 +65,15 @@ async function read(to, abi, functionName, args = []) {
   return decodeFunctionResult({ abi, functionName, data: await rpc('eth_call', [{ to, data }, 'latest']) });
 }
 const relayerView = async () => json(await fetch(url('/admin/relayer'), { headers: admin() }), 200);
+/** The pending transactions of every signer (GET /admin/relayer/transactions?state=pending). */
+const pendingList = async () => json(await fetch(url('/admin/relayer/transactions?state=pending'), { headers: admin() }), 200);
+/** The listed pending transaction of `signer` at `nonce`, if any. */
+async function listed(signer, nonce) {
+  const list = await pendingList();
+  assert.equal(list.limitPerSigner, 100);
+  assert.equal(list.truncated, false);
+  return list.transactions.find((t) => t.signer.toLowerCase() === signer && t.nonce === nonce);
+}
 /** The development API key's meter, as the admin list shows it. */
 async function keyUsage() {
   const { apiKeys } = await json(await fetch(url('/admin/api-keys'), { headers: admin() }), 200);
@@ -255,9 +264,22 @@ test('replace then cancel a stuck deploy: same nonce, records replaced / dropped
   let cancel;
   let replaced;
   let h1;
+  let nonce;
   try {
     h1 = (await json(await deploy(job.body), 202)).transactionHash;
     const tx1 = await rpc('eth_getTransactionByHash', [h1]);
+    nonce = Number(BigInt(tx1.nonce));
+    // the pending list shows it; the admin token is required, and only state=pending is listed
+    assert.equal((await fetch(url('/admin/relayer/transactions?state=pending'))).status, 401);
+    assert.equal((await json(await fetch(url('/admin/relayer/transactions?state=mined'), { headers: admin() }), 400)).error.code, 'INVALID_PARAMETER');
+    const l1 = await listed(owner, nonce);
+    assert.ok(l1, 'the stuck deploy is listed');
+    assert.equal(l1.hash, h1);
+    assert.equal(l1.kind, 'deploy');
+    assert.equal(l1.profile.toLowerCase(), job.profile.toLowerCase());
+    assert.equal(l1.feeBumps, 0);
+    assert.equal(l1.cancelled, false);
+    assert.ok(Math.abs(l1.firstSentAt - Date.now() / 1000) < 120, `first sent at ${l1.firstSentAt}`);
     assert.equal((await post(`/admin/relayer/transactions/${h1}/replace`)).status, 401);
     replaced = await json(await post(`/admin/relayer/transactions/${h1}/replace`, {}, admin()), 200);
     assert.equal(replaced.signer.toLowerCase(), owner);
@@ -270,6 +292,10 @@ test('replace then cancel a stuck deploy: same nonce, records replaced / dropped
     const r1 = await json(await fetch(url(`/api/transaction/${h1}`)), 200);
     assert.equal(r1.status, 'replaced');
     assert.equal(r1.replacedBy, replaced.transactionHash);
+    const l2 = await listed(owner, nonce);
+    assert.equal(l2.hash, replaced.transactionHash, 'the list shows the latest hash of the nonce');
+    assert.equal(l2.feeBumps, 1);
+    assert.equal(l2.firstSentAt, l1.firstSentAt);
     cancel = await json(await post(`/admin/relayer/transactions/${replaced.transactionHash}/cancel`, {}, admin()), 200);
     const tx3 = await rpc('eth_getTransactionByHash', [cancel.transactionHash]);
     assert.equal(tx3.nonce, tx1.nonce);
@@ -278,6 +304,10 @@ test('replace then cancel a stuck deploy: same nonce, records replaced / dropped
     assert.equal(tx3.input, '0x');
     assert.ok(BigInt(tx3.maxFeePerGas) > BigInt(tx2.maxFeePerGas));
     assert.equal((await json(await fetch(url(`/api/transaction/${replaced.transactionHash}`)), 200)).status, 'dropped');
+    const l3 = await listed(owner, nonce);
+    assert.equal(l3.hash, cancel.transactionHash);
+    assert.equal(l3.cancelled, true);
+    assert.equal(l3.feeBumps, 2);
     // cancelled already: refused, nothing sent
     const count = await rpc('eth_getTransactionCount', [owner, 'pending']);
     assert.equal((await json(await post(`/admin/relayer/transactions/${h1}/cancel`, {}, admin()), 409)).error.code, 'TRANSACTION_NOT_PENDING');
@@ -290,6 +320,7 @@ test('replace then cancel a stuck deploy: same nonce, records replaced / dropped
   assert.equal(receipt.status, '0x1');
   assert.equal(await rpc('eth_getCode', [job.profile, 'latest']), '0x', 'the deployment never happened');
   await until('the lane empties', async () => (await relayerView()).signers[2].pending?.count === 0);
+  assert.equal(await listed(owner, nonce), undefined, 'mined: no longer listed');
   const after = await relayerView();
   assert.equal(after.today.gasUsed - before.today.gasUsed, 21_000, 'the relayer pays the self-transfer, once');
   assert.equal(after.today.gasReserved, before.today.gasReserved, 'the deploy reservation is released');

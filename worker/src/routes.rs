@@ -152,6 +152,7 @@ async fn dispatch(
         Handler::ReplaceTransaction => {
             admin::manage_transaction(&req, env, config, found.param("hash")?, false).await
         }
+        Handler::PendingTransactions => admin::pending_transactions(&req, env, config).await,
         Handler::Metrics => metrics::metrics(&req, env, config).await,
         Handler::UpdateKey => admin::update_key(req, env, config, found.param("id")?).await,
         Handler::Usage => admin::usage(&req, env, config).await,

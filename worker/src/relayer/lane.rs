@@ -213,6 +213,18 @@ impl Relayer {
         Self::parse_rows(&rows)
     }
 
+    /// The stored transactions of the `limit` lowest nonces.
+    pub(super) fn lane_first(&self, limit: u64) -> ApiResult<Vec<PendingTx>> {
+        let rows: Vec<Row> = self
+            .sql()?
+            .exec(
+                "SELECT record FROM lane ORDER BY nonce LIMIT ?",
+                vec![nonce_value(limit)?],
+            )?
+            .to_array()?;
+        Self::parse_rows(&rows)
+    }
+
     /// The stored transaction at `nonce`, read from storage (not from a caller's copy).
     pub(super) fn lane_get(&self, nonce: u64) -> ApiResult<Option<PendingTx>> {
         let rows: Vec<Row> = self

@@ -32,6 +32,7 @@ use std::cell::Cell;
 use alloy_primitives::{Address, B256};
 use futures_util::lock::Mutex;
 use profile_relayer::api::TransactionStatus;
+use profile_relayer::api::admin::{PendingKind, PendingTransaction};
 use serde::{Deserialize, Serialize};
 use worker::{Date, DurableObject, Env, Request, Response, Result, State, durable_object};
 
@@ -83,6 +84,11 @@ pub enum RelayerOp {
     Execute(ExecuteJob),
     /// The lane (answers [`LaneStatus`]).
     Status,
+    /// The lane's pending transactions, the `limit` lowest nonces (answers [`LaneList`]).
+    List {
+        /// At most this many.
+        limit: u64,
+    },
     /// The record of a transaction (answers `Option<TransactionStatus>`).
     Transaction {
         /// Its hash.
@@ -230,6 +236,11 @@ impl RelayerClient {
         self.ask(&RelayerOp::Status).await
     }
 
+    /// The lane's pending transactions, at most `limit`.
+    pub async fn list(&self, limit: u64) -> ApiResult<LaneList> {
+        self.ask(&RelayerOp::List { limit }).await
+    }
+
     /// The record of the transaction `hash`.
     pub async fn transaction(&self, hash: B256) -> ApiResult<Option<TransactionStatus>> {
         self.ask(&RelayerOp::Transaction { hash }).await
@@ -254,6 +265,16 @@ pub struct LaneStatus {
     /// The signer takes no new work.
     #[serde(default)]
     pub draining: bool,
+}
+
+/// What [`RelayerOp::List`] answers: the lane's pending transactions, by nonce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LaneList {
+    /// The transactions.
+    pub transactions: Vec<PendingTransaction>,
+    /// The lane holds more than listed.
+    pub truncated: bool,
 }
 
 /// Everything a round needs.
@@ -327,6 +348,7 @@ impl Relayer {
                 Ok(Response::from_json(&result?)?)
             }
             RelayerOp::Status => Ok(Response::from_json(&self.status()?)?),
+            RelayerOp::List { limit } => Ok(Response::from_json(&self.list(signer, limit)?)?),
             RelayerOp::Transaction { hash } => Ok(Response::from_json(&txlog::get(&self.sql()?, hash)?)?),
             RelayerOp::Pending { address } => {
                 let pending = self.find_job(&Job::Deploy {
@@ -428,6 +450,38 @@ impl Relayer {
             oldest_pending_age_seconds: oldest.map(|ms| now_ms().saturating_sub(ms) / 1000),
             next_nonce: self.next_nonce.get(),
             draining: self.draining()?,
+        })
+    }
+
+    /// The lane's pending transactions as the operator sees them: the `limit` lowest nonces.
+    fn list(&self, signer: Address, limit: u64) -> ApiResult<LaneList> {
+        let mut rows = self.lane_first(limit.saturating_add(1))?;
+        let truncated = u64::try_from(rows.len()).unwrap_or(u64::MAX) > limit;
+        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let transactions = rows
+            .into_iter()
+            .filter_map(|tx| {
+                let hash = *tx.hashes.last()?;
+                let (kind, profile) = match tx.job {
+                    Job::Deploy { universal_profile } => (PendingKind::Deploy, Some(universal_profile)),
+                    Job::Execute { profile, .. } => (PendingKind::Execute, Some(profile)),
+                    Job::Filler => (PendingKind::Filler, None),
+                };
+                Some(PendingTransaction {
+                    hash,
+                    signer,
+                    nonce: tx.nonce,
+                    kind,
+                    profile,
+                    first_sent_at: (tx.sent_ms > 0).then_some(tx.sent_ms / 1000),
+                    fee_bumps: u64::try_from(tx.hashes.len().saturating_sub(1)).unwrap_or(u64::MAX),
+                    cancelled: tx.cancelled_from.is_some(),
+                })
+            })
+            .collect();
+        Ok(LaneList {
+            transactions,
+            truncated,
         })
     }
 

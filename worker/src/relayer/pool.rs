@@ -16,6 +16,7 @@
 use alloy_primitives::{Address, B256, keccak256};
 use futures_util::future::join_all;
 use profile_relayer::api::TransactionStatus;
+use profile_relayer::api::admin::PendingTransaction;
 use worker::Env;
 
 use super::{LaneStatus, RelayerClient, RouteAnswer};
@@ -137,6 +138,26 @@ pub async fn pending(env: &Env, config: &RelayerConfig, address: Address) -> Api
         }
     }
     Ok(None)
+}
+
+/// Every lane's pending transactions (at most `limit` each), in pool order; `true` when some lane holds more.
+///
+/// # Errors
+/// A lane's error: a list that silently misses a lane would hide what is in flight.
+pub async fn pending_transactions(
+    env: &Env,
+    config: &RelayerConfig,
+    limit: u64,
+) -> ApiResult<(Vec<PendingTransaction>, bool)> {
+    let lanes = lanes(env, config)?;
+    let mut transactions = Vec::new();
+    let mut truncated = false;
+    for answer in join_all(lanes.iter().map(|l| l.list(limit))).await {
+        let answer = answer?;
+        truncated |= answer.truncated;
+        transactions.extend(answer.transactions);
+    }
+    Ok((transactions, truncated))
 }
 
 /// Every lane's status, in pool order.

@@ -6,8 +6,8 @@ use profile_relayer::api::month_start;
 use profile_relayer::api::{
     ErrorDetail,
     admin::{
-        ApiKeyList, ChainRun, CreatedApiKey, DayUsage, KeyUsage, ManagedTransaction, MonthView, PendingView,
-        PeriodView, RelayerView, SignerView, UsageView,
+        ApiKeyList, ChainRun, CreatedApiKey, DayUsage, KeyUsage, ManagedTransaction, MonthView,
+        PendingTransactionList, PendingView, PeriodView, RelayerView, SignerView, UsageView,
     },
 };
 use profile_relayer::hex::parse_address;
@@ -158,6 +158,32 @@ pub(super) async fn manage_transaction(
             nonce: done.nonce,
             replaced: done.replaced,
             transaction_hash: done.transaction_hash,
+        },
+    )
+}
+
+/// At most this many pending transactions per signer in `GET /admin/relayer/transactions`.
+const PENDING_LIST_LIMIT: u64 = 100;
+
+/// `GET /admin/relayer/transactions?state=pending`: every signer's pending transactions (the lowest nonces of each,
+/// at most [`PENDING_LIST_LIMIT`]; `truncated` when a lane holds more).
+pub(super) async fn pending_transactions(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
+    auth::authenticate_admin(req, env, config).await?;
+    let url = req.url()?;
+    if url.query_pairs().any(|(k, v)| k == "state" && v != "pending") {
+        return Err(ApiError::new(
+            Code::InvalidParameter,
+            "state: only pending transactions are listed (state=pending)",
+        ));
+    }
+    let (transactions, truncated) =
+        pool::pending_transactions(env, config.relayer()?, PENDING_LIST_LIMIT).await?;
+    json_response(
+        200,
+        &PendingTransactionList {
+            transactions,
+            limit_per_signer: PENDING_LIST_LIMIT,
+            truncated,
         },
     )
 }

@@ -37,6 +37,8 @@ pub enum Handler {
     ActivateSigner,
     CancelTransaction,
     ReplaceTransaction,
+    /// the pending transactions of every signer
+    PendingTransactions,
     Metrics,
     UpdateKey,
     Usage,
@@ -139,6 +141,7 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/admin/webhook", Handler::SetWebhook),
     route("DELETE", "/admin/webhook", Handler::RemoveWebhook),
     route("GET", "/admin/webhook/deliveries", Handler::WebhookDeliveries),
+    route("GET", "/admin/relayer/transactions", Handler::PendingTransactions),
 ];
 
 /// Routes that exist only when the var `PANIC_TEST_ROUTE=true` (never set in the deployments): not documented, not

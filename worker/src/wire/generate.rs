@@ -78,6 +78,7 @@ fn generated_schemas() -> Map<String, Value> {
     answer::<profile_relayer::api::admin::RelayerView>(&mut generator);
     answer::<profile_relayer::api::admin::SignerView>(&mut generator);
     answer::<profile_relayer::api::admin::ManagedTransaction>(&mut generator);
+    answer::<profile_relayer::api::admin::PendingTransactionList>(&mut generator);
     answer::<profile_relayer::api::admin::UsageView>(&mut generator);
     answer::<crate::ready::Readiness>(&mut generator);
     generator.take_definitions(true)

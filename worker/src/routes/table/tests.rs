@@ -102,6 +102,7 @@ fn intended(handler: Handler) -> (usize, usize) {
         | Handler::ActivateSigner
         | Handler::CancelTransaction
         | Handler::ReplaceTransaction
+        | Handler::PendingTransactions
         | Handler::Metrics
         | Handler::UpdateKey
         | Handler::Usage
@@ -110,7 +111,7 @@ fn intended(handler: Handler) -> (usize, usize) {
     }
 }
 
-const HANDLERS: [Handler; 39] = [
+const HANDLERS: [Handler; 40] = [
     Handler::Health,
     Handler::Ready,
     Handler::OpenApi,
@@ -141,6 +142,7 @@ const HANDLERS: [Handler; 39] = [
     Handler::ActivateSigner,
     Handler::CancelTransaction,
     Handler::ReplaceTransaction,
+    Handler::PendingTransactions,
     Handler::Metrics,
     Handler::UpdateKey,
     Handler::Usage,
@@ -208,6 +210,7 @@ fn rate_limited(handler: Handler) -> bool {
         | Handler::ActivateSigner
         | Handler::CancelTransaction
         | Handler::ReplaceTransaction
+        | Handler::PendingTransactions
         | Handler::Metrics
         | Handler::UpdateKey
         | Handler::Usage
