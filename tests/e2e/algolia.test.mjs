@@ -3,7 +3,8 @@
 // with algoliasearch/lite in headless Chromium (searchBox + hits + refinementList), against the real stack: real
 // LSP7 / LSP8 contracts on anvil, indexed by the cron. The Algolia push side (records trimmed below
 // ALGOLIA_MAX_RECORD_BYTES, one rejected record never blocking the others) pushes to a local server that answers
-// as Algolia does for records it refuses.
+// as Algolia does for records it refuses; an asset reorganized away is deleted there (deleteObject), a failed
+// deletion retried by the next run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -28,8 +29,8 @@ const MAX_RECORD = 2000;
 
 // a stand-in for Algolia's write API: 400 for a batch holding a record over the size limit or the poison record;
 // `indexes` holds what an accepted batch leaves in each index (updateObject sets, deleteObject removes), `deleted`
-// every deleteObject request ({ index, objectID })
-const pushed = { requests: [], deleted: [], indexes: new Map(), server: null };
+// every deleteObject request ({ index, objectID }); while `failDeletes` > 0, a deleteObject batch answers 503
+const pushed = { requests: [], deleted: [], indexes: new Map(), failDeletes: 0, failedDeletes: 0, server: null };
 let stack;
 let client;
 before(async () => {
@@ -43,6 +44,12 @@ before(async () => {
       const refused = records.find((r) => JSON.stringify(r).length > MAX_RECORD || r.name === 'Poison Pill');
       if (refused) {
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `Record ${refused.objectID} is too big`, status: 400 }));
+        return;
+      }
+      if (pushed.failDeletes > 0 && json?.requests?.some((op) => op.action === 'deleteObject')) {
+        pushed.failDeletes -= 1;
+        pushed.failedDeletes += 1;
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'unavailable', status: 503 }));
         return;
       }
       const index = decodeURIComponent(req.url.match(/^\/1\/indexes\/([^/]+)\/batch$/)?.[1] ?? '');
@@ -342,15 +349,23 @@ test('an asset reorganized away is deleted from Algolia; the new chain’s asset
   assert.notEqual(replacement, doomed);
   await rpc('anvil_mine', ['0x4']);
   assert.equal(await rpc('eth_getCode', [doomed, 'latest']), '0x');
+  // Algolia fails the first deletion: the run still completes, D1 and the checkpoint move on
+  pushed.failDeletes = 1;
   const second = await run();
   assert.equal(second.fromBlock, fork + 1, `rewound: ${JSON.stringify(second)}`);
-
-  // D1 and Algolia both lost the dropped asset and both have the new one
+  assert.ok(second.toBlock >= second.headBlock, JSON.stringify(second));
+  assert.equal(pushed.failedDeletes, 1, 'the deletion was tried in the rewinding run');
+  assert.equal(assets().has(doomed), true, 'still in Algolia after the failed deletion');
   assert.equal((await (await fetch(`${stack.workerUrl}/v1/31337/address/${doomed}`)).json()).name, undefined);
+  assert.equal(assets().get(replacement)?.name, 'Replacement Wallaby');
+
+  // the next run sends the queued deletion again: D1 and Algolia both lost the dropped asset, both have the new one
+  await run();
   assert.deepEqual(pushed.deleted, [{ index: ASSETS, objectID: doomed }], 'one deleteObject, in the assets index');
   assert.equal(assets().has(doomed), false);
   assert.equal(assets().get(replacement)?.name, 'Replacement Wallaby');
   // the queue is empty: the next run deletes nothing more
   await run();
+  assert.equal(pushed.failedDeletes, 1);
   assert.equal(pushed.deleted.length, 1);
 });
