@@ -3,7 +3,8 @@
 // with algoliasearch/lite in headless Chromium (searchBox + hits + refinementList), against the real stack: real
 // LSP7 / LSP8 contracts on anvil, indexed by the cron. The Algolia push side (records trimmed below
 // ALGOLIA_MAX_RECORD_BYTES, one rejected record never blocking the others) pushes to a local server that answers
-// as Algolia does for records it refuses.
+// as Algolia does for records it refuses; an asset reorganized away is deleted there (deleteObject), a failed
+// deletion retried by the next run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -26,8 +27,10 @@ const ASSETS = 'dev_local_assets';
 const PUBLIC_BASE = 'https://relayer.example.org';
 const MAX_RECORD = 2000;
 
-// a stand-in for Algolia's write API: 400 for a batch holding a record over the size limit or the poison record
-const pushed = { requests: [], server: null };
+// a stand-in for Algolia's write API: 400 for a batch holding a record over the size limit or the poison record;
+// `indexes` holds what an accepted batch leaves in each index (updateObject sets, deleteObject removes), `deleted`
+// every deleteObject request ({ index, objectID }); while `failDeletes` > 0, a deleteObject batch answers 503
+const pushed = { requests: [], deleted: [], indexes: new Map(), failDeletes: 0, failedDeletes: 0, server: null };
 let stack;
 let client;
 before(async () => {
@@ -42,6 +45,20 @@ before(async () => {
       if (refused) {
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `Record ${refused.objectID} is too big`, status: 400 }));
         return;
+      }
+      if (pushed.failDeletes > 0 && json?.requests?.some((op) => op.action === 'deleteObject')) {
+        pushed.failDeletes -= 1;
+        pushed.failedDeletes += 1;
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'unavailable', status: 503 }));
+        return;
+      }
+      const index = decodeURIComponent(req.url.match(/^\/1\/indexes\/([^/]+)\/batch$/)?.[1] ?? '');
+      if (!pushed.indexes.has(index)) pushed.indexes.set(index, new Map());
+      for (const op of json?.requests ?? []) {
+        if (op.action === 'deleteObject') {
+          pushed.deleted.push({ index, objectID: op.body.objectID });
+          pushed.indexes.get(index).delete(op.body.objectID);
+        } else if (op.action === 'updateObject') pushed.indexes.get(index).set(op.body.objectID, op.body);
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ taskID: 1, objectIDs: records.map((r) => r.objectID) }));
     });
@@ -298,4 +315,57 @@ test('InstantSearch.js renders hits, highlights and a refinement list in Chromiu
     await browser.close();
     page.close();
   }
+});
+
+test('an asset reorganized away is deleted from Algolia; the new chain’s asset is pushed', async () => {
+  const rpc = (method, params = []) => stack.chain.rpc(method, params);
+  const run = async () => {
+    const res = await stack.admin('POST', '/admin/indexer/run');
+    const stats = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(stats));
+    return stats;
+  };
+  const asset = async (name) => {
+    const uri = await metadataUri({ LSP4Metadata: { name, description: 'reorg test', links: [], icon: [], images: [], assets: [] } });
+    const token = await deploy(LSP7, [name, 'RORG', OWNER, 0n, false]);
+    await send({ to: token, data: encodeFunctionData({ abi: LSP7.abi, functionName: 'setData', args: [sdk.encodeKeyName('LSP4Metadata'), uri] }) });
+    return token;
+  };
+  const assets = () => pushed.indexes.get(ASSETS) ?? new Map();
+  await rpc('anvil_mine', ['0x3']);
+  await run();
+  const fork = Number(await rpc('eth_blockNumber'));
+  const snapshot = await rpc('evm_snapshot');
+  const doomed = await asset('Doomed Wallaby');
+  await rpc('anvil_mine', ['0x2']);
+  await run();
+  assert.equal(assets().get(doomed)?.name, 'Doomed Wallaby', 'pushed from the block about to be dropped');
+  assert.equal(pushed.deleted.length, 0);
+
+  // the reorganization: back to the snapshot, another asset at another address, the chain past the old head
+  assert.equal(await rpc('evm_revert', [snapshot]), true);
+  await send({ to: OWNER, value: '0x0' }); // the owner's nonce moves on: another address
+  const replacement = await asset('Replacement Wallaby');
+  assert.notEqual(replacement, doomed);
+  await rpc('anvil_mine', ['0x4']);
+  assert.equal(await rpc('eth_getCode', [doomed, 'latest']), '0x');
+  // Algolia fails the first deletion: the run still completes, D1 and the checkpoint move on
+  pushed.failDeletes = 1;
+  const second = await run();
+  assert.equal(second.fromBlock, fork + 1, `rewound: ${JSON.stringify(second)}`);
+  assert.ok(second.toBlock >= second.headBlock, JSON.stringify(second));
+  assert.equal(pushed.failedDeletes, 1, 'the deletion was tried in the rewinding run');
+  assert.equal(assets().has(doomed), true, 'still in Algolia after the failed deletion');
+  assert.equal((await (await fetch(`${stack.workerUrl}/v1/31337/address/${doomed}`)).json()).name, undefined);
+  assert.equal(assets().get(replacement)?.name, 'Replacement Wallaby');
+
+  // the next run sends the queued deletion again: D1 and Algolia both lost the dropped asset, both have the new one
+  await run();
+  assert.deepEqual(pushed.deleted, [{ index: ASSETS, objectID: doomed }], 'one deleteObject, in the assets index');
+  assert.equal(assets().has(doomed), false);
+  assert.equal(assets().get(replacement)?.name, 'Replacement Wallaby');
+  // the queue is empty: the next run deletes nothing more
+  await run();
+  assert.equal(pushed.failedDeletes, 1);
+  assert.equal(pushed.deleted.length, 1);
 });

@@ -24,6 +24,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "0004_requeue_old_records.sql",
     "0005_search_typos.sql",
     "0006_checkpoint_hashes.sql",
+    "0007_algolia_deletes.sql",
 ];
 
 thread_local! {

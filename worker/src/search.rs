@@ -140,6 +140,9 @@ pub fn upsert_statements(
     let row = &stored.row;
     let json = serde_json::to_string(&stored.json).map_err(ApiError::internal)?;
     Ok(vec![
+        // written again: a queued Algolia deletion of it would remove what is pushed next
+        db.prepare("DELETE FROM algolia_deletes WHERE index_name = ?1 AND object_id = ?2")
+            .bind_params(&args(&[index, &row.object_id]))?,
         db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2").bind_params(&args(&[index, &row.object_id]))?,
         db.prepare(
             "INSERT INTO records_fts (index_name, object_id, name, symbol, description, tags, address) \
@@ -171,18 +174,138 @@ pub fn upsert_statements(
     ])
 }
 
-/// The statements that delete a record and its full-text row.
+/// The statements that delete a record and its full-text row; with `algolia` (Algolia configured) a record that was
+/// there is first queued for deletion from the Algolia index too (`algolia_deletes`, see [`flush_deletes`]).
 pub fn delete_statements(
     db: &D1Database,
     index: &str,
     object_id: &str,
+    algolia: bool,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    Ok(vec![
-        db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2")
-            .bind_params(&[index.into(), object_id.into()])?,
-        db.prepare("DELETE FROM records WHERE index_name = ?1 AND object_id = ?2")
-            .bind_params(&[index.into(), object_id.into()])?,
-    ])
+    let queue = algolia
+        .then(|| {
+            db.prepare(
+                "INSERT INTO algolia_deletes (index_name, object_id, attempts, next_attempt_at) SELECT index_name, \
+                 object_id, 0, 0 FROM records WHERE index_name = ?1 AND object_id = ?2 ON CONFLICT (index_name, \
+                 object_id) DO UPDATE SET next_attempt_at = 0",
+            )
+            .bind_params(&[index.into(), object_id.into()])
+        })
+        .transpose()?;
+    Ok(queue
+        .into_iter()
+        .chain([
+            db.prepare("DELETE FROM records_fts WHERE index_name = ?1 AND object_id = ?2")
+                .bind_params(&[index.into(), object_id.into()])?,
+            db.prepare("DELETE FROM records WHERE index_name = ?1 AND object_id = ?2")
+                .bind_params(&[index.into(), object_id.into()])?,
+        ])
+        .collect())
+}
+
+/// Queued Algolia deletions a run sends at most.
+pub const MAX_DELETES_PER_RUN: u32 = 100;
+
+#[derive(Deserialize)]
+struct DeleteRow {
+    index_name: String,
+    object_id: String,
+}
+
+/// Sends the due queued Algolia deletions of `indexes` (`algolia_deletes`, at most `limit`): one `deleteObject`
+/// batch per index.
+/// A deleted batch leaves the queue; a failed one (any HTTP error or network failure) is logged and stays queued
+/// with exponential backoff (`retry_seconds`, 2×, 4× … capped at 2^11×), like a failed retry. Never fails: an error
+/// (D1 included) is logged, and the next run tries again; D1 and the checkpoint never wait for it. Costs at most
+/// 2 D1 requests and one Algolia request per index of `indexes`. Gives the number of objects Algolia confirmed deleted.
+pub async fn flush_deletes(
+    env: &Env,
+    config: &Setting<Option<AlgoliaConfig>>,
+    indexes: [&str; 2],
+    limit: u32,
+    retry_seconds: u64,
+) -> u64 {
+    match try_flush_deletes(env, config, indexes, limit, retry_seconds).await {
+        Ok(n) => n,
+        Err(e) => {
+            worker::console_warn!("algolia: queued deletions not sent: {}", e.message);
+            0
+        }
+    }
+}
+
+async fn try_flush_deletes(
+    env: &Env,
+    config: &Setting<Option<AlgoliaConfig>>,
+    indexes: [&str; 2],
+    limit: u32,
+    retry_seconds: u64,
+) -> ApiResult<u64> {
+    let Some(config) = config.get()? else {
+        return Ok(0);
+    };
+    if limit == 0 {
+        return Ok(0);
+    }
+    let db = db(env).await?;
+    let now = worker::Date::now().as_millis() / 1000;
+    let rows: Vec<DeleteRow> = db
+        .prepare(
+            "SELECT index_name, object_id FROM algolia_deletes WHERE next_attempt_at <= ?1 AND index_name IN \
+             (?3, ?4) ORDER BY next_attempt_at, index_name, object_id LIMIT ?2",
+        )
+        .bind_params(&[now.into(), limit.into(), indexes[0].into(), indexes[1].into()])?
+        .rows()
+        .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let algolia = Algolia::new(config);
+    let mut indexes: Vec<&str> = rows.iter().map(|r| r.index_name.as_str()).collect();
+    indexes.sort_unstable();
+    indexes.dedup();
+    let mut deleted = 0u64;
+    let mut statements = Vec::with_capacity(rows.len());
+    for index in indexes {
+        let ids: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.index_name == index)
+            .map(|r| r.object_id.as_str())
+            .collect();
+        let failure = match algolia.delete(index, &ids).await {
+            Ok(Ok(())) => None,
+            Ok(Err(message)) => Some(message),
+            Err(e) => Some(e.message),
+        };
+        for id in &ids {
+            statements.push(match &failure {
+                None => db
+                    .prepare("DELETE FROM algolia_deletes WHERE index_name = ?1 AND object_id = ?2")
+                    .bind_params(&[index.into(), (*id).into()])?,
+                Some(message) => db
+                    .prepare(
+                        "UPDATE algolia_deletes SET attempts = attempts + 1, next_attempt_at = ?3 + \
+                         (?4 << min(attempts, 11)), message = ?5 WHERE index_name = ?1 AND object_id = ?2",
+                    )
+                    .bind_params(&[
+                        index.into(),
+                        (*id).into(),
+                        now.into(),
+                        retry_seconds.into(),
+                        message.as_str().into(),
+                    ])?,
+            });
+        }
+        match &failure {
+            None => deleted += ids.len() as u64,
+            Some(message) => worker::console_warn!(
+                "algolia: deleting {} objects from {index} failed, retried later: {message}",
+                ids.len()
+            ),
+        }
+    }
+    db.batch(statements).await.map_err(ApiError::internal)?;
+    Ok(deleted)
 }
 
 /// Pushes records to Algolia when configured: one batch request per index, every record trimmed below
@@ -430,6 +553,11 @@ impl Algolia {
         let body = json!({
             "requests": records.iter().map(|r| json!({ "action": "updateObject", "body": r })).collect::<Vec<_>>()
         });
+        self.batch(index, body).await
+    }
+
+    /// One batch request (`body`: `{"requests": [...]}`).
+    async fn batch(&self, index: &str, body: Value) -> ApiResult<Result<(), String>> {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
         headers.set("x-algolia-application-id", &self.app_id)?;
@@ -454,6 +582,22 @@ impl Algolia {
         }
         Ok(Ok(()))
     }
+
+    /// `POST /1/indexes/{index}/batch` with `deleteObject` actions. `Ok(Err(message))` when Algolia refuses the
+    /// batch (a 4xx other than 429); `Err` for a transient failure (5xx, 429, network).
+    pub async fn delete(&self, index: &str, object_ids: &[&str]) -> ApiResult<Result<(), String>> {
+        self.batch(index, delete_body(object_ids)).await
+    }
+}
+
+/// The batch body that deletes `object_ids`.
+fn delete_body(object_ids: &[&str]) -> Value {
+    json!({
+        "requests": object_ids
+            .iter()
+            .map(|id| json!({ "action": "deleteObject", "body": { "objectID": id } }))
+            .collect::<Vec<_>>()
+    })
 }
 
 #[cfg(test)]
@@ -614,6 +758,17 @@ mod tests {
             assert_eq!(stored.row, row_of_json(&stored.json));
             assert_eq!(stored.json["objectID"], record.header().object_id.as_str());
         }
+    }
+
+    #[test]
+    fn deletions_are_delete_object_actions() {
+        assert_eq!(
+            delete_body(&["0xAb", "0xAb:0x01"]),
+            json!({ "requests": [
+                { "action": "deleteObject", "body": { "objectID": "0xAb" } },
+                { "action": "deleteObject", "body": { "objectID": "0xAb:0x01" } },
+            ] })
+        );
     }
 
     #[test]

@@ -240,16 +240,18 @@ async fn apply(ctx: &Ctx<'_>, next_block: u64, deep: bool) -> ApiResult<()> {
 }
 
 /// Takes candidates that turned out to be nothing (code gone, no longer a profile or asset, a burned token) out of
-/// this chain's search index (D1). One batch; nothing when none.
+/// this chain's search index (D1), queuing their deletion from Algolia when it is configured (sent by the run's
+/// `search::flush_deletes`). One batch; nothing when none.
 pub(crate) async fn forget_records(ctx: &Ctx<'_>, object_ids: &[String]) -> ApiResult<()> {
     if object_ids.is_empty() {
         return Ok(());
     }
     let db = search::db(ctx.env).await?;
-    let mut statements = Vec::with_capacity(object_ids.len() * 4);
+    let algolia = ctx.algolia.get()?.is_some();
+    let mut statements = Vec::with_capacity(object_ids.len() * 6);
     for id in object_ids {
         for index in [&ctx.profiles, &ctx.assets] {
-            statements.extend(search::delete_statements(&db, index, id)?);
+            statements.extend(search::delete_statements(&db, index, id, algolia)?);
         }
     }
     ctx.budget.spend(1);

@@ -156,6 +156,20 @@ async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budge
     // a dropped checkpoint block first: the cursor goes back and the records past it are queued for the retries
     reorg::check(&ctx, head).await?;
     retries(&ctx, head, &mut stats).await?;
+    // records that left the D1 index leave Algolia: queued deletions, bounded, never failing the run;
+    // before the windows, which may spend the whole budget
+    // (2 D1 requests, one Algolia request per index: 4 subrequests)
+    if matches!(ctx.algolia.get(), Ok(Some(_))) && ctx.budget.can_spend(4) {
+        ctx.budget.spend(4);
+        crate::search::flush_deletes(
+            env,
+            ctx.algolia,
+            [&ctx.profiles, &ctx.assets],
+            crate::search::MAX_DELETES_PER_RUN,
+            ctx.settings.retry_seconds,
+        )
+        .await;
+    }
     let result = follow(&ctx, head, &mut stats).await;
     stats.subrequests = ctx.budget.subrequests.get();
     result.map(|()| stats)

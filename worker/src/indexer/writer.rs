@@ -84,6 +84,8 @@ pub(crate) async fn write(
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
     let chain_id = ctx.config.chain_id;
+    // records leaving the index leave Algolia too (queued, see `search::flush_deletes`)
+    let algolia = ctx.algolia.get()?.is_some();
     let clear_retry = |index: &str, id: &str| -> ApiResult<D1PreparedStatement> {
         db.prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
             .bind_params(&[index.into(), id.into()])
@@ -133,7 +135,7 @@ pub(crate) async fn write(
         if leave_index {
             // a contract that stopped being indexable leaves the search index
             for index in [&ctx.profiles, &ctx.assets] {
-                statements.extend(search::delete_statements(&db, index, object_id)?);
+                statements.extend(search::delete_statements(&db, index, object_id, algolia)?);
             }
         }
         statements.push(if error.retryable {
