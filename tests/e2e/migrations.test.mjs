@@ -75,6 +75,7 @@ test('a database written by an earlier release is migrated and read', async () =
       '0004_requeue_old_records.sql',
       '0005_search_typos.sql',
       '0006_checkpoint_hashes.sql',
+      '0007_algolia_deletes.sql',
     ],
   );
   // its record and full-text row, as stored
@@ -104,7 +105,7 @@ test('a database written by an earlier release is migrated and read', async () =
   const ready = await (await fetch(`${stack.workerUrl}/ready`)).json();
   assert.deepEqual(
     ready.checks.find((c) => c.name === 'd1:migrations'),
-    { name: 'd1:migrations', ok: true, detail: '6 applied' },
+    { name: 'd1:migrations', ok: true, detail: '7 applied' },
   );
 });
 
