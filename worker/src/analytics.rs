@@ -20,8 +20,6 @@ use std::cell::{Cell, RefCell};
 use profile_relayer::api::{TransactionStatus, admin::RunStats};
 use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
 
-use crate::meter::Subject;
-
 /// The binding's name.
 pub const BINDING: &str = "ANALYTICS";
 
@@ -84,15 +82,11 @@ impl Point {
         )
     }
 
-    /// Gas settled on a meter (a receipt's charge).
-    pub fn gas(subject: &Subject, charged: u64) -> Self {
-        let kind = match subject {
-            Subject::Profile(_) => "profile",
-            Subject::Key(_) => "key",
-            Subject::Relayer(_) => "relayer",
-        };
-        let name = subject.name();
-        Self::new("gas", &name, &[kind, &name], vec![float(charged)])
+    /// Gas settled on a meter (a receipt's charge); `meter` is its subject's name (`relayer:42`, `key:<id>`,
+    /// `profile:<address>`), whose first word is the kind.
+    pub fn gas(meter: &str, charged: u64) -> Self {
+        let kind = meter.split(':').next().unwrap_or_default();
+        Self::new("gas", meter, &[kind, meter], vec![float(charged)])
     }
 
     /// A transaction's state changed (the transaction log's line).
@@ -153,17 +147,15 @@ thread_local! {
 
 /// Takes this isolate's `ANALYTICS` binding, if the deployment has one (called by every entry point; the first call
 /// binds).
-pub fn bind(env: &Env) {
+/// `log` says whether `ANALYTICS_LOG` is on; it is asked only by the first call (the caller reads the configuration,
+/// so this module needs none).
+pub fn bind(env: &Env, log: impl FnOnce() -> bool) {
     if BOUND.with(Cell::get) {
         return;
     }
     BOUND.with(|b| b.set(true));
     DATASET.with(|d| *d.borrow_mut() = env.analytics_engine(BINDING).ok());
-    let log = crate::config::Config::from_env(env)
-        .analytics_log
-        .value()
-        .unwrap_or(false);
-    LOG.with(|l| l.set(log));
+    LOG.with(|l| l.set(log()));
 }
 
 /// Writes `point` to the bound dataset; nothing without one. A refused write is logged, never returned. With
@@ -194,6 +186,7 @@ pub fn record(point: &Point) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::meter::Subject;
     use alloy_primitives::{Address, B256};
     use profile_relayer::api::{TransactionKind, TransactionState};
 
@@ -221,13 +214,13 @@ mod tests {
 
     #[test]
     fn gas_names_its_meter() {
-        let p = Point::gas(&Subject::Relayer(42), 21_000);
+        let p = Point::gas(&Subject::Relayer(42).name(), 21_000);
         assert_eq!(p.index, "relayer:42");
         assert_eq!(p.blobs, ["gas", "relayer", "relayer:42"]);
         assert_eq!(p.doubles, [21_000.0]);
-        let p = Point::gas(&Subject::Key("0123456789abcdef".into()), 5);
+        let p = Point::gas(&Subject::Key("0123456789abcdef".into()).name(), 5);
         assert_eq!(p.blobs.get(1).map(String::as_str), Some("key"));
-        let p = Point::gas(&Subject::Profile(Address::repeat_byte(0xab)), 5);
+        let p = Point::gas(&Subject::Profile(Address::repeat_byte(0xab)).name(), 5);
         assert_eq!(p.index, format!("profile:0x{}", "ab".repeat(20)));
     }
 

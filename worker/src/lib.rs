@@ -50,7 +50,12 @@ use worker::{Context, Env, Request, Response, Result, ScheduleContext, Scheduled
 #[event(fetch)]
 pub async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     panic_guard::install();
-    analytics::bind(&env);
+    analytics::bind(&env, || {
+        config::Config::from_env(&env)
+            .analytics_log
+            .value()
+            .unwrap_or(false)
+    });
     let id = panic_guard::request_id(&req);
     panic_guard::Tracked::new(id, serve(req, env, ctx)).await
 }

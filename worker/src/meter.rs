@@ -386,10 +386,11 @@ pub struct Meter {
 
 impl DurableObject for Meter {
     fn new(state: State, env: Env) -> Self {
-        crate::analytics::bind(&env);
+        let config = Config::from_env(&env);
+        crate::analytics::bind(&env, || config.analytics_log.value().unwrap_or(false));
         Self {
             state,
-            config: Config::from_env(&env),
+            config,
             env,
             ledger: RefCell::new(None),
         }
@@ -583,7 +584,7 @@ impl Meter {
         self.save(ledger).await?;
         if let Some(charged) = answer.charged {
             // stored first: the data point reports a debit that happened
-            crate::analytics::record(&crate::analytics::Point::gas(subject, charged));
+            crate::analytics::record(&crate::analytics::Point::gas(&subject.name(), charged));
         }
         self.schedule(&written, now).await?;
         if let Subject::Profile(address) = subject {

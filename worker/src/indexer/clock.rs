@@ -136,10 +136,11 @@ pub struct Indexer {
 
 impl DurableObject for Indexer {
     fn new(state: State, env: Env) -> Self {
-        crate::analytics::bind(&env);
+        let config = Config::from_env(&env);
+        crate::analytics::bind(&env, || config.analytics_log.value().unwrap_or(false));
         Self {
             state,
-            config: Config::from_env(&env),
+            config,
             env,
             running: Mutex::new(()),
         }

@@ -291,10 +291,11 @@ fn now_ms() -> u64 {
 
 impl DurableObject for Relayer {
     fn new(state: State, env: Env) -> Self {
-        crate::analytics::bind(&env);
+        let config = Config::from_env(&env);
+        crate::analytics::bind(&env, || config.analytics_log.value().unwrap_or(false));
         Self {
             state,
-            config: Config::from_env(&env),
+            config,
             env,
             send_lock: Mutex::new(()),
             next_nonce: Cell::new(None),
