@@ -4,7 +4,8 @@ Formats that a pattern cannot express (an EIP-55 checksum, a VerifiableURI, cano
 drawn from sample values the script wrote (PR_SCHEMATHESIS_SAMPLES), made with viem or answered by the Worker.
 The API keys the run uses (PR_PROTECTED_KEY_IDS) are never revoked nor changed: a DELETE or PATCH aimed at one (the
 stateful phase takes ids from GET /admin/api-keys) goes to a stand-in key created for it instead, so that the answer
-is the same.
+is the same. A signer the run drains is activated again right after the answer is checked, so the relayer keeps a
+signer for the rest of the run (every signer drained answers 503 NO_ACTIVE_SIGNER, as documented).
 """
 
 import json
@@ -47,3 +48,14 @@ def stand_in_key() -> str:
 def before_call(context, case, kwargs):
     if case.method.upper() in ("DELETE", "PATCH") and (case.path_parameters or {}).get("id") in PROTECTED:
         case.path_parameters["id"] = stand_in_key()
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    if case.method.upper() == "POST" and case.path.endswith("/drain") and response.status_code == 200:
+        address = (case.path_parameters or {})["address"]
+        requests.post(
+            f"{os.environ['PR_WORKER_URL']}/admin/relayer/signers/{address}/activate",
+            headers={"authorization": f"Bearer {os.environ['PR_ADMIN_TOKEN']}"},
+            timeout=30,
+        ).raise_for_status()
