@@ -8,7 +8,7 @@ use worker::{Env, Request, Response};
 
 use crate::plumbing::{integer, json_response, read_body};
 use crate::{
-    auth,
+    auth::{self, ApiKeyRecord},
     config::Config,
     error::{ApiError, ApiResult, Code},
     webhooks::{OPERATOR, WebhookOp, WebhooksClient, key_object, policy},
@@ -20,6 +20,18 @@ const MAX_BODY_BYTES: usize = 4_096;
 /// The largest page of the delivery log, and the default one.
 const MAX_LIMIT: u64 = 100;
 const DEFAULT_LIMIT: u32 = 20;
+
+/// Whose webhook a route addresses: the key `id` (its stored hash and record; 404 `API_KEY_NOT_FOUND` when there is
+/// none) or, without an id, the operator's — with the name of the `Webhooks` object that holds it.
+async fn endpoint(
+    kv: &worker::kv::KvStore,
+    id: Option<&str>,
+) -> ApiResult<(String, Option<(String, ApiKeyRecord)>)> {
+    match id {
+        Some(id) => Ok((key_object(id), Some(super::admin::stored_key(kv, id).await?))),
+        None => Ok((OPERATOR.to_owned(), None)),
+    }
+}
 
 /// The `url` of a `{"url": "…"}` body, checked.
 fn url_of(body: &str, allow_http: bool) -> ApiResult<String> {
@@ -45,15 +57,11 @@ fn url_of(body: &str, allow_http: bool) -> ApiResult<String> {
 pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&str>) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
-    let key = match id {
-        Some(id) => Some(super::admin::stored_key(&kv, id).await?),
-        None => None,
-    };
+    let (name, key) = endpoint(&kv, id).await?;
     let url = url_of(
         &read_body(req, MAX_BODY_BYTES).await?,
         config.webhook_allow_http.value()?,
     )?;
-    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
     let created: CreatedWebhook = WebhooksClient::new(env, &name)?
         .send(&WebhookOp::Set { url: url.clone() })
         .await?;
@@ -73,11 +81,7 @@ pub(super) async fn remove(
 ) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
-    let key = match id {
-        Some(id) => Some(super::admin::stored_key(&kv, id).await?),
-        None => None,
-    };
-    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
+    let (name, key) = endpoint(&kv, id).await?;
     let removed: RemovedWebhook = WebhooksClient::new(env, &name)?.send(&WebhookOp::Remove).await?;
     if let Some((hash, mut record)) = key
         && record.webhook_url.is_some()
@@ -126,10 +130,7 @@ pub(super) async fn deliveries(
             _ => {}
         }
     }
-    if let Some(id) = id {
-        super::admin::stored_key(&env.kv("API_KEYS")?, id).await?;
-    }
-    let name = id.map_or_else(|| OPERATOR.to_owned(), key_object);
+    let (name, _) = endpoint(&env.kv("API_KEYS")?, id).await?;
     let page: WebhookDeliveries = WebhooksClient::new(env, &name)?
         .send(&WebhookOp::Deliveries { limit, cursor })
         .await?;
