@@ -1,8 +1,9 @@
 //! The operator's hands on a pending transaction (admin routes): `replace` re-signs its job at the same nonce with
 //! higher fees; `cancel` signs a 0-value transfer to the signer itself at that nonce, fees bumped so the node takes
 //! it as a replacement. Both happen under the send lock on the stored copy, are stored before they are broadcast, and
-//! are undone when the node refuses them (a refusal sends nothing that stays). The transaction log follows: the
-//! replaced hash is `replaced` (by the new one) or, for a cancel, `dropped`.
+//! are undone when the node refuses them (a refusal sends nothing that stays): `resign.rs`, shared with the rounds'
+//! fee bumps. The transaction log follows: the replaced hash is `replaced` (by the new one) or, for a cancel,
+//! `dropped`.
 
 use alloy_primitives::{B256, Bytes};
 use profile_relayer::api::TransactionState;
@@ -16,8 +17,9 @@ use crate::{
 };
 
 use super::lane::PendingTx;
+use super::resign::Resign;
 use super::send::{TRANSFER_GAS, fee_too_high};
-use super::{Ctx, ManagedTx, Relayer, now_ms};
+use super::{Ctx, ManagedTx, Relayer};
 
 /// How an operator changes a pending transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,76 +98,35 @@ impl Relayer {
                 input: Bytes::new(),
             },
         };
-        self.resign(&ctx, stored, &replacement, change).await
-    }
-
-    /// Signs `replacement` for `stored`'s nonce, stores it, broadcasts it; undone when the node refuses it.
-    /// Caller holds `send_lock`.
-    async fn resign(
-        &self,
-        ctx: &Ctx,
-        stored: PendingTx,
-        replacement: &TxRequest,
-        change: Change,
-    ) -> ApiResult<ManagedTx> {
-        let (raw, hash) = ctx.signer.sign(replacement).map_err(ApiError::internal)?;
         let old = stored
             .hashes
             .last()
             .copied()
             .ok_or_else(|| ApiError::internal("a stored transaction without a hash"))?;
-        let mut next = stored.clone();
-        next.raw = raw.into();
-        next.hashes.push(hash);
-        next.fees_checked_ms = now_ms();
-        if change == Change::Cancel {
-            next.cancelled_from = Some(next.hashes.len().saturating_sub(1));
-        }
-        // stored before it is broadcast
-        self.lane_write(None, Some(&next))?;
-        let described = next.job.described();
-        if let Some((kind, profile)) = described {
-            if change == Change::Replace && stored.cancelled_from.is_none() {
-                self.log_put(
-                    ctx,
-                    &txlog::pending(hash, kind, profile),
-                    None,
-                    next.charge.as_ref(),
-                )?;
-            }
-            self.log_update(ctx, old, |r| match change {
-                Change::Replace => {
-                    r.status = TransactionState::Replaced;
-                    r.replaced_by = Some(hash);
-                }
-                Change::Cancel => r.status = TransactionState::Dropped,
-            })?;
-        }
-        let result = ctx.rpc.send_raw(&next.raw).await;
-        match SendOutcome::of(&result) {
+        let why = match change {
+            Change::Replace => Resign::Replace,
+            Change::Cancel => Resign::Cancel,
+        };
+        let resigned = self.record_resigned(&ctx, stored, &replacement, why).await?;
+        match resigned.outcome() {
             SendOutcome::Accepted | SendOutcome::AlreadyKnown | SendOutcome::Unknown => {
                 worker::console_log!(
                     "{}",
                     serde_json::json!({"event": "adminTransaction", "action": format!("{change:?}"),
-                        "nonce": next.nonce, "replaced": old, "transactionHash": hash})
+                        "nonce": resigned.nonce, "replaced": old, "transactionHash": resigned.hash})
                 );
                 Ok(ManagedTx {
-                    nonce: next.nonce,
+                    nonce: resigned.nonce,
                     replaced: old,
-                    transaction_hash: hash,
+                    transaction_hash: resigned.hash,
                 })
             }
             SendOutcome::NonceTaken | SendOutcome::Rejected => {
-                // not taken: back to the stored copy and its records
-                self.lane_write(None, Some(&stored))?;
-                if described.is_some() {
-                    self.log_update(ctx, hash, |r| r.status = TransactionState::Dropped)?;
-                    self.log_update(ctx, old, |r| {
-                        r.status = TransactionState::Pending;
-                        r.replaced_by = None;
-                    })?;
-                }
-                let message = result.err().map_or_else(String::new, |e| format!("{e:?}"));
+                // not taken: the stored copy and its records are back
+                let message = resigned
+                    .result
+                    .err()
+                    .map_or_else(String::new, |e| format!("{e:?}"));
                 Err(not_pending(
                     old,
                     &format!("the node refused the replacement: {message}"),

@@ -23,6 +23,7 @@ mod jobs;
 mod lane;
 mod manage;
 pub mod pool;
+mod resign;
 mod rounds;
 mod send;
 mod wait;

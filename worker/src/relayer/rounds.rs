@@ -15,6 +15,7 @@ use crate::{
 
 use super::jobs::Job;
 use super::lane::{Facts, PendingTx, Step, next_step};
+use super::resign::Resign;
 use super::send::SendPlan;
 use super::{Ctx, Relayer, now_ms};
 
@@ -239,34 +240,15 @@ impl Relayer {
             max_priority_fee_per_gas: tip,
             ..request
         };
-        let (raw, hash) = ctx.signer.sign(&replacement).map_err(ApiError::internal)?;
-        let mut next = stored.clone();
-        next.raw = raw.into();
-        next.hashes.push(hash);
-        next.fees_checked_ms = now_ms();
-        // stored before it is broadcast
-        self.lane_write(None, Some(&next))?;
-        let previous_hash = stored.hashes.last().copied();
-        if let Some((kind, profile)) = next.job.described().filter(|_| stored.cancelled_from.is_none()) {
-            self.log_put(
-                ctx,
-                &txlog::pending(hash, kind, profile),
-                None,
-                next.charge.as_ref(),
-            )?;
-            if let Some(old) = previous_hash {
-                self.log_update(ctx, old, |r| {
-                    r.status = TransactionState::Replaced;
-                    r.replaced_by = Some(hash);
-                })?;
-            }
-        }
-        let result = ctx.rpc.send_raw(&next.raw).await;
-        match (SendOutcome::of(&result), result) {
+        let resigned = self
+            .record_resigned(ctx, stored, &replacement, Resign::Bump)
+            .await?;
+        match (resigned.outcome(), resigned.result) {
             (SendOutcome::Accepted | SendOutcome::AlreadyKnown, _) => {
                 worker::console_log!(
-                    "replaced nonce {} with {hash} (max fee {max_fee}, tip {tip})",
-                    next.nonce
+                    "replaced nonce {} with {} (max fee {max_fee}, tip {tip})",
+                    resigned.nonce,
+                    resigned.hash
                 );
                 Ok(Round::Pending)
             }
@@ -275,20 +257,12 @@ impl Relayer {
                 ApiError::from,
             )),
             (_, result) => {
-                // not taken (mined meanwhile, or outbid): back to the stored copy; the next round sees why
-                worker::console_warn!("replacement of nonce {} refused: {:?}", next.nonce, result.err());
-                self.log_update(ctx, hash, |r| r.status = TransactionState::Dropped)?;
-                if let Some(old) = previous_hash {
-                    self.log_update(ctx, old, |r| {
-                        r.status = TransactionState::Pending;
-                        r.replaced_by = None;
-                    })?;
-                }
-                let kept = PendingTx {
-                    fees_checked_ms: now_ms(),
-                    ..stored
-                };
-                self.lane_write(None, Some(&kept))?;
+                // not taken (mined meanwhile, or outbid): the stored copy is back; the next round sees why
+                worker::console_warn!(
+                    "replacement of nonce {} refused: {:?}",
+                    resigned.nonce,
+                    result.err()
+                );
                 Ok(Round::Pending)
             }
         }
