@@ -66,7 +66,7 @@ test('deploys on three days', async () => {
 
 test('GET /admin/usage: gas per day and per key, bounded', async () => {
   assert.equal((await fetch(`${stack.workerUrl}/admin/usage`)).status, 401);
-  for (const bad of ['0', '91', 'x', '-1', '1.5']) {
+  for (const bad of ['0', '91', 'x', '-1', '1.5', '', '5.0', '05', '%2B5', '7&days=7']) {
     const body = await json(await stack.admin('GET', `/admin/usage?days=${bad}`), 400);
     assert.equal(body.error.code, 'INVALID_PARAMETER');
   }

@@ -306,6 +306,11 @@ test('the delivery log pages with a cursor; malformed parameters are 400', async
     ['limit=0', 'INVALID_PARAMETER'],
     ['limit=101', 'INVALID_PARAMETER'],
     ['limit=x', 'INVALID_PARAMETER'],
+    // one spelling (plumbing::query_integer): decimal digits, given once
+    ['limit=5.0', 'INVALID_PARAMETER'],
+    ['limit=05', 'INVALID_PARAMETER'],
+    ['limit=%2B5', 'INVALID_PARAMETER'],
+    ['limit=1&limit=2', 'INVALID_PARAMETER'],
     ['cursor=abc', 'INVALID_CURSOR'],
     [`cursor=1_msg_${'z'.repeat(32)}`, 'INVALID_CURSOR'],
   ]) {

@@ -1,9 +1,12 @@
 //! The plumbing below every handler: JSON bodies in and out, Durable Object calls, the Relayer object's stub,
-//! the clock, JSON integers and the OpenAPI document. It imports no handler module and no handler imports
+//! the clock, JSON and query integers and the OpenAPI document. It imports no handler module and no handler imports
 //! `routes` (the dispatcher sits above them all: `node scripts/imports.mjs` counts it).
+
+use std::ops::RangeInclusive;
 
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
+use url::Url;
 use worker::{Date, Headers, Method, Request, RequestInit, Response, Stub};
 
 use crate::error::{ApiError, ApiResult, Code};
@@ -72,6 +75,48 @@ pub(crate) fn integer(v: &Value) -> Option<u64> {
         .or_else(|| v.as_f64().and_then(profile_relayer::json_shape::safe_integer))
 }
 
+/// The integer query parameter `name` of `url` (`?limit=20`): `default` when absent; else given once, as an
+/// integer is written in a query (OpenAPI's form style: decimal digits, no sign, no leading zero, no fraction or
+/// exponent, no white space), within `range`. Anything else is 400 `INVALID_PARAMETER` naming the range.
+pub(crate) fn query_integer(
+    url: &Url,
+    name: &str,
+    range: RangeInclusive<u64>,
+    default: u64,
+) -> ApiResult<u64> {
+    let mut given = url.query_pairs().filter(|(k, _)| k == name).map(|(_, v)| v);
+    let Some(value) = given.next() else {
+        return Ok(default);
+    };
+    if given.next().is_some() {
+        return Err(ApiError::new(
+            Code::InvalidParameter,
+            format!("{name} must be given once"),
+        ));
+    }
+    decimal(&value).filter(|n| range.contains(n)).ok_or_else(|| {
+        ApiError::new(
+            Code::InvalidParameter,
+            format!(
+                "{name} must be an integer from {} to {}",
+                range.start(),
+                range.end()
+            ),
+        )
+    })
+}
+
+/// `text` as canonical decimal digits (`0`, `7`, `120`), `None` for any other spelling or above `u64::MAX`.
+fn decimal(text: &str) -> Option<u64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let leading_zero = text.len() > 1 && text.starts_with('0');
+    if digits && !leading_zero {
+        text.parse().ok()
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -87,5 +132,74 @@ mod tests {
         assert_eq!(integer(&json!(-1)), None);
         assert_eq!(integer(&json!(1e300)), None);
         assert_eq!(integer(&json!("5")), None);
+    }
+
+    fn query(q: &str, name: &str) -> ApiResult<u64> {
+        let url = Url::parse(&format!("https://relayer.example/admin/usage?{q}")).unwrap();
+        query_integer(&url, name, 1..=90, 30)
+    }
+
+    fn refused(q: &str) -> String {
+        let e = query(q, "days").unwrap_err();
+        assert_eq!((e.status, e.code), (400, "INVALID_PARAMETER"), "{q}");
+        e.message
+    }
+
+    #[test]
+    fn query_integers_are_decimal_digits_in_range() {
+        assert_eq!(query("", "days").unwrap(), 30);
+        assert_eq!(query("other=5&dayss=2", "days").unwrap(), 30);
+        assert_eq!(query("days=1", "days").unwrap(), 1);
+        assert_eq!(query("days=90", "days").unwrap(), 90);
+        assert_eq!(query("days=7&other=x", "days").unwrap(), 7);
+        // the name may be percent-encoded, as any query name
+        assert_eq!(query("d%61ys=7", "days").unwrap(), 7);
+        for q in [
+            "days=0",
+            "days=91",
+            "days=18446744073709551616",
+            "days=99999999999999999999999999",
+        ] {
+            assert_eq!(refused(q), "days must be an integer from 1 to 90", "{q}");
+        }
+    }
+
+    #[test]
+    fn query_integers_have_one_spelling() {
+        // `+5` (`%2B5`) and `05` were days (u64::from_str); `5.0`, `5e0`, `0.5e1` and ` 5` (a `+` in a query is a
+        // space) were limits (a JSON number); neither reader took the other's: both now take the spelling both took
+        for q in [
+            "days=%2B5",
+            "days=05",
+            "days=005",
+            "days=5.0",
+            "days=5.",
+            "days=5e0",
+            "days=0.5e1",
+            "days=+5",
+            "days=%205",
+            "days=5%20",
+            "days=5%00",
+            "days=-5",
+            "days=-0",
+            "days=0x5",
+            "days=%EF%BC%95",
+            "days=5a",
+            "days=",
+            "days",
+            "days=x",
+            "days=1.5",
+            "days=null",
+            "days=%225%22",
+        ] {
+            assert_eq!(refused(q), "days must be an integer from 1 to 90", "{q}");
+        }
+    }
+
+    #[test]
+    fn a_query_integer_given_twice_is_refused() {
+        for q in ["days=5&days=7", "days=5&days=5", "days=5&days=", "days=&days=5"] {
+            assert_eq!(refused(q), "days must be given once", "{q}");
+        }
     }
 }

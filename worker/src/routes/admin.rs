@@ -14,7 +14,7 @@ use profile_relayer::hex::parse_address;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use crate::plumbing::{integer, json_response, now, read_body};
+use crate::plumbing::{integer, json_response, now, query_integer, read_body};
 use crate::{
     auth::{self, ApiKeyRecord, Scope},
     config::{Config, RelayerConfig},
@@ -391,35 +391,15 @@ async fn keys_with_usage(env: &Env, config: &Config) -> ApiResult<Vec<ApiKeyReco
 
 /// The most days `GET /admin/usage` answers (the relayer's meter keeps 400).
 pub const MAX_USAGE_DAYS: u64 = 90;
-
-/// `days` of `GET /admin/usage?days=N`: 1 to [`MAX_USAGE_DAYS`], 30 when absent.
-fn usage_days(query: Option<&str>) -> ApiResult<u64> {
-    match query {
-        None => Ok(30),
-        Some(q) => q
-            .parse::<u64>()
-            .ok()
-            .filter(|d| (1..=MAX_USAGE_DAYS).contains(d))
-            .ok_or_else(|| {
-                ApiError::new(
-                    Code::InvalidParameter,
-                    format!("days must be an integer from 1 to {MAX_USAGE_DAYS}"),
-                )
-            }),
-    }
-}
+/// The days `GET /admin/usage` answers without `?days=`.
+const DEFAULT_USAGE_DAYS: u64 = 30;
 
 /// `GET /admin/usage?days=N`: the relayer's settled gas per UTC day (its daily meter's periods) and each key's
 /// deploy gas this month (the operator console's charts).
 pub(super) async fn usage(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
     let url = req.url()?;
-    let days = usage_days(
-        url.query_pairs()
-            .find(|(k, _)| k == "days")
-            .map(|(_, v)| v.into_owned())
-            .as_deref(),
-    )?;
+    let days = query_integer(&url, "days", 1..=MAX_USAGE_DAYS, DEFAULT_USAGE_DAYS)?;
     let relayer = config.relayer()?;
     let now = relayer.now();
     let first = Period::Day

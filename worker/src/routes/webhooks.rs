@@ -6,7 +6,7 @@ use profile_relayer::api::admin::{CreatedWebhook, RemovedWebhook, WebhookDeliver
 use serde_json::Value;
 use worker::{Env, Request, Response};
 
-use crate::plumbing::{integer, json_response, read_body};
+use crate::plumbing::{json_response, query_integer, read_body};
 use crate::{
     auth::{self, ApiKeyRecord},
     config::Config,
@@ -19,7 +19,7 @@ const MAX_BODY_BYTES: usize = 4_096;
 
 /// The largest page of the delivery log, and the default one.
 const MAX_LIMIT: u64 = 100;
-const DEFAULT_LIMIT: u32 = 20;
+const DEFAULT_LIMIT: u64 = 20;
 
 /// Whose webhook a route addresses: the key `id` (its stored hash and record; 404 `API_KEY_NOT_FOUND` when there is
 /// none) or, without an id, the operator's — with the name of the `Webhooks` object that holds it.
@@ -102,32 +102,18 @@ pub(super) async fn deliveries(
 ) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
     let url = req.url()?;
-    let mut limit = DEFAULT_LIMIT;
+    let limit = u32::try_from(query_integer(&url, "limit", 1..=MAX_LIMIT, DEFAULT_LIMIT)?)
+        .map_err(ApiError::internal)?;
     let mut cursor = None;
     for (name, value) in url.query_pairs() {
-        match name.as_ref() {
-            "limit" => {
-                limit = value
-                    .parse::<Value>()
-                    .ok()
-                    .as_ref()
-                    .and_then(integer)
-                    .filter(|n| (1..=MAX_LIMIT).contains(n))
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| {
-                        ApiError::new(Code::InvalidParameter, "limit must be an integer from 1 to 100")
-                    })?;
+        if name == "cursor" {
+            if policy::parse_cursor(&value).is_none() {
+                return Err(ApiError::new(
+                    Code::InvalidCursor,
+                    "cursor must be a nextCursor this route answered",
+                ));
             }
-            "cursor" => {
-                if policy::parse_cursor(&value).is_none() {
-                    return Err(ApiError::new(
-                        Code::InvalidCursor,
-                        "cursor must be a nextCursor this route answered",
-                    ));
-                }
-                cursor = Some(value.into_owned());
-            }
-            _ => {}
+            cursor = Some(value.into_owned());
         }
     }
     let (name, _) = endpoint(&env.kv("API_KEYS")?, id).await?;
