@@ -41,6 +41,32 @@ async function waitFor(url, timeoutMs, child) {
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
+/**
+ * The arguments of `node` that start `wrangler dev` on 127.0.0.1 at `port` (its inspector at `inspectorPort`),
+ * without the interactive session. Optional: envFile (`--env-file`, the secrets), stateDir (`--persist-to`, the
+ * local KV, D1 and Durable Objects), testScheduled (`--test-scheduled`: the `/__scheduled` route), logLevel
+ * (`--log-level`) and vars (each one a `--var name:value`). Used by startStack and by the tests that start a Worker
+ * of their own.
+ */
+export function wranglerDevArgs({ port, inspectorPort, envFile, stateDir, testScheduled = false, logLevel, vars = {} }) {
+  return [
+    join(root, 'node_modules/wrangler/bin/wrangler.js'),
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspectorPort),
+    ...(envFile === undefined ? [] : ['--env-file', envFile]),
+    ...(stateDir === undefined ? [] : ['--persist-to', stateDir]),
+    '--show-interactive-dev-session=false',
+    ...(testScheduled ? ['--test-scheduled'] : []),
+    ...(logLevel === undefined ? [] : ['--log-level', logLevel]),
+    ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+  ];
+}
+
 /** Funds `address` on the local chain. */
 export async function fund(chain, address, wei = 10n ** 20n) {
   await chain.rpc('anvil_setBalance', [address, '0x' + wei.toString(16)]);
@@ -119,25 +145,15 @@ export async function startStack({
     const inspectorPort = await freePort();
     const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
     const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
-    const args = [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'),
-      'dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--inspector-port',
-      String(inspectorPort),
-      '--env-file',
+    const args = wranglerDevArgs({
+      port,
+      inspectorPort,
       envFile,
-      '--persist-to',
-      state,
-      '--show-interactive-dev-session=false',
-      '--test-scheduled',
-      '--log-level',
-      log ? 'info' : captureLogs ? 'log' : 'warn',
-      ...Object.entries(allVars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-    ];
+      stateDir: state,
+      testScheduled: true,
+      logLevel: log ? 'info' : captureLogs ? 'log' : 'warn',
+      vars: allVars,
+    });
     child = spawn(process.execPath, args, {
       cwd: root,
       detached: true, // own process group: stop() ends wrangler and its workerd children together

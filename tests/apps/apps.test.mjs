@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { encodeAbiParameters, getCreate2Address, keccak256 } from 'viem';
 import { encodeKeyName } from '@erc725/erc725.js';
+import { freePort, wranglerDevArgs } from '../../scripts/stack.mjs';
 import { launchChromium } from '../helpers/chromium.mjs';
 
 const apps = fileURLToPath(new URL('.', import.meta.url));
@@ -59,16 +60,6 @@ function check(app, r) {
   assert.deepEqual(r.error, { isError: true, name: 'ProfileRelayerError', code: 'TRUNCATED_VERIFIABLE_URI' }, `${app}: error`);
   assert.equal(r.clients, 'function', `${app}: the full entry has the clients`);
 }
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 /** A static file server of `dir` on 127.0.0.1 (with `page` at `/` if given). */
 async function serve(dir, page) {
@@ -265,22 +256,7 @@ test('Vite: dev server (dependency pre-bundling), in Chromium', async () => {
 test('Cloudflare Workers: wrangler dev (workerd) resolves the workerd condition', async () => {
   const dir = join(apps, 'workers');
   const [port, inspector] = [await freePort(), await freePort()];
-  const dev = start(
-    process.execPath,
-    [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'),
-      'dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--inspector-port',
-      String(inspector),
-      '--show-interactive-dev-session=false',
-    ],
-    dir,
-    /Ready on/,
-  );
+  const dev = start(process.execPath, wranglerDevArgs({ port, inspectorPort: inspector }), dir, /Ready on/);
   closers.push(dev.stop);
   await dev.ready;
   const res = await fetch(`http://127.0.0.1:${port}/`);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as sdk from 'profile-relayer';
-import { freePort, startStack } from '../../scripts/stack.mjs';
+import { freePort, startStack, wranglerDevArgs } from '../../scripts/stack.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -60,25 +60,7 @@ async function startWorkerAgain() {
   const vars = { RPC_URL: stack.chain.rpcUrl, CHAIN_ID: '31337', ...VARS };
   const child = spawn(
     process.execPath,
-    [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'),
-      'dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--inspector-port',
-      String(await freePort()),
-      '--env-file',
-      envFile,
-      '--persist-to',
-      stateDir,
-      '--show-interactive-dev-session=false',
-      '--test-scheduled',
-      '--log-level',
-      'warn',
-      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-    ],
+    wranglerDevArgs({ port, inspectorPort: await freePort(), envFile, stateDir, testScheduled: true, logLevel: 'warn', vars }),
     { cwd: root, detached: true, stdio: 'ignore', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
