@@ -7,6 +7,7 @@
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
 //     [--only 1KB|100KB|1MB|1KBUnixFS|100KBUnixFS|1MBUnixFS] [--gap <ms before each request>]
+//     [--var NAME=VALUE …] (more vars for both of our stacks, e.g. --var IPFS_MISS_RATE_LIMIT_PER_MINUTE=0)
 //     (BENCH_LOG=1: our Worker's log on stdout)
 //   ... ipfs-relay.bench.mjs --quick   (the test command's smoke run: 3 rounds, same checks; without --lukso it runs
 //     against a stand-in for LUKSO's relay: a Worker of a few lines that races the two upstreams and streams the
@@ -55,6 +56,10 @@ const SIZES = [
   ['1 MB UnixFS', 1024 * 1024, 'unixfs'],
 ].filter(([label]) => !arg('--only') || arg('--only') === label.replaceAll(' ', ''));
 const deadline = Date.now() + 10 * 60_000;
+// --var NAME=VALUE (repeatable): vars of both of our stacks
+const extraVars = Object.fromEntries(
+  process.argv.flatMap((a, i) => (a === '--var' && process.argv[i + 1]?.includes('=') ? [process.argv[i + 1].split(/=(.*)/s).slice(0, 2)] : [])),
+);
 
 const tmp = mkdtempSync(join(tmpdir(), 'ipfs-relay-bench-'));
 const cleanup = [];
@@ -252,10 +257,10 @@ let buffered;
 let lukso;
 try {
   const gateways = `https://${gatewayHost},https://localhost:${gateway.address().port}`;
-  const stack = await startStack({ log: !!process.env.BENCH_LOG, vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: '0' } });
+  const stack = await startStack({ log: !!process.env.BENCH_LOG, vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: '0', ...extraVars } });
   cleanup.push(() => stack.stop());
   ours = stack.workerUrl;
-  const whole = await startStack({ vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: String(2 ** 40) } });
+  const whole = await startStack({ vars: { IPFS_GATEWAYS: gateways, IPFS_STREAM_MIN_BYTES: String(2 ** 40), ...extraVars } });
   cleanup.push(() => whole.stop());
   buffered = whole.workerUrl;
   lukso = await startLukso();
