@@ -315,7 +315,7 @@ test('/ipfs and /image misses are limited per client address; what R2 holds is n
   assert.equal(other.status, 404);
 });
 
-test("a miss let ahead of its bucket's answer is refused all the same once the bucket ran dry", async () => {
+test('a miss let ahead of its bucket\'s answer is refused all the same once the bucket ran dry', async () => {
   // MISS_LIMIT 3: after the first miss the bucket has 2 tokens left, so the Worker starts the next miss's gateway
   // fetch while that miss's token is being taken (worker/src/ratelimit.rs, Estimates)
   const ip = freshIp();
