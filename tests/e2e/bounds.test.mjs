@@ -315,30 +315,6 @@ test('/ipfs and /image misses are limited per client address; what R2 holds is n
   assert.equal(other.status, 404);
 });
 
-test('a miss let ahead of its bucket\'s answer is refused all the same once the bucket ran dry', async () => {
-  // MISS_LIMIT 3: after the first miss the bucket has 2 tokens left, so the Worker starts the next miss's gateway
-  // fetch while that miss's token is being taken (worker/src/ratelimit.rs, Estimates)
-  const ip = freshIp();
-  const get = (path) => fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } });
-  const missing = () => rawCid(randomBytes(32));
-  const stored = await upload(randomBytes(64), 'application/octet-stream');
-  assert.equal((await get(`/ipfs/${missing()}`)).status, 404);
-  // two resizes take the last two tokens (a resize waits for its bucket's answer, whatever the estimate says)
-  for (const width of [11, 12]) await (await get(`/image/${stored}?width=${width}`)).arrayBuffer();
-  const asked = gatewayAsked.length;
-  const res = await get(`/ipfs/${missing()}`);
-  const body = await res.json();
-  // the refusal is the answer, not the gateway's 404 that the fetch let ahead got
-  assert.equal(res.status, 429, JSON.stringify(body));
-  assert.equal(body.error.code, 'RATE_LIMITED');
-  assert.ok(Number(res.headers.get('retry-after')) >= 1);
-  assert.ok(gatewayAsked.length - asked <= 1, 'at most the one fetch let ahead');
-  // the refusal is remembered: the next miss waits for its answer and never reaches the gateway
-  const before = gatewayAsked.length;
-  assert.equal((await get(`/ipfs/${missing()}`)).status, 429);
-  assert.equal(gatewayAsked.length, before, 'a miss after a refusal is not let ahead');
-});
-
 test('an IPv6 client is one client for its whole /64', async () => {
   const missing = () => rawCid(randomBytes(32));
   const from = (ip) => fetch(`${stack.workerUrl}/ipfs/${missing()}`, { headers: { 'cf-connecting-ip': ip } });

@@ -199,11 +199,6 @@ pub async fn limit_client_in(
         return Ok(());
     }
     let verdict = hit(env, &format!("{bucket}:{}", client_bucket(req)), limit, 1).await?;
-    client_verdict(&verdict, limit, what)
-}
-
-/// The answer to a client whose bucket said `verdict`.
-fn client_verdict(verdict: &Verdict, limit: u32, what: &str) -> ApiResult<()> {
     if verdict.allowed {
         return Ok(());
     }
@@ -213,82 +208,6 @@ fn client_verdict(verdict: &Verdict, limit: u32, what: &str) -> ApiResult<()> {
     );
     err.retry_after = Some(verdict.retry_after);
     Err(err)
-}
-
-thread_local! {
-    /// What this isolate last heard of the client buckets [`admit_client_in`] asks.
-    static ESTIMATES: core::cell::RefCell<crate::ratelimit::Estimates> = core::cell::RefCell::default();
-}
-
-/// A client's admission to limited work ([`admit_client_in`]): given, or its answer still to come.
-pub enum Admission {
-    /// Within the limit (or no limit).
-    Given,
-    /// The bucket's answer, still to come: [`Admission::around`] waits for it.
-    Pending(core::pin::Pin<Box<dyn core::future::Future<Output = ApiResult<()>>>>),
-}
-
-impl Admission {
-    /// `work`'s result, once the admission is given: the work runs while the answer is awaited, and a refusal
-    /// stops it (the work's future is dropped: its fetches end with the request) and is the answer.
-    ///
-    /// # Errors
-    /// 429 `RATE_LIMITED` (before any error of the work), else the work's.
-    pub async fn around<T>(self, work: impl core::future::Future<Output = ApiResult<T>>) -> ApiResult<T> {
-        match self {
-            Self::Given => work.await,
-            Self::Pending(answer) => {
-                let work = core::pin::pin!(work);
-                match futures_util::future::select(answer, work).await {
-                    futures_util::future::Either::Left((answer, work)) => {
-                        answer?;
-                        work.await
-                    }
-                    futures_util::future::Either::Right((result, answer)) => {
-                        answer.await?;
-                        result
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// [`limit_client_in`] for work worth starting before the bucket answers (a gateway fetch): when this isolate's
-/// last answer from the client's bucket left a spare token ([`crate::ratelimit::Estimates`]), the token is taken
-/// while the work starts ([`Admission::Pending`]); otherwise the answer comes first, as in [`limit_client_in`].
-///
-/// # Errors
-/// 429 `RATE_LIMITED` with `Retry-After` (when answered first).
-pub async fn admit_client_in(
-    req: &Request,
-    env: &Env,
-    bucket: &str,
-    limit: u32,
-    what: &str,
-) -> ApiResult<Admission> {
-    if limit == 0 {
-        return Ok(Admission::Given);
-    }
-    let name = format!("{bucket}:{}", client_bucket(req));
-    let ahead = ESTIMATES.with(|e| {
-        e.borrow_mut()
-            .go_ahead(&name, limit, Date::now().as_millis() as f64)
-    });
-    let (env, what) = (env.clone(), what.to_owned());
-    let answer = async move {
-        let verdict = hit(&env, &name, limit, 1).await?;
-        ESTIMATES.with(|e| {
-            e.borrow_mut()
-                .heard(&name, limit, &verdict, Date::now().as_millis() as f64);
-        });
-        client_verdict(&verdict, limit, &what)
-    };
-    if ahead {
-        return Ok(Admission::Pending(Box::pin(answer)));
-    }
-    answer.await?;
-    Ok(Admission::Given)
 }
 
 /// Authenticates an upload: either an API key with the `upload` scope ([`authenticate`]) or, when the operator set

@@ -44,20 +44,6 @@ pub struct Verdict {
     /// The API key of this object was revoked.
     #[serde(default)]
     pub revoked: bool,
-    /// Whole tokens left in the bucket after this request ([`Estimates`]).
-    #[serde(default)]
-    pub remaining: u32,
-}
-
-impl Verdict {
-    fn allowed(bucket: &Bucket) -> Self {
-        Self {
-            allowed: true,
-            retry_after: 0,
-            revoked: false,
-            remaining: bucket.whole_tokens(),
-        }
-    }
 }
 
 /// Token bucket state.
@@ -72,14 +58,14 @@ impl Bucket {
     pub fn give(state: Option<Self>, limit: u32, now_ms: f64, n: u32) -> (Self, Verdict) {
         let (mut b, _) = Self::take(state, limit, now_ms, 0);
         b.tokens = (b.tokens + f64::from(n)).min(f64::from(limit.max(1)));
-        let verdict = Verdict::allowed(&b);
-        (b, verdict)
-    }
-
-    /// The whole tokens in the bucket.
-    fn whole_tokens(&self) -> u32 {
-        // within 0..=limit (a u32): the cast neither wraps nor loses a whole token
-        self.tokens.floor().clamp(0.0, f64::from(u32::MAX)) as u32
+        (
+            b,
+            Verdict {
+                allowed: true,
+                retry_after: 0,
+                revoked: false,
+            },
+        )
     }
 
     /// Takes one token if available.
@@ -94,8 +80,14 @@ impl Bucket {
         b.updated_ms = now_ms;
         if b.tokens >= 1.0 {
             b.tokens = (b.tokens - f64::from(cost)).max(0.0);
-            let verdict = Verdict::allowed(&b);
-            (b, verdict)
+            (
+                b,
+                Verdict {
+                    allowed: true,
+                    retry_after: 0,
+                    revoked: false,
+                },
+            )
         } else {
             let wait_ms = (1.0 - b.tokens) / rate_per_ms;
             (
@@ -104,68 +96,9 @@ impl Bucket {
                     allowed: false,
                     retry_after: (wait_ms / 1000.0).ceil().max(1.0) as u64,
                     revoked: false,
-                    remaining: 0,
                 },
             )
         }
-    }
-}
-
-/// How long what an isolate heard of a bucket may be acted on ([`Estimates`]).
-const ESTIMATE_MAX_AGE_MS: f64 = 10_000.0;
-/// Buckets an isolate remembers ([`Estimates`]); past it, it forgets them all (and only waits more).
-const ESTIMATE_CAPACITY: usize = 1024;
-
-/// What this isolate last heard of a few buckets: how many whole tokens were left, and when. A request whose
-/// bucket had a spare token at its last answer may start its work before its own answer comes back
-/// ([`Estimates::go_ahead`]): the token is still taken in the object, and the caller still waits for the answer
-/// before it sends anything — a refusal then stops the work and answers 429. This only takes the object's round
-/// trip off the path of clients within their limit. What a client can start ahead of a refusal is bounded by its
-/// bucket: an estimate is only ever raised by an answer that found at least two tokens left (a drained bucket
-/// refills at `limit` per minute), and each request let ahead takes one from it.
-#[derive(Debug, Default)]
-pub struct Estimates {
-    heard: std::collections::HashMap<String, Estimate>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Estimate {
-    remaining: u32,
-    limit: u32,
-    at_ms: f64,
-}
-
-impl Estimates {
-    /// Whether a request to bucket `name` may start before its answer: the bucket's last answer (for this
-    /// `limit`, at most [`ESTIMATE_MAX_AGE_MS`] old) left two tokens or more, counting those let ahead since.
-    pub fn go_ahead(&mut self, name: &str, limit: u32, now_ms: f64) -> bool {
-        match self.heard.get_mut(name) {
-            Some(e)
-                if e.limit == limit
-                    && (0.0..=ESTIMATE_MAX_AGE_MS).contains(&(now_ms - e.at_ms))
-                    && e.remaining >= 2 =>
-            {
-                e.remaining -= 1;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Bucket `name` answered `verdict` at `now_ms`.
-    pub fn heard(&mut self, name: &str, limit: u32, verdict: &Verdict, now_ms: f64) {
-        if self.heard.len() >= ESTIMATE_CAPACITY && !self.heard.contains_key(name) {
-            self.heard.clear();
-        }
-        let remaining = if verdict.allowed { verdict.remaining } else { 0 };
-        self.heard.insert(
-            name.to_owned(),
-            Estimate {
-                remaining,
-                limit,
-                at_ms: now_ms,
-            },
-        );
     }
 }
 
@@ -208,7 +141,6 @@ impl DurableObject for RateLimiter {
                 allowed: false,
                 retry_after: 0,
                 revoked: true,
-                remaining: 0,
             });
         }
         let hit: Hit = req.json().await?;
@@ -247,73 +179,6 @@ mod tests {
         assert!(v.allowed);
         let (_, v) = Bucket::take(Some(b), 3, 21_000.0, 1);
         assert!(v.allowed);
-    }
-
-    #[test]
-    fn answers_count_the_whole_tokens_left() {
-        let (b, v) = Bucket::take(None, 3, 0.0, 1);
-        assert_eq!(v.remaining, 2);
-        let (b, v) = Bucket::take(Some(b), 3, 0.0, 1);
-        assert_eq!(v.remaining, 1);
-        let (b, v) = Bucket::take(Some(b), 3, 0.0, 1);
-        assert_eq!(v.remaining, 0);
-        let (b, v) = Bucket::take(Some(b), 3, 0.0, 1);
-        assert!(!v.allowed);
-        assert_eq!(v.remaining, 0);
-        // half a minute refills 1.5 tokens: one whole
-        let (_, v) = Bucket::take(Some(b), 3, 30_000.0, 0);
-        assert_eq!(v.remaining, 1);
-    }
-
-    fn allowed(remaining: u32) -> Verdict {
-        Verdict {
-            allowed: true,
-            retry_after: 0,
-            revoked: false,
-            remaining,
-        }
-    }
-
-    #[test]
-    fn a_request_goes_ahead_only_while_a_spare_token_is_known() {
-        let mut e = Estimates::default();
-        // nothing heard yet: wait for the answer
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 0.0));
-        e.heard("miss:1.2.3.4", 10, &allowed(3), 0.0);
-        // 3 left: two go ahead (each takes one from the estimate), the third waits
-        assert!(e.go_ahead("miss:1.2.3.4", 10, 1.0));
-        assert!(e.go_ahead("miss:1.2.3.4", 10, 2.0));
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 3.0));
-        // another bucket, another limit, a stale answer: wait
-        assert!(!e.go_ahead("miss:5.6.7.8", 10, 3.0));
-        e.heard("miss:1.2.3.4", 10, &allowed(5), 10.0);
-        assert!(!e.go_ahead("miss:1.2.3.4", 20, 11.0));
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 10.0 + ESTIMATE_MAX_AGE_MS + 1.0));
-        // a clock that went back is no reason either
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 5.0));
-        assert!(e.go_ahead("miss:1.2.3.4", 10, 12.0));
-        // a refusal (or a drained bucket) stops it until an answer finds two tokens again
-        let refused = Verdict {
-            allowed: false,
-            retry_after: 6,
-            revoked: false,
-            remaining: 7,
-        };
-        e.heard("miss:1.2.3.4", 10, &refused, 20.0);
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 21.0));
-        e.heard("miss:1.2.3.4", 10, &allowed(1), 22.0);
-        assert!(!e.go_ahead("miss:1.2.3.4", 10, 23.0));
-    }
-
-    #[test]
-    fn estimates_stay_bounded() {
-        let mut e = Estimates::default();
-        for i in 0..(ESTIMATE_CAPACITY * 3) {
-            e.heard(&format!("miss:{i}"), 10, &allowed(5), 0.0);
-            assert!(e.heard.len() <= ESTIMATE_CAPACITY);
-        }
-        // the newest is still known
-        assert!(e.go_ahead(&format!("miss:{}", ESTIMATE_CAPACITY * 3 - 1), 10, 1.0));
     }
 
     #[test]

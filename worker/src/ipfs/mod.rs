@@ -153,14 +153,10 @@ async fn fetch_content_deferred(
             "not in the local store and no IPFS gateway is configured",
         ));
     }
-    let admission = match client {
-        Some((req, limit)) => admit_miss(req, env, limit.value()?).await?,
-        None => crate::auth::Admission::Given,
-    };
-    let fetched = admission
-        .around(race_gateways(config, target, raw_block, stream_min))
-        .await?;
-    let content = match fetched {
+    if let Some((req, limit)) = client {
+        limit_miss(req, env, limit.value()?).await?;
+    }
+    let content = match race_gateways(config, target, raw_block, stream_min).await? {
         Fetched::Stream(stream) => return Ok(Found::Stream(stream)),
         Fetched::Whole(content) => content,
     };
@@ -184,17 +180,15 @@ async fn fetch_content_deferred(
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_miss(req: &Request, env: &Env, limit: u32) -> ApiResult<()> {
-    crate::auth::limit_client_in(req, env, MISS_BUCKET, limit, MISS_WHAT).await
+    crate::auth::limit_client_in(
+        req,
+        env,
+        "miss",
+        limit,
+        "IPFS and image requests for content not stored here",
+    )
+    .await
 }
-
-/// [`limit_miss`] for a gateway fetch: a client known to be well within its limit has its fetch started while
-/// its token is taken ([`crate::auth::admit_client_in`]; a refusal still stops it before anything is sent).
-async fn admit_miss(req: &Request, env: &Env, limit: u32) -> ApiResult<crate::auth::Admission> {
-    crate::auth::admit_client_in(req, env, MISS_BUCKET, limit, MISS_WHAT).await
-}
-
-const MISS_BUCKET: &str = "miss";
-const MISS_WHAT: &str = "IPFS and image requests for content not stored here";
 
 fn origin(kind: &str) -> std::collections::HashMap<String, String> {
     std::collections::HashMap::from([("origin".to_owned(), kind.to_owned())])
