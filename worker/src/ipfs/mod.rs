@@ -353,33 +353,12 @@ async fn pump(mut stream: Streaming, sink: native::Sink) -> Result<js_sys::Uint8
     let mut sent: Vec<js_sys::Uint8Array> = Vec::new();
     let mut in_flight = std::collections::VecDeque::new();
     let mut pieces = stream.take_ready();
-    // the answer's head leaves before anything can abort its body (a body aborted before its head was sent can
-    // reach the client as a head without `Content-Length`, in `wrangler dev`): the ready bytes but the very last
-    // are written, and taken, before the rest is read and verified
-    if let Some(last) = pieces.pop() {
-        let n = last.length();
-        if n > 1 {
-            pieces.push(last.subarray(0, n - 1));
-        }
-        pieces.push(last.subarray(n.saturating_sub(1), n));
-    }
-    let mut head_out = false;
     loop {
         for piece in pieces {
             if let Some(previous) = held.replace(piece) {
                 // a copy for R2: the runtime may take the sent buffer
                 sent.push(previous.slice(0, previous.length()));
                 in_flight.push_back(sink.write(&previous));
-            }
-        }
-        if !head_out {
-            head_out = true;
-            if let Some(first) = in_flight.pop_front()
-                && let Err(e) = first.await
-            {
-                stream.stop();
-                settle(in_flight).await;
-                return Err(format!("the client went away: {e:?}"));
             }
         }
         while in_flight.len() > PIECES_IN_FLIGHT {
