@@ -27,7 +27,6 @@
 // Bounded: --rounds iterations per size and kind (default 40), and a 10 minute deadline.
 import { spawn, execFileSync } from 'node:child_process';
 import { Agent as HttpsAgent, createServer as createHttpsServer, get as httpsGet } from 'node:https';
-import { createServer as createNetServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +34,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { CID } from 'multiformats/cid';
+import { freePort, startStack, wranglerDevArgs } from '../../scripts/stack.mjs';
 import { sha256 } from 'multiformats/hashes/sha2';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -137,16 +137,6 @@ cleanup.push(
     }),
 );
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-
 async function waitUp(url, child, timeoutMs = 180_000) {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
@@ -216,28 +206,12 @@ async function startLukso() {
     PINATA_GATEWAY: gatewayHost,
     PINATA_TOKEN: 'bench',
   };
-  const child = spawn(
-    process.execPath,
-    [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'),
-      'dev',
-      '--cwd',
-      dir,
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--inspector-port',
-      String(await freePort()),
-      '--persist-to',
-      join(dir, 'state'),
-      '--show-interactive-dev-session=false',
-      '--log-level',
-      'error',
-      ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
-    ],
-    { cwd: dir, detached: true, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
-  );
+  const child = spawn(process.execPath, wranglerDevArgs({ port, inspectorPort: await freePort(), stateDir: join(dir, 'state'), logLevel: 'error', vars }), {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
   const url = `http://127.0.0.1:${port}`;
   cleanup.push(async () => {
     try {
@@ -251,7 +225,6 @@ async function startLukso() {
   return url;
 }
 
-const { startStack } = await import('../../scripts/stack.mjs');
 let ours;
 let buffered;
 let lukso;
