@@ -382,16 +382,7 @@ impl Walk {
             let (bytes, more) = visit
                 .continue_walk(&block, &mut self.cache)
                 .map_err(|e| unproven(format!("file {}: {e}", self.at)))?;
-            self.give(bytes, size, out)?;
-            match more {
-                Some(visit) => {
-                    self.phase = Phase::File {
-                        visit: Box::new(visit),
-                        size,
-                    };
-                }
-                None => self.end(size)?,
-            }
+            self.give_then(bytes, more, size, out)?;
         }
         Err(unproven(format!("file {}: too many blocks", self.at)))
     }
@@ -461,17 +452,29 @@ impl Walk {
         if size > self.max_bytes as u64 {
             return Err(Rejection::TooLarge);
         }
-        self.give(first, size, out)?;
+        self.give_then(first, visit, size, out)?;
+        Ok(None)
+    }
+
+    /// Gives the file's next `bytes`, then waits for the block `visit` needs next or, without one, ends the file.
+    fn give_then(
+        &mut self,
+        bytes: &[u8],
+        visit: Option<FileVisit>,
+        size: u64,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<(), Rejection> {
+        self.give(bytes, size, out)?;
         match visit {
             Some(visit) => {
                 self.phase = Phase::File {
                     visit: Box::new(visit),
                     size,
                 };
+                Ok(())
             }
-            None => self.end(size)?,
+            None => self.end(size),
         }
-        Ok(None)
     }
 }
 
