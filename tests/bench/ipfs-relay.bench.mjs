@@ -31,13 +31,11 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { CID } from 'multiformats/cid';
 import { freePort, startStack, wranglerDevArgs } from '../../scripts/stack.mjs';
 import { sha256 } from 'multiformats/hashes/sha2';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
