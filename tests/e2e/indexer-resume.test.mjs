@@ -124,8 +124,11 @@ test('a run killed half-way loses nothing already written; the next run complete
   await running;
 
   second = await startWorkerAgain();
-  assert.deepEqual(names(await search(second.url)), written, 'everything written before the kill is still there');
-  assert.equal((await stats(second.url)).lastIndexedBlock, cursor, 'the cursor did not move back');
+  // the restarted Worker may already be at work (what the relayer reported is indexed again): nothing may be lost,
+  // more may come
+  const kept = names(await search(second.url));
+  for (const name of written) assert.ok(kept.includes(name), `${name}, written before the kill, is still there`);
+  assert.ok((await stats(second.url)).lastIndexedBlock >= cursor, 'the cursor did not move back');
 
   hang.released = true;
   for (const answer of hang.waiting.splice(0)) answer();
