@@ -585,7 +585,8 @@ fn chain(chains: &[ChainConfig], chain_id: &str) -> ApiResult<ChainConfig> {
     })
 }
 
-/// `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`, `IPFS_CACHE_MAX_BYTES`.
+/// `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`,
+/// `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`.
 fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
     let gateways: Vec<String> = v
         .get("IPFS_GATEWAYS")
@@ -604,6 +605,7 @@ fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
     }
     Ok(IpfsConfig {
         gateways,
+        hedge_ms: v.number("IPFS_HEDGE_MS")?,
         timeout_ms: v.number::<u64>("IPFS_TIMEOUT_SECONDS")? * 1000,
         max_bytes: usize::try_from(v.number::<u64>("IPFS_MAX_BYTES")?).unwrap_or(usize::MAX),
         upload_max_bytes: usize::try_from(v.number::<u64>("UPLOAD_MAX_BYTES")?).unwrap_or(usize::MAX),

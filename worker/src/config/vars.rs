@@ -134,6 +134,7 @@ pub const VARS: &[Var] = &[
     var("ALGOLIA_MAX_RECORD_BYTES", Value("10000")),
     // IPFS and images
     var("IPFS_GATEWAYS", Unset),
+    var("IPFS_HEDGE_MS", Value("250")),
     var("IPFS_TIMEOUT_SECONDS", Value("15")),
     var("IPFS_MAX_BYTES", Value("10485760")),
     var("UPLOAD_MAX_BYTES", Value("5242880")),

@@ -1,4 +1,8 @@
-//! The configured gateways raced against each other: the first verified answer wins, the others are aborted. A raw
+//! The configured gateways raced against each other, hedged: the first is asked at once, each next one when the one
+//! before it has failed or has gone `IPFS_HEDGE_MS` without serving the content (0: all at once, as LUKSO's relay
+//! races its two), so that a healthy first gateway is the only one asked — one upstream fetch per miss instead of
+//! one per gateway — and a slow or failing one costs at most the hedge. The first verified answer wins, the others
+//! are aborted. A raw
 //! block is asked as `application/vnd.ipld.raw` and hashed; anything else (dag-pb / UnixFS, paths) as a CAR
 //! ([`car`]: every block hashed, the path and the file proven). A gateway whose answer does not verify is rejected
 //! and the race goes on. In the unverified mode (`IPFS_ALLOW_UNVERIFIED`) a gateway that serves no CAR may serve the
@@ -9,6 +13,7 @@
 //! file's root and first leaves, reached through verified links), and the rest follows as it is verified. Smaller
 //! content, and what the caller needs whole, is verified whole before it is returned ([`Fetched::Whole`]).
 
+use futures_channel::oneshot;
 use futures_util::future::{Either, select, select_ok};
 use js_sys::Uint8Array;
 use profile_relayer::ipfs::CidPath;
@@ -629,11 +634,16 @@ pub(super) async fn race_gateways(
     let directory = std::rc::Rc::new(core::cell::Cell::new(false));
     // the unverified mode: the first unverified answer, served only when no gateway serves verified content
     let fallback: std::rc::Rc<core::cell::RefCell<Option<Content>>> = std::rc::Rc::default();
+    // the hedge: attempt i + 1 waits for attempt i's word (sent when i has failed or has run `hedge_ms` unserved)
+    let (mut words, mut turns): (Vec<_>, Vec<_>) = gateways.iter().map(|_| oneshot::channel::<()>()).unzip();
+    turns.rotate_right(1);
+    let hedge = core::time::Duration::from_millis(config.hedge_ms);
     let attempts: Vec<_> = gateways
         .iter()
         .zip(controllers.iter().map(AbortController::signal))
+        .zip(words.drain(..).zip(turns.drain(..)))
         .enumerate()
-        .map(|(index, (g, signal))| {
+        .map(|(index, ((g, signal), (word, turn)))| {
             let (not_found, unverified, fallback, directory) = (
                 not_found.clone(),
                 unverified.clone(),
@@ -653,7 +663,29 @@ pub(super) async fn race_gateways(
                 signal,
             );
             Box::pin(async move {
-                match attempt.await {
+                if index > 0 {
+                    // `Canceled` too: the attempt before has ended
+                    let _ = turn.await;
+                }
+                let word = core::cell::Cell::new(Some(word));
+                let next_may_start = || {
+                    if let Some(word) = word.take() {
+                        let _ = word.send(());
+                    }
+                };
+                let hedged = async {
+                    if !hedge.is_zero() {
+                        Delay::from(hedge).await;
+                    }
+                    next_may_start();
+                };
+                let outcome = match select(Box::pin(attempt), Box::pin(hedged)).await {
+                    Either::Left((outcome, _)) => outcome,
+                    Either::Right(((), attempt)) => attempt.await,
+                };
+                // a failure lets the next gateway start at once (a success ends the race)
+                next_may_start();
+                match outcome {
                     Ok(Fetched::Whole(content)) if !content.verified => {
                         let mut kept = fallback.borrow_mut();
                         if kept.is_none() {

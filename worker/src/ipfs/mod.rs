@@ -39,12 +39,15 @@ use crate::{
 
 /// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
 pub type Client<'a> = (&'a Request, &'a Setting<u32>);
-/// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`,
-/// `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`).
+/// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`,
+/// `UPLOAD_MAX_BYTES`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`).
 #[derive(Debug, Clone)]
 pub struct IpfsConfig {
-    /// Gateway base URLs (`https://ipfs.io`), tried in parallel.
+    /// Gateway base URLs (`https://ipfs.io`), raced in this order.
     pub gateways: Vec<String>,
+    /// The race's hedge (`IPFS_HEDGE_MS`): each gateway is asked once the one before it has failed or has run this
+    /// long without serving the content; 0 asks every gateway at once.
+    pub hedge_ms: u64,
     /// Overall timeout for a gateway fetch.
     pub timeout_ms: u64,
     /// Largest content relayed.

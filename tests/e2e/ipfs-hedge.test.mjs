@@ -1,0 +1,123 @@
+// The gateway race, hedged (IPFS_HEDGE_MS): the first configured gateway is asked at once, the next only when the
+// first has failed or has gone the hedge without serving the content. Two local gateways: `first`, told per CID to
+// serve, hang or fail, and `second`, which serves every block it holds. The hedge is long here (1.5 s) so that "at
+// once" and "after the hedge" cannot be mistaken for each other on a loaded machine.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import * as sdk from 'profile-relayer';
+import { startStack } from '../../scripts/stack.mjs';
+
+const HEDGE_MS = 1500;
+const store = new Map();
+// what `first` does for a CID: 'serve' (default), 'hang' (never answers), 'fail' (500)
+const firstDoes = new Map();
+// per gateway: [{ cid, at, closed }] in arrival order (`closed`: the relay let go of the request)
+const hits = { first: [], second: [] };
+const servers = [];
+
+function gateway(name, handler) {
+  const server = createServer((req, res) => {
+    const cid = req.url.replace(/^\/ipfs\//, '').split('?')[0];
+    const hit = { cid, at: performance.now(), closed: false };
+    hits[name].push(hit);
+    res.on('close', () => (hit.closed = true));
+    handler(cid, req, res);
+  });
+  servers.push(server);
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${server.address().port}`)));
+}
+
+const serve = (cid, res) => {
+  const bytes = store.get(cid);
+  if (!bytes) return res.writeHead(404).end('not found');
+  res.writeHead(200, { 'content-type': 'application/vnd.ipld.raw', 'content-length': bytes.length }).end(bytes);
+};
+
+let stack;
+before(async () => {
+  const urls = await Promise.all([
+    gateway('first', (cid, req, res) => {
+      const does = firstDoes.get(cid) ?? 'serve';
+      if (does === 'fail') return res.writeHead(500).end('boom');
+      if (does === 'hang') {
+        const t = setTimeout(() => res.end('late'), 60_000);
+        return req.on('close', () => clearTimeout(t));
+      }
+      serve(cid, res);
+    }),
+    gateway('second', (cid, _req, res) => serve(cid, res)),
+  ]);
+  stack = await startStack({
+    vars: { IPFS_GATEWAYS: urls.join(','), IPFS_HEDGE_MS: String(HEDGE_MS), IPFS_TIMEOUT_SECONDS: '20' },
+  });
+});
+after(async () => {
+  await stack?.stop();
+  for (const s of servers) {
+    s.closeAllConnections?.();
+    s.close();
+  }
+});
+
+const fresh = (label) => {
+  const bytes = new TextEncoder().encode(`${label} ${Math.random()}`);
+  const cid = sdk.computeCid(bytes);
+  store.set(cid, bytes);
+  return { cid, bytes };
+};
+const of = (name, cid) => hits[name].filter((h) => h.cid === cid);
+const relay = async (cid) => {
+  const res = await fetch(`${stack.workerUrl}/ipfs/${cid}`);
+  return { res, body: new Uint8Array(await res.arrayBuffer()) };
+};
+
+test('a first gateway that serves is the only one asked', async () => {
+  const { cid, bytes } = fresh('first serves');
+  const { res, body } = await relay(cid);
+  assert.equal(res.status, 200);
+  assert.deepEqual(body, bytes);
+  assert.equal(of('first', cid).length, 1);
+  // past the hedge: the second gateway was never asked
+  await new Promise((r) => setTimeout(r, HEDGE_MS + 500));
+  assert.equal(of('second', cid).length, 0, JSON.stringify(hits.second));
+});
+
+test('a first gateway that hangs: the second is asked after the hedge, and the first let go', async () => {
+  const { cid, bytes } = fresh('first hangs');
+  firstDoes.set(cid, 'hang');
+  const { res, body } = await relay(cid);
+  assert.equal(res.status, 200);
+  assert.deepEqual(body, bytes);
+  const [first] = of('first', cid);
+  const [second] = of('second', cid);
+  assert.ok(first && second, JSON.stringify(hits));
+  // a timer never fires early: the lower bound holds on any machine (1 ms for timer and clock rounding)
+  assert.ok(second.at - first.at >= HEDGE_MS - 1, `second asked ${second.at - first.at} ms after the first`);
+  // the loser's fetch is aborted once the second has served
+  const end = Date.now() + 5000;
+  while (!first.closed && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(first.closed, 'the hanging request was let go');
+});
+
+test('a first gateway that fails: the second is asked at once, not after the hedge', async () => {
+  const { cid, bytes } = fresh('first fails');
+  firstDoes.set(cid, 'fail');
+  const { res, body } = await relay(cid);
+  assert.equal(res.status, 200);
+  assert.deepEqual(body, bytes);
+  const [first] = of('first', cid);
+  const [second] = of('second', cid);
+  assert.ok(first && second, JSON.stringify(hits));
+  assert.ok(second.at - first.at < HEDGE_MS - 500, `second asked ${second.at - first.at} ms after the first`);
+});
+
+test('every gateway without the content: 404, each asked once', async () => {
+  const { cid } = fresh('nowhere');
+  store.delete(cid);
+  const { res, body } = await relay(cid);
+  assert.equal(res.status, 404);
+  assert.equal(JSON.parse(new TextDecoder().decode(body)).error.code, 'CONTENT_NOT_FOUND');
+  assert.equal(of('first', cid).length, 1);
+  assert.equal(of('second', cid).length, 1);
+});
