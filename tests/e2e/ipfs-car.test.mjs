@@ -27,6 +27,8 @@ const honestMissing = new Set();
 // roots whose whole DAG the honest gateway sends (every shard of a HAMT-sharded directory)
 const wholeDag = new Set();
 const plainFiles = new Map();
+// roots whose CAR the honest gateway answers with a Content-Length (else chunked): read whole by the relay
+const declareLength = new Set();
 let honestDelayMs = 0;
 const servers = [];
 
@@ -60,7 +62,8 @@ async function honest(req, res) {
   const cids = wholeDag.has(root.toString()) ? subtree(root) : entityBlocks(root, path);
   if (!cids) return res.writeHead(404).end('no such path');
   if (honestDelayMs) await new Promise((r) => setTimeout(r, honestDelayMs));
-  res.writeHead(200, { 'content-type': CAR_TYPE }).end(await carOf(root, cids));
+  const car = await carOf(root, cids);
+  res.writeHead(200, { 'content-type': CAR_TYPE, ...(declareLength.has(root.toString()) && { 'content-length': car.length }) }).end(car);
 }
 
 // blocks the liar serves alone (`?format=raw`), honestly
@@ -471,6 +474,60 @@ test('a lying gateway: malformed CARs are rejected and never crash the Worker', 
     });
   }
   // the Worker is still the same one, serving
+  assert.equal((await fetch(`${stack.workerUrl}/health`)).status < 500, true);
+});
+
+test('a CAR of a declared length is read whole and verified at once: served, and every lie rejected before answering', async () => {
+  const withLength = (car) => ({ 'content-type': CAR_TYPE, 'content-length': car.length });
+  // honest: a 1 MB file of 5 leaves
+  const content = randomBytes(1_000_000);
+  const { root } = await addUnixfs([{ content }], { chunkSize: 200_000 });
+  declareLength.add(root.toString());
+  const res = await relay(stack.workerUrl, root.toString());
+  const body = await bytesOf(res);
+  assert.equal(res.status, 200, new TextDecoder().decode(body.slice(0, 300)));
+  assert.deepEqual(body, new Uint8Array(content));
+  assert.equal(res.headers.get('content-length'), String(content.length));
+  assert.equal(res.headers.get('x-content-verified'), 'true');
+  assert.equal(res.headers.get('cache-control'), IMMUTABLE);
+  // a wrong LATER leaf: read whole, it is found before anything is answered (no aborted stream)
+  const later = randomBytes(700_000);
+  const { root: r1 } = await addUnixfs([{ content: later }], { chunkSize: 200_000 });
+  declareLength.add(r1.toString());
+  const leaf = subtree(r1)[3];
+  await rejected(r1, [], later, async (r, path) => {
+    const forged = Buffer.from(block(leaf));
+    forged[10] ^= 0xff;
+    const car = await carOf(r, entityBlocks(r, path), { replace: new Map([[leaf.toString(), forged]]) });
+    return [200, withLength(car), car];
+  });
+  // a wrong path: the blocks of another file
+  const wanted = new TextEncoder().encode('{"the":"real b.json, whole"}');
+  const { root: r2 } = await addUnixfs([
+    { path: 'a/b.json', content: wanted },
+    { path: 'a/c.json', content: new TextEncoder().encode('{"the":"other file, whole"}') },
+  ]);
+  declareLength.add(r2.toString());
+  await rejected(r2, ['a', 'b.json'], wanted, async (r) => {
+    const car = await carOf(r, entityBlocks(r, ['a', 'c.json']));
+    return [200, withLength(car), car];
+  });
+  // a CAR cut short (declared as cut: HTTP framing cannot tell), and malformed ones
+  const cut = randomBytes(600_000);
+  const { root: r3 } = await addUnixfs([{ content: cut }], { chunkSize: 100_000 });
+  declareLength.add(r3.toString());
+  await rejected(r3, [], cut, async (r, path) => {
+    const car = (await carOf(r, entityBlocks(r, path))).subarray(0, 400_000);
+    return [200, withLength(car), car];
+  });
+  for (const [i, bad] of [randomBytes(5000), Buffer.alloc(0), Buffer.alloc(20, 0xff)].entries()) {
+    const fresh = randomBytes(300_000);
+    const { root: r } = await addUnixfs([{ content: fresh }], { chunkSize: 100_000 });
+    declareLength.add(r.toString());
+    await rejected(r, [], fresh, async () => [200, withLength(bad), bad]).catch((e) => {
+      throw new Error(`malformed CAR #${i}: ${e.message}`);
+    });
+  }
   assert.equal((await fetch(`${stack.workerUrl}/health`)).status < 500, true);
 });
 

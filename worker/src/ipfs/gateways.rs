@@ -8,10 +8,12 @@
 //! and the race goes on. In the unverified mode (`IPFS_ALLOW_UNVERIFIED`) a gateway that serves no CAR may serve the
 //! bytes as they are, but only when no gateway serves verified content.
 //!
-//! Content of at least `IPFS_STREAM_MIN_BYTES` may be answered as it is verified ([`Fetched::Stream`]): the race
-//! is won by the first gateway whose first bytes verify (a raw block's first pieces, hashed as they come; a UnixFS
-//! file's root and first leaves, reached through verified links), and the rest follows as it is verified. Smaller
-//! content, and what the caller needs whole, is verified whole before it is returned ([`Fetched::Whole`]).
+//! An answer the gateway declares shorter than 16 × `IPFS_STREAM_MIN_BYTES` (4 MiB) — a raw block or a CAR — is
+//! read whole by the runtime and verified at once ([`Fetched::Whole`]). A longer one, or a CAR of no declared
+//! length whose file is at least `IPFS_STREAM_MIN_BYTES`, may be answered as it is verified ([`Fetched::Stream`]):
+//! the race is won by the first gateway whose first bytes verify (a raw block's first pieces, hashed as they come; a
+//! UnixFS file's root and first leaves, reached through verified links), and the rest follows as it is verified.
+//! What the caller needs whole is always verified whole before it is returned.
 
 use futures_channel::oneshot;
 use futures_util::future::{Either, select, select_ok};
@@ -242,9 +244,28 @@ impl Streaming {
     }
 }
 
-/// Raw blocks stream from this many times `IPFS_STREAM_MIN_BYTES` (4 MiB by default): below, a block read whole by
-/// the runtime and hashed at once was measured faster than hashed piece by piece (BENCHMARKS.md#ipfs-relay).
-const RAW_STREAM_FACTOR: u64 = 16;
+/// An answer whose declared length is below this many times `IPFS_STREAM_MIN_BYTES` (4 MiB by default) is read whole
+/// by the runtime and verified at once — a raw block hashed in one call, a CAR parsed in one piece — which was
+/// measured faster than verifying it piece by piece as it arrives (BENCHMARKS.md#ipfs-relay); from there on, it
+/// streams as it is verified.
+const WHOLE_READ_FACTOR: u64 = 16;
+
+/// The `Content-Length` a gateway declared for its answer.
+fn declared_length(response: &worker::Response) -> Option<usize> {
+    response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|n| n.trim().parse::<usize>().ok())
+}
+
+/// Whether an answer of `length` declared bytes is read whole before it is verified ([`WHOLE_READ_FACTOR`]); the
+/// caller also checks `length` against its bound.
+fn reads_whole(ask: &Ask, length: usize) -> bool {
+    ask.stream_min
+        .is_none_or(|min| (length as u64) < min.saturating_mul(WHOLE_READ_FACTOR))
+}
 
 /// Pieces of a raw block sent to the client at once (the gateway's pieces, joined): fewer, larger writes.
 const RAW_BATCH_BYTES: u32 = 64 * 1024;
@@ -346,6 +367,21 @@ impl CarSource {
         Ok(())
     }
 
+    /// A whole CAR (read by the runtime): its blocks verified and handed to the walk at once.
+    async fn take_whole(&mut self, car: &Uint8Array) -> Result<(), Failure> {
+        let max_bytes = self.max_bytes;
+        let mut reader = car::CarReader::new();
+        let mut blocks = reader
+            .push(&car.to_vec())
+            .map_err(|r| rejection(&self.gateway, r, max_bytes))?;
+        blocks.extend(
+            reader
+                .finish()
+                .map_err(|r| rejection(&self.gateway, r, max_bytes))?,
+        );
+        self.verify(blocks, max_bytes).await
+    }
+
     /// The file's next verified bytes; `Ok(None)` when it is proven whole.
     async fn step(&mut self, idle_ms: u64) -> Result<Option<Vec<Vec<u8>>>, Failure> {
         let max_bytes = self.max_bytes;
@@ -407,9 +443,10 @@ async fn fetch_one(ask: Ask, signal: worker::AbortSignal) -> Result<Fetched, Fai
     }
 }
 
-/// dag-pb (UnixFS) content and paths: the gateway's CAR, every block verified as it arrives and the file walked
-/// from it ([`car`]); streamed once its first verified bytes are in when `ask.stream_min` allows, else read whole.
-/// A gateway that answers something else serves only in the unverified mode.
+/// dag-pb (UnixFS) content and paths: the gateway's CAR, every block verified and the file walked from it
+/// ([`car`]). A CAR declared shorter than [`WHOLE_READ_FACTOR`] × `stream_min` is read whole by the runtime and
+/// verified at once; any other is verified as it arrives, its file streamed once its first verified bytes are in
+/// when `ask.stream_min` allows. A gateway that answers something else serves only in the unverified mode.
 async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Failure> {
     let gateway = &ask.gateway;
     let path = ask.target.to_gateway_path();
@@ -432,21 +469,33 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
     {
         // with duplicates (`dups=y`) every use of a block is sent: a block is dropped once used
         let dups = car_type.replace(' ', "").contains("dups=y");
+        // a CAR of a declared length within bounds: read whole by the runtime (HTTP framing ends it there), then
+        // parsed and verified at once; else read as it arrives
+        let whole = declared_length(&response)
+            .filter(|&length| length <= car::max_car_bytes(ask.max_bytes) && reads_whole(ask, length));
         let mut source = CarSource {
             gateway: gateway.clone(),
-            reader: Some(native::Reader::new(stream)),
-            car: Some(car::CarReader::new()),
+            reader: whole.is_none().then(|| native::Reader::new(stream)),
+            car: whole.is_none().then(car::CarReader::new),
             walk: car::Walk::new(ask.target.cid, &ask.target.path, ask.max_bytes, !dups),
             extra: 0,
             signal,
             max_bytes: ask.max_bytes,
         };
+        if whole.is_some() {
+            let car = native::read_all(stream)
+                .await
+                .map_err(|e| Failure::from(format!("{gateway}: {e}")))?;
+            source.take_whole(&car).await?;
+        }
         let mut pieces: Vec<Vec<u8>> = Vec::new();
         let mut have = 0_u64;
         while let Some(more) = source.step(ask.timeout_ms).await? {
             have = have.saturating_add(more.iter().map(|p| p.len() as u64).sum());
             pieces.extend(more);
-            if let (Some(min), Some(size)) = (ask.stream_min, source.walk.size())
+            // a CAR still arriving: its file streams from `stream_min`
+            if let (Some(min), Some(size), true) =
+                (ask.stream_min, source.walk.size(), source.reader.is_some())
                 && size >= min
                 && have >= u64::from(PRELUDE_BYTES).min(size)
             {
@@ -520,16 +569,10 @@ async fn fetch_raw_block(ask: &Ask, signal: &worker::AbortSignal) -> Result<Fetc
     if response.status_code() != 200 {
         return Err(status_failure(gateway, &response));
     }
-    let declared = response
-        .headers()
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|n| n.trim().parse::<usize>().ok());
+    let declared = declared_length(&response);
     let header_type = response.headers().get("content-type").ok().flatten();
-    if let (Some(min), Some(length), worker::ResponseBody::Stream(stream)) =
-        (ask.stream_min, declared, response.body())
-        && length as u64 >= min.saturating_mul(RAW_STREAM_FACTOR)
+    if let (Some(length), worker::ResponseBody::Stream(stream)) = (declared, response.body())
+        && !reads_whole(ask, length)
         && length <= max_bytes
     {
         return stream_raw_block(ask, native::Reader::new(stream), length as u64, header_type).await;
