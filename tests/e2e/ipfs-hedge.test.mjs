@@ -1,7 +1,9 @@
 // The gateway race, hedged (IPFS_HEDGE_MS): the first configured gateway is asked at once, the next only when the
 // first has failed or has gone the hedge without serving the content. Two local gateways: `first`, told per CID to
 // serve, hang or fail, and `second`, which serves every block it holds. The hedge is long here (1.5 s) so that "at
-// once" and "after the hedge" cannot be mistaken for each other on a loaded machine.
+// once" and "after the hedge" cannot be mistaken for each other on a loaded machine. Also the miss limit in front of
+// the race (IPFS_MISS_RATE_LIMIT_PER_MINUTE), whose tokens a busy client takes a lease at a time: never more misses
+// than the limit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -9,6 +11,8 @@ import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 
 const HEDGE_MS = 1500;
+// leases of up to 4 tokens (a sixteenth of the limit)
+const MISS_LIMIT = 64;
 const store = new Map();
 // what `first` does for a CID: 'serve' (default), 'hang' (never answers), 'fail' (500)
 const firstDoes = new Map();
@@ -49,7 +53,12 @@ before(async () => {
     gateway('second', (cid, _req, res) => serve(cid, res)),
   ]);
   stack = await startStack({
-    vars: { IPFS_GATEWAYS: urls.join(','), IPFS_HEDGE_MS: String(HEDGE_MS), IPFS_TIMEOUT_SECONDS: '20' },
+    vars: {
+      IPFS_GATEWAYS: urls.join(','),
+      IPFS_HEDGE_MS: String(HEDGE_MS),
+      IPFS_TIMEOUT_SECONDS: '20',
+      IPFS_MISS_RATE_LIMIT_PER_MINUTE: String(MISS_LIMIT),
+    },
   });
 });
 after(async () => {
@@ -120,4 +129,41 @@ test('every gateway without the content: 404, each asked once', async () => {
   assert.equal(JSON.parse(new TextDecoder().decode(body)).error.code, 'CONTENT_NOT_FOUND');
   assert.equal(of('first', cid).length, 1);
   assert.equal(of('second', cid).length, 1);
+});
+
+test('a busy client leases its miss tokens, and still gets no more misses than its bucket holds', async () => {
+  const ip = '198.51.100.7';
+  const asked = () => hits.first.length + hits.second.length;
+  const miss = async (label) => {
+    const { cid } = fresh(label);
+    store.delete(cid);
+    const res = await fetch(`${stack.workerUrl}/ipfs/${cid}`, { headers: { 'cf-connecting-ip': ip } });
+    return { res, body: await res.json() };
+  };
+  const before = asked();
+  const t0 = performance.now();
+  let served = 0;
+  let refused;
+  for (let i = 0; i < 3 * MISS_LIMIT && !refused; i++) {
+    const { res, body } = await miss(`lease ${i}`);
+    if (res.status === 429) refused = { res, body };
+    else {
+      assert.equal(res.status, 404, JSON.stringify(body));
+      served++;
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  assert.ok(refused, 'the limit was reached');
+  assert.equal(refused.body.error.code, 'RATE_LIMITED');
+  assert.ok(Number(refused.res.headers.get('retry-after')) >= 1);
+  // the full bucket, plus what it refilled meanwhile (MISS_LIMIT a minute): never a miss more
+  assert.ok(served >= MISS_LIMIT, `${served} misses served`);
+  assert.ok(served <= MISS_LIMIT + Math.ceil((seconds * MISS_LIMIT) / 60), `${served} misses served in ${seconds} s`);
+  // each served miss asked both gateways (both 404); the refused one none
+  assert.equal(asked() - before, 2 * served, 'a limited request never reaches a gateway');
+  // another client is not limited
+  const { cid } = fresh('another client');
+  const other = await fetch(`${stack.workerUrl}/ipfs/${cid}`, { headers: { 'cf-connecting-ip': '198.51.100.8' } });
+  await other.arrayBuffer();
+  assert.equal(other.status, 200);
 });

@@ -24,9 +24,14 @@ pub struct Hit {
     /// Tokens taken: 1 for a request; 0 only asks whether one would be allowed.
     #[serde(default = "one")]
     pub cost: u32,
-    /// Tokens given back instead (a request that took one and turned out not to count: the right admin token).
+    /// Tokens given back instead (a request that took one and turned out not to count: the right admin token), or
+    /// before a lease (the unused tokens of the caller's last lease).
     #[serde(default)]
     pub refund: u32,
+    /// A lease instead of a take: up to this many whole tokens taken at once (at least one, else refused), for the
+    /// caller to spend on its own ([`Bucket::lease`]); `granted` in the verdict.
+    #[serde(default)]
+    pub lease: u32,
 }
 
 const fn one() -> u32 {
@@ -44,6 +49,9 @@ pub struct Verdict {
     /// The API key of this object was revoked.
     #[serde(default)]
     pub revoked: bool,
+    /// Tokens leased (a lease: ≥ 1 when allowed).
+    #[serde(default)]
+    pub granted: u32,
 }
 
 /// Token bucket state.
@@ -64,6 +72,7 @@ impl Bucket {
                 allowed: true,
                 retry_after: 0,
                 revoked: false,
+                granted: 0,
             },
         )
     }
@@ -86,6 +95,7 @@ impl Bucket {
                     allowed: true,
                     retry_after: 0,
                     revoked: false,
+                    granted: 0,
                 },
             )
         } else {
@@ -96,9 +106,123 @@ impl Bucket {
                     allowed: false,
                     retry_after: (wait_ms / 1000.0).ceil().max(1.0) as u64,
                     revoked: false,
+                    granted: 0,
                 },
             )
         }
+    }
+}
+
+impl Bucket {
+    /// Gives `refund` back, then takes up to `want` whole tokens at once: at least one, else refused (with the wait
+    /// for one). What is leased is gone from the bucket: whoever spends it can never spend more than the bucket gave.
+    pub fn lease(state: Option<Self>, limit: u32, now_ms: f64, want: u32, refund: u32) -> (Self, Verdict) {
+        let (mut b, _) = Self::give(state, limit, now_ms, refund);
+        if b.tokens < 1.0 {
+            return Self::take(Some(b), limit, now_ms, 1);
+        }
+        // whole tokens only, at most the capacity (a `u32`)
+        let granted = (b.tokens.floor() as u32).min(want.max(1));
+        b.tokens -= f64::from(granted);
+        (
+            b,
+            Verdict {
+                allowed: true,
+                retry_after: 0,
+                revoked: false,
+                granted,
+            },
+        )
+    }
+}
+
+/// How long a lease's tokens may be spent (ms); unused ones go back with the client's next lease.
+const LEASE_MS: f64 = 10_000.0;
+/// Clients with a lease held in one isolate; past it, the oldest lease is dropped (its tokens are lost: stricter).
+const MAX_LEASES: usize = 1024;
+/// The largest lease: a sixteenth of the limit, at most 8, at least 1 (a small limit is asked token by token).
+#[must_use]
+pub fn max_lease(limit: u32) -> u32 {
+    (limit / 16).clamp(1, 8)
+}
+
+/// One client's leased tokens in this isolate.
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    tokens: u32,
+    /// The size of the lease these tokens came from (the next one doubles it when they are spent in time).
+    size: u32,
+    expires_ms: f64,
+}
+
+/// Tokens leased from the `RateLimiter` objects, held by one isolate and spent without asking the object, so that a
+/// client that keeps coming costs one object call per lease instead of one per request. A lease starts at one token
+/// and doubles (up to [`max_lease`]) each time the last one was spent within [`LEASE_MS`]: a client seen once holds
+/// no spare token, a busy one at most the largest lease. Never looser than asking per request: every token spent
+/// was taken from the bucket first; tokens unspent by expiry are given back with the client's next lease (taken
+/// from the entry as it is read, so that two requests cannot give them back twice), lost if it never comes.
+#[derive(Debug, Default)]
+pub struct Leases(std::collections::HashMap<String, Lease>);
+
+impl Leases {
+    /// Spends one of `key`'s leased tokens: `None` when one was there, else what to ask the object for: a lease of
+    /// `.0` tokens, giving `.1` back.
+    pub fn spend(&mut self, key: &str, limit: u32, now_ms: f64) -> Option<(u32, u32)> {
+        let Some(lease) = self.0.get_mut(key) else {
+            return Some((1, 0));
+        };
+        if lease.expires_ms <= now_ms {
+            // expired: its unused tokens go back, the next lease starts small
+            return Some((1, core::mem::take(&mut lease.tokens)));
+        }
+        if lease.tokens > 0 {
+            lease.tokens -= 1;
+            return None;
+        }
+        // spent in time: a larger one
+        Some((lease.size.saturating_mul(2).min(max_lease(limit)), 0))
+    }
+
+    /// The object's answer to a lease for `key`: its tokens (one of them spent on the request that asked) are held.
+    pub fn granted(&mut self, key: &str, verdict: &Verdict, now_ms: f64) {
+        if !verdict.allowed {
+            self.0.remove(key);
+            return;
+        }
+        if self.0.len() >= MAX_LEASES && !self.0.contains_key(key) {
+            self.0.retain(|_, lease| lease.expires_ms > now_ms);
+            if self.0.len() >= MAX_LEASES
+                && let Some(oldest) = self
+                    .0
+                    .iter()
+                    .min_by(|a, b| a.1.expires_ms.total_cmp(&b.1.expires_ms))
+                    .map(|(k, _)| k.clone())
+            {
+                self.0.remove(&oldest);
+            }
+        }
+        self.0.insert(
+            key.to_owned(),
+            Lease {
+                tokens: verdict.granted.saturating_sub(1),
+                size: verdict.granted.max(1),
+                expires_ms: now_ms + LEASE_MS,
+            },
+        );
+    }
+
+    /// How many clients hold a lease.
+    #[cfg(test)]
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no client holds a lease.
+    #[cfg(test)]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -141,12 +265,15 @@ impl DurableObject for RateLimiter {
                 allowed: false,
                 retry_after: 0,
                 revoked: true,
+                granted: 0,
             });
         }
         let hit: Hit = req.json().await?;
         // no await from here on: concurrent requests take their tokens one after the other
         let current = *self.bucket.borrow();
-        let (bucket, verdict) = if hit.refund > 0 {
+        let (bucket, verdict) = if hit.lease > 0 {
+            Bucket::lease(current, hit.limit, hit.now_ms, hit.lease, hit.refund)
+        } else if hit.refund > 0 {
             Bucket::give(current, hit.limit, hit.now_ms, hit.refund)
         } else {
             Bucket::take(current, hit.limit, hit.now_ms, hit.cost)
@@ -179,6 +306,92 @@ mod tests {
         assert!(v.allowed);
         let (_, v) = Bucket::take(Some(b), 3, 21_000.0, 1);
         assert!(v.allowed);
+    }
+
+    #[test]
+    fn a_lease_takes_whole_tokens_up_to_what_is_there_and_never_more() {
+        // 5 tokens: a lease of 3, then of 3 (only 2 left), then refused with the wait for one token
+        let (b, v) = Bucket::lease(None, 5, 0.0, 3, 0);
+        assert!(v.allowed);
+        assert_eq!(v.granted, 3);
+        let (b, v) = Bucket::lease(Some(b), 5, 0.0, 3, 0);
+        assert_eq!((v.allowed, v.granted), (true, 2));
+        let (b, v) = Bucket::lease(Some(b), 5, 0.0, 3, 0);
+        assert_eq!((v.allowed, v.granted, v.retry_after), (false, 0, 12));
+        // a token refilled after 12 s: one is leased, not more
+        let (b, v) = Bucket::lease(Some(b), 5, 12_000.0, 3, 0);
+        assert_eq!((v.allowed, v.granted), (true, 1));
+        // unused tokens of a lease come back with the next one
+        let (b, v) = Bucket::lease(Some(b), 5, 12_000.0, 3, 2);
+        assert_eq!((v.allowed, v.granted), (true, 2));
+        assert!(!Bucket::take(Some(b), 5, 12_000.0, 1).1.allowed);
+        // a lease of 0 is a lease of 1
+        assert_eq!(Bucket::lease(None, 5, 0.0, 0, 0).1.granted, 1);
+    }
+
+    fn allowed(granted: u32) -> Verdict {
+        Verdict {
+            allowed: true,
+            retry_after: 0,
+            revoked: false,
+            granted,
+        }
+    }
+
+    #[test]
+    fn leases_grow_while_spent_in_time_and_give_back_what_expired() {
+        let mut leases = Leases::default();
+        // first request: a lease of one, spent on it
+        assert_eq!(leases.spend("k", 160, 0.0), Some((1, 0)));
+        leases.granted("k", &allowed(1), 0.0);
+        // spent in time: 2, then 4, then 8, then 8 (the largest for 160 a minute)
+        let mut asks = Vec::new();
+        let mut served_locally = 0;
+        for i in 0..20 {
+            match leases.spend("k", 160, f64::from(i)) {
+                Some((want, refund)) => {
+                    assert_eq!(refund, 0);
+                    asks.push(want);
+                    leases.granted("k", &allowed(want), f64::from(i));
+                }
+                None => served_locally += 1,
+            }
+        }
+        assert_eq!(asks, vec![2, 4, 8, 8]);
+        // 20 requests: 4 asked (each spending one token of its lease) and 16 spent from leases
+        assert_eq!(served_locally, 16);
+        // 23 tokens leased, 21 spent: the 2 left go back after expiry, and the next lease starts at one
+        assert_eq!(leases.spend("k", 160, 30_000.0), Some((1, 2)));
+        // taken from the entry as it was read: a second request meanwhile gives nothing back twice
+        assert_eq!(leases.spend("k", 160, 30_000.0), Some((1, 0)));
+        // a refusal drops the lease; a small limit is asked token by token
+        leases.granted(
+            "k",
+            &Verdict {
+                allowed: false,
+                ..allowed(0)
+            },
+            30_000.0,
+        );
+        assert!(leases.is_empty());
+        assert_eq!(max_lease(3), 1);
+        assert_eq!(max_lease(600), 8);
+    }
+
+    #[test]
+    fn leases_are_bounded_in_number() {
+        let mut leases = Leases::default();
+        for i in 0..(MAX_LEASES + 10) {
+            leases.granted(
+                &format!("client {i}"),
+                &allowed(4),
+                f64::from(u32::try_from(i).unwrap()),
+            );
+        }
+        assert_eq!(leases.len(), MAX_LEASES);
+        // the oldest went first
+        assert_eq!(leases.spend("client 0", 64, 0.0), Some((1, 0)));
+        assert_eq!(leases.spend(&format!("client {}", MAX_LEASES + 9), 64, 0.0), None);
     }
 
     #[test]
