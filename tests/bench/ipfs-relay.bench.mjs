@@ -3,7 +3,8 @@
 // of the same sizes (`Qm…`, 256 KiB dag-pb leaves, made by ipfs-unixfs-importer): LUKSO's relay gets their bytes,
 // ours their CAR (depth-first, as a trustless gateway sends it). Ours runs twice, paired in the same rounds: streaming
 // while it verifies (IPFS_STREAM_MIN_BYTES=0: every size streams) and verifying whole before answering
-// (IPFS_STREAM_MIN_BYTES above every size); the configured default (256 KiB) streams the 1 MB rows only.
+// (IPFS_STREAM_MIN_BYTES above every size); with the configured default (256 KiB) every row here is read whole (a
+// gateway answer declared shorter than 16 × IPFS_STREAM_MIN_BYTES is), so "whole" is the default's figure.
 //
 //   source scripts/setup.sh && cd tests && node bench/ipfs-relay.bench.mjs [--lukso <checkout>] [--rounds N]
 //     [--only 1KB|100KB|1MB|1KBUnixFS|100KBUnixFS|1MBUnixFS] [--gap <ms before each request>]
