@@ -157,11 +157,28 @@ impl CarReader {
     /// # Errors
     /// [`Rejection::Unproven`] for a malformed CAR or more than [`MAX_BLOCKS`] blocks.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Block>, Rejection> {
+        if self.buf.is_empty() {
+            // nothing held: the sections are read from `bytes` as they are, only the rest is kept
+            let (out, at) = self.sections(bytes)?;
+            self.buf.extend_from_slice(bytes.get(at..).unwrap_or_default());
+            return Ok(out);
+        }
         self.buf.extend_from_slice(bytes);
+        let held = core::mem::take(&mut self.buf);
+        let read = self.sections(&held);
+        self.buf = held;
+        let (out, at) = read?;
+        self.buf.drain(..at.min(self.buf.len()));
+        Ok(out)
+    }
+
+    /// The whole sections at the start of `input` (after the header, when the reader is at the start): their
+    /// blocks, and how many bytes of `input` they took.
+    fn sections(&mut self, input: &[u8]) -> Result<(Vec<Block>, usize), Rejection> {
         let mut out = Vec::new();
         let mut at = 0_usize;
         loop {
-            let rest = self.buf.get(at..).unwrap_or_default();
+            let rest = input.get(at..).unwrap_or_default();
             match self.state {
                 ReadState::V2 => break,
                 ReadState::Start => {
@@ -191,8 +208,7 @@ impl CarReader {
                 }
             }
         }
-        self.buf.drain(..at.min(self.buf.len()));
-        Ok(out)
+        Ok((out, at))
     }
 
     /// The CAR has ended: the blocks still to come out of it (a CARv2's), or why it is incomplete.

@@ -353,8 +353,20 @@ impl CarSource {
     /// Hashes blocks (the runtime's SHA-256) and hands those that match their CID to the walk; one that does not
     /// rejects the CAR.
     async fn verify(&mut self, blocks: Vec<car::Block>, max_bytes: usize) -> Result<(), Failure> {
-        for block in blocks {
-            if !native::is_block_of(&block.cid, &Uint8Array::from(block.bytes.as_slice())).await {
+        // hashed side by side (a whole CAR's blocks come at once)
+        let arrays: Vec<Uint8Array> = blocks
+            .iter()
+            .map(|block| Uint8Array::from(block.bytes.as_slice()))
+            .collect();
+        let matches = futures_util::future::join_all(
+            blocks
+                .iter()
+                .zip(&arrays)
+                .map(|(block, bytes)| native::is_block_of(&block.cid, bytes)),
+        )
+        .await;
+        for (block, matches) in blocks.into_iter().zip(matches) {
+            if !matches {
                 return Err(Failure::unverified(format!(
                     "{}: block {} does not match its CID",
                     self.gateway, block.cid
