@@ -161,7 +161,7 @@ impl CarReader {
             // nothing held: the sections are read from `bytes` as they are, only the rest is kept
             let (out, at) = self.sections(bytes)?;
             self.buf.extend_from_slice(bytes.get(at..).unwrap_or_default());
-            return Ok(out);
+            return Ok(out.into_iter().map(|(block, _)| block).collect());
         }
         self.buf.extend_from_slice(bytes);
         let held = core::mem::take(&mut self.buf);
@@ -169,12 +169,32 @@ impl CarReader {
         self.buf = held;
         let (out, at) = read?;
         self.buf.drain(..at.min(self.buf.len()));
-        Ok(out)
+        Ok(out.into_iter().map(|(block, _)| block).collect())
+    }
+
+    /// A whole CAR's blocks (a CARv2's inner CARv1), each with where its bytes start in `car`, within the bounds of
+    /// [`CarReader::push`]: for a CAR read whole, whose blocks can then be hashed where they are.
+    ///
+    /// # Errors
+    /// [`Rejection::Unproven`] for a malformed or truncated CAR, or more than [`MAX_BLOCKS`] blocks.
+    pub fn read_whole(car: &[u8]) -> Result<Vec<(Block, usize)>, Rejection> {
+        let v1 = car_v1(car)?;
+        // where the CARv1 starts in `car` (a CARv2's data offset)
+        let base = (v1.as_ptr() as usize).saturating_sub(car.as_ptr() as usize);
+        let mut reader = Self::new();
+        let (blocks, at) = reader.sections(v1)?;
+        if reader.state != ReadState::Sections || at != v1.len() {
+            return Err(unproven("CAR: truncated"));
+        }
+        Ok(blocks
+            .into_iter()
+            .map(|(block, start)| (block, start.saturating_add(base)))
+            .collect())
     }
 
     /// The whole sections at the start of `input` (after the header, when the reader is at the start): their
-    /// blocks, and how many bytes of `input` they took.
-    fn sections(&mut self, input: &[u8]) -> Result<(Vec<Block>, usize), Rejection> {
+    /// blocks, each with where its bytes start in `input`, and how many bytes of `input` they took.
+    fn sections(&mut self, input: &[u8]) -> Result<(Vec<(Block, usize)>, usize), Rejection> {
         let mut out = Vec::new();
         let mut at = 0_usize;
         loop {
@@ -199,10 +219,13 @@ impl CarReader {
                     let Some((section, end)) = frame(rest, MAX_BLOCK_BYTES.saturating_add(128))? else {
                         break;
                     };
+                    let section_end = at.saturating_add(section.end);
                     if let Some(block) =
                         section_block(&mut self.count, rest.get(section).unwrap_or_default())?
                     {
-                        out.push(block);
+                        // the block is the section's tail, after its CID
+                        let start = section_end.saturating_sub(block.bytes.len());
+                        out.push((block, start));
                     }
                     at = at.saturating_add(end);
                 }
@@ -888,6 +911,43 @@ mod tests {
             file(&v2, &root, &[], 1 << 20),
             Err(Rejection::Unproven(_))
         ));
+    }
+
+    #[test]
+    fn a_whole_car_gives_each_block_where_it_is_and_what_push_gives() {
+        let blocks = file_blocks(&data(5_000), 1000);
+        let inner = car(&blocks);
+        let mut v2 = CARV2_PRAGMA.to_vec();
+        v2.extend_from_slice(&[0; 16]);
+        v2.extend_from_slice(&(51_u64).to_le_bytes());
+        v2.extend_from_slice(&(inner.len() as u64).to_le_bytes());
+        v2.extend_from_slice(&[0; 8]);
+        v2.extend_from_slice(&inner);
+        for whole in [&inner, &v2] {
+            let read = CarReader::read_whole(whole).unwrap();
+            let mut reader = CarReader::new();
+            let mut pushed = reader.push(whole).unwrap();
+            pushed.extend(reader.finish().unwrap());
+            assert_eq!(read.iter().map(|(b, _)| b.clone()).collect::<Vec<_>>(), pushed);
+            assert_eq!(read.len(), blocks.len());
+            for (block, at) in &read {
+                assert_eq!(&whole[*at..*at + block.bytes.len()], block.bytes.as_slice());
+            }
+        }
+        // cut anywhere: what push and finish say (the blocks before a cut between sections, else truncated)
+        for cut in 0..inner.len() {
+            let mut reader = CarReader::new();
+            let pushed = reader.push(&inner[..cut]).and_then(|mut blocks| {
+                blocks.extend(reader.finish()?);
+                Ok(blocks)
+            });
+            let read = CarReader::read_whole(&inner[..cut])
+                .map(|r| r.into_iter().map(|(b, _)| b).collect::<Vec<_>>());
+            assert_eq!(read.is_ok(), pushed.is_ok(), "cut at {cut}");
+            if let (Ok(read), Ok(pushed)) = (read, pushed) {
+                assert_eq!(read, pushed, "cut at {cut}");
+            }
+        }
     }
 
     proptest::proptest! {

@@ -353,19 +353,30 @@ impl CarSource {
     /// Hashes blocks (the runtime's SHA-256) and hands those that match their CID to the walk; one that does not
     /// rejects the CAR.
     async fn verify(&mut self, blocks: Vec<car::Block>, max_bytes: usize) -> Result<(), Failure> {
-        // hashed side by side (a whole CAR's blocks come at once)
-        let arrays: Vec<Uint8Array> = blocks
-            .iter()
-            .map(|block| Uint8Array::from(block.bytes.as_slice()))
+        let blocks = blocks
+            .into_iter()
+            .map(|block| {
+                let bytes = Uint8Array::from(block.bytes.as_slice());
+                (block, bytes)
+            })
             .collect();
+        self.verify_in(blocks, max_bytes).await
+    }
+
+    /// [`CarSource::verify`] of blocks whose bytes are also in the runtime, where they are hashed.
+    async fn verify_in(
+        &mut self,
+        blocks: Vec<(car::Block, Uint8Array)>,
+        max_bytes: usize,
+    ) -> Result<(), Failure> {
+        // hashed side by side (a whole CAR's blocks come at once)
         let matches = futures_util::future::join_all(
             blocks
                 .iter()
-                .zip(&arrays)
                 .map(|(block, bytes)| native::is_block_of(&block.cid, bytes)),
         )
         .await;
-        for (block, matches) in blocks.into_iter().zip(matches) {
+        for ((block, _), matches) in blocks.into_iter().zip(matches) {
             if !matches {
                 return Err(Failure::unverified(format!(
                     "{}: block {} does not match its CID",
@@ -380,18 +391,20 @@ impl CarSource {
     }
 
     /// A whole CAR (read by the runtime): its blocks verified and handed to the walk at once.
+    /// Each block is hashed where it is in the runtime's buffer (not copied out of the Worker).
     async fn take_whole(&mut self, car: &Uint8Array) -> Result<(), Failure> {
         let max_bytes = self.max_bytes;
-        let mut reader = car::CarReader::new();
-        let mut blocks = reader
-            .push(&car.to_vec())
-            .map_err(|r| rejection(&self.gateway, r, max_bytes))?;
-        blocks.extend(
-            reader
-                .finish()
-                .map_err(|r| rejection(&self.gateway, r, max_bytes))?,
-        );
-        self.verify(blocks, max_bytes).await
+        let blocks =
+            car::CarReader::read_whole(&car.to_vec()).map_err(|r| rejection(&self.gateway, r, max_bytes))?;
+        let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let blocks = blocks
+            .into_iter()
+            .map(|(block, start)| {
+                let bytes = car.subarray(at(start), at(start.saturating_add(block.bytes.len())));
+                (block, bytes)
+            })
+            .collect();
+        self.verify_in(blocks, max_bytes).await
     }
 
     /// The file's next verified bytes; `Ok(None)` when it is proven whole.
