@@ -104,17 +104,22 @@ after(async () => {
 const relay = (base, path, headers = {}) => fetch(`${base}/ipfs/${path}`, { headers });
 const bytesOf = async (res) => new Uint8Array(await res.arrayBuffer());
 
-test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kept', async () => {
-  const content = randomBytes(1_500_000);
-  const { root } = await addUnixfs([{ content }]);
-  assert.ok(subtree(root).length >= 7, 'several leaves');
-  const res = await relay(stack.workerUrl, root.toString());
+/** Fetches `path` and checks that `content` was served, verified, whole and immutable. */
+async function servedVerified(path, content) {
+  const res = await relay(stack.workerUrl, path);
   const body = await bytesOf(res);
   assert.equal(res.status, 200, new TextDecoder().decode(body.slice(0, 300)));
   assert.deepEqual(body, new Uint8Array(content));
   assert.equal(res.headers.get('content-length'), String(content.length));
   assert.equal(res.headers.get('x-content-verified'), 'true');
   assert.equal(res.headers.get('cache-control'), IMMUTABLE);
+}
+
+test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kept', async () => {
+  const content = randomBytes(1_500_000);
+  const { root } = await addUnixfs([{ content }]);
+  assert.ok(subtree(root).length >= 7, 'several leaves');
+  await servedVerified(root.toString(), content);
   assert.ok(
     hits.honest.some((u) => u.startsWith(`/ipfs/${root}?format=car&dag-scope=entity`)),
     hits.honest.join(),
@@ -483,13 +488,7 @@ test('a CAR of a declared length is read whole and verified at once: served, and
   const content = randomBytes(1_000_000);
   const { root } = await addUnixfs([{ content }], { chunkSize: 200_000 });
   declareLength.add(root.toString());
-  const res = await relay(stack.workerUrl, root.toString());
-  const body = await bytesOf(res);
-  assert.equal(res.status, 200, new TextDecoder().decode(body.slice(0, 300)));
-  assert.deepEqual(body, new Uint8Array(content));
-  assert.equal(res.headers.get('content-length'), String(content.length));
-  assert.equal(res.headers.get('x-content-verified'), 'true');
-  assert.equal(res.headers.get('cache-control'), IMMUTABLE);
+  await servedVerified(root.toString(), content);
   // a wrong LATER leaf: read whole, it is found before anything is answered (no aborted stream)
   const later = randomBytes(700_000);
   const { root: r1 } = await addUnixfs([{ content: later }], { chunkSize: 200_000 });

@@ -641,6 +641,17 @@ mod tests {
         out
     }
 
+    /// A CARv2 wrapping the CARv1 `inner` (the pragma, a header with the data offset and size, then the CARv1).
+    fn car_v2(inner: &[u8]) -> Vec<u8> {
+        let mut v2 = CARV2_PRAGMA.to_vec();
+        v2.extend_from_slice(&[0; 16]);
+        v2.extend_from_slice(&(51_u64).to_le_bytes());
+        v2.extend_from_slice(&(inner.len() as u64).to_le_bytes());
+        v2.extend_from_slice(&[0; 8]);
+        v2.extend_from_slice(inner);
+        v2
+    }
+
     /// The verified blocks of a whole CAR (hashed here with `sha2`; the Worker hashes with the runtime).
     fn read(car_bytes: &[u8]) -> Result<Vec<Block>, Rejection> {
         let mut reader = CarReader::new();
@@ -899,12 +910,7 @@ mod tests {
         let blocks = file_blocks(&bytes, 1000);
         let root = blocks.last().unwrap().0;
         let inner = car(&blocks);
-        let mut v2 = CARV2_PRAGMA.to_vec();
-        v2.extend_from_slice(&[0; 16]);
-        v2.extend_from_slice(&(51_u64).to_le_bytes());
-        v2.extend_from_slice(&(inner.len() as u64).to_le_bytes());
-        v2.extend_from_slice(&[0; 8]);
-        v2.extend_from_slice(&inner);
+        let mut v2 = car_v2(&inner);
         assert_eq!(file(&v2, &root, &[], 1 << 20).unwrap(), bytes);
         v2[11 + 24] = 0xff;
         assert!(matches!(
@@ -917,12 +923,7 @@ mod tests {
     fn a_whole_car_gives_each_block_where_it_is_and_what_push_gives() {
         let blocks = file_blocks(&data(5_000), 1000);
         let inner = car(&blocks);
-        let mut v2 = CARV2_PRAGMA.to_vec();
-        v2.extend_from_slice(&[0; 16]);
-        v2.extend_from_slice(&(51_u64).to_le_bytes());
-        v2.extend_from_slice(&(inner.len() as u64).to_le_bytes());
-        v2.extend_from_slice(&[0; 8]);
-        v2.extend_from_slice(&inner);
+        let v2 = car_v2(&inner);
         for whole in [&inner, &v2] {
             let read = CarReader::read_whole(whole).unwrap();
             let mut reader = CarReader::new();
