@@ -111,54 +111,38 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
     Ok(record)
 }
 
-/// Takes `cost` tokens from the bucket named `name` (0: only asks) and gives `refund` back, in one step.
-async fn bucket(env: &Env, name: &str, limit: u32, cost: u32, refund: u32) -> ApiResult<Verdict> {
-    call_bucket(
-        env,
-        name,
-        &Hit {
-            limit,
-            now_ms: Date::now().as_millis() as f64,
-            cost,
-            refund,
-            lease: 0,
-        },
-    )
-    .await
-}
-
-/// Gives `refund` back to the bucket named `name`, then leases up to `want` tokens from it, in one step.
-async fn lease(env: &Env, name: &str, limit: u32, want: u32, refund: u32) -> ApiResult<Verdict> {
-    call_bucket(
-        env,
-        name,
-        &Hit {
-            limit,
-            now_ms: Date::now().as_millis() as f64,
-            cost: 0,
-            refund,
-            lease: want.max(1),
-        },
-    )
-    .await
-}
-
-async fn call_bucket(env: &Env, name: &str, hit: &Hit) -> ApiResult<Verdict> {
+/// One step on the bucket named `name`: gives `refund` back, then takes `cost` tokens (0: only asks) or, with
+/// `lease` > 0, leases up to that many.
+async fn bucket_step(
+    env: &Env,
+    name: &str,
+    limit: u32,
+    cost: u32,
+    refund: u32,
+    lease: u32,
+) -> ApiResult<Verdict> {
     let stub = env
         .durable_object("RATE_LIMITER")?
         .id_from_name(name)?
         .get_stub()?;
-    crate::plumbing::call_do(&stub, "/hit", hit).await
+    let hit = Hit {
+        limit,
+        now_ms: Date::now().as_millis() as f64,
+        cost,
+        refund,
+        lease,
+    };
+    crate::plumbing::call_do(&stub, "/hit", &hit).await
 }
 
 /// Takes `cost` tokens from the bucket named `name` (0: only asks).
 async fn hit(env: &Env, name: &str, limit: u32, cost: u32) -> ApiResult<Verdict> {
-    bucket(env, name, limit, cost, 0).await
+    bucket_step(env, name, limit, cost, 0, 0).await
 }
 
 /// Gives one token back to the bucket named `name`.
 async fn refund(env: &Env, name: &str, limit: u32) -> ApiResult<()> {
-    bucket(env, name, limit, 0, 1).await.map(|_| ())
+    bucket_step(env, name, limit, 0, 1, 0).await.map(|_| ())
 }
 
 /// Makes the revocation of key `id` effective on its next request.
@@ -205,7 +189,24 @@ fn client_bucket(req: &Request) -> String {
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_client(req: &Request, env: &Env, limit: u32, what: &str) -> ApiResult<()> {
-    limit_client_in(req, env, "ip", limit, what).await
+    limit_client_in(req, env, "ip", limit, what, Taking::EachRequest).await
+}
+
+/// How a request takes its token from its client's bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taking {
+    /// One `RateLimiter` call per request: exact at every moment (the admin routes, the quieter public ones).
+    EachRequest,
+    /// Tokens leased ([`Leases`]): a client that keeps coming takes its tokens from its bucket a lease at a time (up
+    /// to [`crate::ratelimit::max_lease`], 8 at 128 a minute and more) and spends them in this isolate without a
+    /// `RateLimiter` call: one call per lease instead of one per request. Never more requests than the bucket
+    /// allows; a client seen once is asked for exactly as with [`Taking::EachRequest`]. For the busy anonymous routes.
+    Leases,
+}
+
+thread_local! {
+    /// This isolate's leased tokens ([`Taking::Leases`]).
+    static LEASES: core::cell::RefCell<Leases> = core::cell::RefCell::default();
 }
 
 /// [`limit_client`] in a bucket of its own: `<bucket>:<address>`, for routes whose limit must not be shared with
@@ -219,15 +220,25 @@ pub async fn limit_client_in(
     bucket: &str,
     limit: u32,
     what: &str,
+    taking: Taking,
 ) -> ApiResult<()> {
     if limit == 0 {
         return Ok(());
     }
-    let verdict = hit(env, &format!("{bucket}:{}", client_bucket(req)), limit, 1).await?;
-    client_verdict(&verdict, limit, what)
-}
-
-fn client_verdict(verdict: &Verdict, limit: u32, what: &str) -> ApiResult<()> {
+    let key = format!("{bucket}:{}", client_bucket(req));
+    let verdict = match taking {
+        Taking::EachRequest => hit(env, &key, limit, 1).await?,
+        Taking::Leases => {
+            let now_ms = Date::now().as_millis() as f64;
+            let Some((want, refund)) = LEASES.with_borrow_mut(|leases| leases.spend(&key, limit, now_ms))
+            else {
+                return Ok(());
+            };
+            let verdict = bucket_step(env, &key, limit, 0, refund, want.max(1)).await?;
+            LEASES.with_borrow_mut(|leases| leases.granted(&key, &verdict, now_ms));
+            verdict
+        }
+    };
     if verdict.allowed {
         return Ok(());
     }
@@ -237,38 +248,6 @@ fn client_verdict(verdict: &Verdict, limit: u32, what: &str) -> ApiResult<()> {
     );
     err.retry_after = Some(verdict.retry_after);
     Err(err)
-}
-
-thread_local! {
-    /// This isolate's leased tokens ([`limit_client_leased`]).
-    static LEASES: core::cell::RefCell<Leases> = core::cell::RefCell::default();
-}
-
-/// [`limit_client_in`] for a busy anonymous route, with tokens leased ([`Leases`]): a client that keeps coming takes
-/// its tokens from its bucket a lease at a time (up to [`crate::ratelimit::max_lease`], 8 at 128 a minute and more)
-/// and spends them here without a `RateLimiter` call, which then costs one call per lease instead of one per request.
-/// Never more requests than the bucket allows; a client seen once is asked for exactly as in [`limit_client_in`].
-///
-/// # Errors
-/// 429 `RATE_LIMITED` with `Retry-After`.
-pub async fn limit_client_leased(
-    req: &Request,
-    env: &Env,
-    bucket: &str,
-    limit: u32,
-    what: &str,
-) -> ApiResult<()> {
-    if limit == 0 {
-        return Ok(());
-    }
-    let key = format!("{bucket}:{}", client_bucket(req));
-    let now_ms = Date::now().as_millis() as f64;
-    let Some((want, refund)) = LEASES.with_borrow_mut(|leases| leases.spend(&key, limit, now_ms)) else {
-        return Ok(());
-    };
-    let verdict = lease(env, &key, limit, want, refund).await?;
-    LEASES.with_borrow_mut(|leases| leases.granted(&key, &verdict, now_ms));
-    client_verdict(&verdict, limit, what)
 }
 
 /// Authenticates an upload: either an API key with the `upload` scope ([`authenticate`]) or, when the operator set
@@ -297,6 +276,7 @@ pub async fn authenticate_upload(req: &Request, env: &Env, config: &Config) -> A
         "upload-token",
         config.limits.upload_jwt.value()?,
         "uploads with an upload token",
+        Taking::EachRequest,
     )
     .await
 }

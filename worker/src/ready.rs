@@ -179,6 +179,7 @@ pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Respo
         "ready",
         config.limits.ready.value()?,
         "readiness checks",
+        auth::Taking::EachRequest,
     )
     .await?;
     let mut checks = vec![

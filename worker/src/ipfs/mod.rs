@@ -179,17 +179,18 @@ async fn fetch_content_deferred(
 /// Takes one token from the client IP's miss bucket (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`, 0 turns it off): every
 /// `/ipfs` or `/image` request whose content is not in R2 (gateways are raced for it), and every `/image` resize
 /// not in the derived-image cache. What R2 already holds costs nothing. A client that keeps missing takes its tokens
-/// a lease at a time ([`crate::auth::limit_client_leased`]): no object call for most of its misses.
+/// a lease at a time ([`crate::auth::Taking::Leases`]): no object call for most of its misses.
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_miss(req: &Request, env: &Env, limit: u32) -> ApiResult<()> {
-    crate::auth::limit_client_leased(
+    crate::auth::limit_client_in(
         req,
         env,
         "miss",
         limit,
         "IPFS and image requests for content not stored here",
+        crate::auth::Taking::Leases,
     )
     .await
 }
