@@ -467,6 +467,8 @@ test('a lying gateway: malformed CARs are rejected and never crash the Worker', 
     Buffer.concat([header, varint(210), Buffer.from([0x01, 0x70, 0x12, 0xc8, 0x01]), randomBytes(205)]),
     // a CARv2 pragma with its data outside the file
     Buffer.concat([Buffer.from('0aa16776657273696f6e02', 'hex'), Buffer.alloc(16), Buffer.from('ffffffffffffff7f', 'hex'), Buffer.alloc(16)]),
+    // a CARv2 whose data is itself (offset 0, its own 51 bytes): once unwrapped without end, overflowing the stack
+    Buffer.concat([Buffer.from('0aa16776657273696f6e02', 'hex'), Buffer.alloc(16), Buffer.alloc(8), Buffer.from('3300000000000000', 'hex'), Buffer.alloc(8)]),
     // an unterminated varint
     Buffer.alloc(20, 0xff),
   ];

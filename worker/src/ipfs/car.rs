@@ -183,6 +183,9 @@ impl CarReader {
         let base = (v1.as_ptr() as usize).saturating_sub(car.as_ptr() as usize);
         let mut reader = Self::new();
         let (blocks, at) = reader.sections(v1)?;
+        if reader.state == ReadState::V2 {
+            return Err(unproven("CARv2: its data is not a CARv1"));
+        }
         if reader.state != ReadState::Sections || at != v1.len() {
             return Err(unproven("CAR: truncated"));
         }
@@ -241,13 +244,12 @@ impl CarReader {
     pub fn finish(self) -> Result<Vec<Block>, Rejection> {
         match self.state {
             ReadState::Sections if self.buf.is_empty() => Ok(Vec::new()),
-            ReadState::V2 => {
-                let v1 = car_v1(&self.buf)?.to_vec();
-                let mut inner = Self::new();
-                let blocks = inner.push(&v1)?;
-                inner.finish()?;
-                Ok(blocks)
-            }
+            // read whole: its inner CARv1, which may not be a CARv2 again (one naming itself as its data recursed
+            // without end here once)
+            ReadState::V2 => Ok(Self::read_whole(&self.buf)?
+                .into_iter()
+                .map(|(block, _)| block)
+                .collect()),
             _ => Err(unproven("CAR: truncated")),
         }
     }
@@ -917,6 +919,28 @@ mod tests {
             file(&v2, &root, &[], 1 << 20),
             Err(Rejection::Unproven(_))
         ));
+    }
+
+    /// A CARv2 whose data is itself (offset 0, its own size), or another CARv2: refused. Read as it arrived, this one
+    /// (51 bytes from a gateway) made the reader unwrap it again without end, overflowing the stack.
+    #[test]
+    fn a_carv2_wrapping_a_carv2_is_refused_not_unwrapped_without_end() {
+        let mut itself = CARV2_PRAGMA.to_vec();
+        itself.extend_from_slice(&[0; 16]);
+        itself.extend_from_slice(&0_u64.to_le_bytes());
+        itself.extend_from_slice(&51_u64.to_le_bytes());
+        itself.extend_from_slice(&[0; 8]);
+        assert_eq!(itself.len(), 51);
+        let blocks = file_blocks(&data(3_000), 1000);
+        let nested = car_v2(&car_v2(&car(&blocks)));
+        for bytes in [itself, nested] {
+            let refused =
+                |r: Option<Rejection>| matches!(r, Some(Rejection::Unproven(d)) if d.contains("not a CARv1"));
+            let mut reader = CarReader::new();
+            assert!(reader.push(&bytes).unwrap().is_empty());
+            assert!(refused(reader.finish().err()));
+            assert!(refused(CarReader::read_whole(&bytes).err()));
+        }
     }
 
     #[test]
