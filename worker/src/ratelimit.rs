@@ -111,9 +111,7 @@ impl Bucket {
             )
         }
     }
-}
 
-impl Bucket {
     /// Gives `refund` back, then takes up to `want` whole tokens at once: at least one, else refused (with the wait
     /// for one). What is leased is gone from the bucket: whoever spends it can never spend more than the bucket gave.
     pub fn lease(state: Option<Self>, limit: u32, now_ms: f64, want: u32, refund: u32) -> (Self, Verdict) {

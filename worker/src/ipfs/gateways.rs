@@ -497,17 +497,17 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
         // a CAR of a declared length within bounds: read whole by the runtime (HTTP framing ends it there), then
         // parsed and verified at once; else read as it arrives
         let whole = declared_length(&response)
-            .filter(|&length| length <= car::max_car_bytes(ask.max_bytes) && reads_whole(ask, length));
+            .is_some_and(|length| length <= car::max_car_bytes(ask.max_bytes) && reads_whole(ask, length));
         let mut source = CarSource {
             gateway: gateway.clone(),
-            reader: whole.is_none().then(|| native::Reader::new(stream)),
-            car: whole.is_none().then(car::CarReader::new),
+            reader: (!whole).then(|| native::Reader::new(stream)),
+            car: (!whole).then(car::CarReader::new),
             walk: car::Walk::new(ask.target.cid, &ask.target.path, ask.max_bytes, !dups),
             extra: 0,
             signal,
             max_bytes: ask.max_bytes,
         };
-        if whole.is_some() {
+        if whole {
             let car = native::read_all(stream)
                 .await
                 .map_err(|e| Failure::from(format!("{gateway}: {e}")))?;
@@ -519,8 +519,8 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
             have = have.saturating_add(more.iter().map(|p| p.len() as u64).sum());
             pieces.extend(more);
             // a CAR still arriving: its file streams from `stream_min`
-            if let (Some(min), Some(size), true) =
-                (ask.stream_min, source.walk.size(), source.reader.is_some())
+            if let (Some(min), Some(size)) = (ask.stream_min, source.walk.size())
+                && source.reader.is_some()
                 && size >= min
                 && have >= u64::from(PRELUDE_BYTES).min(size)
             {
@@ -702,16 +702,17 @@ pub(super) async fn race_gateways(
     let directory = std::rc::Rc::new(core::cell::Cell::new(false));
     // the unverified mode: the first unverified answer, served only when no gateway serves verified content
     let fallback: std::rc::Rc<core::cell::RefCell<Option<Content>>> = std::rc::Rc::default();
-    // the hedge: attempt i + 1 waits for attempt i's word (sent when i has failed or has run `hedge_ms` unserved)
-    let (mut words, mut turns): (Vec<_>, Vec<_>) = gateways.iter().map(|_| oneshot::channel::<()>()).unzip();
-    turns.rotate_right(1);
+    // the hedge: each attempt but the first waits for the word of the one before (sent when that one has failed or
+    // has run `hedge_ms` unserved)
     let hedge = core::time::Duration::from_millis(config.hedge_ms);
+    let mut previous: Option<oneshot::Receiver<()>> = None;
     let attempts: Vec<_> = gateways
         .iter()
         .zip(controllers.iter().map(AbortController::signal))
-        .zip(words.drain(..).zip(turns.drain(..)))
         .enumerate()
-        .map(|(index, ((g, signal), (word, turn)))| {
+        .map(|(index, (g, signal))| {
+            let (word, next_turn) = oneshot::channel::<()>();
+            let turn = previous.replace(next_turn);
             let (not_found, unverified, fallback, directory) = (
                 not_found.clone(),
                 unverified.clone(),
@@ -731,7 +732,7 @@ pub(super) async fn race_gateways(
                 signal,
             );
             Box::pin(async move {
-                if index > 0 {
+                if let Some(turn) = turn {
                     // `Canceled` too: the attempt before has ended
                     let _ = turn.await;
                 }
