@@ -74,33 +74,85 @@ pub(super) fn body_with_end(bytes: &Uint8Array) -> Result<(web_sys::ReadableStre
     Ok((pipe.readable(), sent))
 }
 
-/// A body read piece by piece, each piece left in the runtime (a JS `Uint8Array`).
-pub(super) struct Reader(web_sys::ReadableStreamDefaultReader);
+/// The least a [`Reader`] piece holds (but the body's last): a gateway's answer is read in pieces of tens of KiB,
+/// not in the network's few-KiB ones — each piece costs a promise, a timer and a step of the Worker.
+const PIECE_MIN_BYTES: u32 = 64 * 1024;
+/// The most a [`Reader`] piece holds: what has arrived beyond [`PIECE_MIN_BYTES`] is taken too, up to this.
+const PIECE_MAX_BYTES: u32 = 256 * 1024;
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// A body's BYOB reader, with workerd's `readAtLeast`.
+    #[wasm_bindgen(extends = js_sys::Object)]
+    type ByobReader;
+
+    /// A `ReadableStream`, seen for its BYOB reader.
+    #[wasm_bindgen(extends = js_sys::Object)]
+    type ByteStream;
+
+    /// `getReader({ mode: 'byob' })`: throws for a stream that is not a byte stream.
+    #[wasm_bindgen(method, catch, js_name = getReader)]
+    fn byob_reader(this: &ByteStream, options: &js_sys::Object) -> Result<ByobReader, JsValue>;
+
+    /// Reads at least `min` bytes into `view` (fewer only at the end of the body).
+    #[wasm_bindgen(method, js_name = readAtLeast)]
+    fn read_at_least(this: &ByobReader, min: u32, view: &Uint8Array) -> Promise;
+
+    #[wasm_bindgen(method)]
+    fn cancel(this: &ByobReader) -> Promise;
+}
+
+/// How a [`Reader`] reads.
+enum Reading {
+    /// In pieces of at least [`PIECE_MIN_BYTES`] (a byte stream, as the runtime's fetch bodies are).
+    Chunks(ByobReader),
+    /// As the stream gives its pieces (any other stream).
+    Pieces(web_sys::ReadableStreamDefaultReader),
+}
+
+/// A body read piece by piece, each piece left in the runtime (a JS `Uint8Array`): pieces of at least
+/// [`PIECE_MIN_BYTES`] (but the last) where the runtime can read so.
+pub(super) struct Reader(Reading);
 
 impl Reader {
     pub(super) fn new(stream: &web_sys::ReadableStream) -> Self {
-        Self(stream.get_reader().unchecked_into())
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &JsValue::from_str("mode"), &JsValue::from_str("byob"));
+        Self(match stream.unchecked_ref::<ByteStream>().byob_reader(&options) {
+            Ok(reader) => Reading::Chunks(reader),
+            Err(_) => Reading::Pieces(stream.get_reader().unchecked_into()),
+        })
     }
 
     /// The next piece; `None` at the end of the body.
     pub(super) async fn read(&self) -> Result<Option<Uint8Array>, String> {
-        let result = JsFuture::from(self.0.read()).await.map_err(|e| text(&e))?;
+        let result = match &self.0 {
+            Reading::Chunks(reader) => {
+                let view = Uint8Array::new_with_length(PIECE_MAX_BYTES);
+                reader.read_at_least(PIECE_MIN_BYTES, &view)
+            }
+            Reading::Pieces(reader) => reader.read(),
+        };
+        let result = JsFuture::from(result).await.map_err(|e| text(&e))?;
+        let value = js_sys::Reflect::get(&result, &JsValue::from_str("value")).map_err(|e| text(&e))?;
         let done = js_sys::Reflect::get(&result, &JsValue::from_str("done"))
             .map_err(|e| text(&e))?
             .is_truthy();
-        if done {
-            return Ok(None);
+        match value.dyn_into::<Uint8Array>() {
+            // a BYOB read gives the last bytes with `done` or before it; an empty piece is none
+            Ok(piece) if piece.length() > 0 => Ok(Some(piece)),
+            _ if done => Ok(None),
+            Ok(_) => Ok(Some(Uint8Array::new_with_length(0))),
+            Err(_) => Err("a body piece that is not bytes".to_owned()),
         }
-        let value = js_sys::Reflect::get(&result, &JsValue::from_str("value")).map_err(|e| text(&e))?;
-        value
-            .dyn_into::<Uint8Array>()
-            .map(Some)
-            .map_err(|_| "a body piece that is not bytes".to_owned())
     }
 
     /// Stops reading (the gateway's connection is let go).
     pub(super) fn cancel(&self) {
-        let _ = self.0.cancel();
+        let _ = match &self.0 {
+            Reading::Chunks(reader) => reader.cancel(),
+            Reading::Pieces(reader) => reader.cancel(),
+        };
     }
 }
 
