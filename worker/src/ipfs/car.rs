@@ -21,8 +21,10 @@
 //!    answered as it streams, with only the blocks that arrive ahead of their turn held. The file is proven when the
 //!    walk ends at exactly the root's `filesize` (at most the relay's limit): [`Need::Done`].
 
+use core::ops::Range;
 use std::collections::HashMap;
 
+use bytes::Bytes;
 use cid::Cid;
 use profile_relayer::ipfs::{RAW, SHA2_256};
 use rust_unixfs::{
@@ -73,7 +75,7 @@ pub const fn max_car_bytes(max_bytes: usize) -> usize {
 
 /// Reads one `varint | payload` frame of at most `max` bytes at the start of `bytes`: `Ok(None)` when more bytes are
 /// needed, else the payload's range and where the frame ends.
-fn frame(bytes: &[u8], max: usize) -> Result<Option<(core::ops::Range<usize>, usize)>, Rejection> {
+fn frame(bytes: &[u8], max: usize) -> Result<Option<(Range<usize>, usize)>, Rejection> {
     let (length, rest) = match unsigned_varint::decode::usize(bytes) {
         Ok(read) => read,
         Err(unsigned_varint::decode::Error::Insufficient) => return Ok(None),
@@ -112,9 +114,12 @@ fn car_v1(car: &[u8]) -> Result<&[u8], Rejection> {
 pub struct Block {
     /// The CID the section names.
     pub cid: Cid,
-    /// The block.
-    pub bytes: Vec<u8>,
+    /// The block (a CAR read whole: a view of it, not a copy).
+    pub bytes: Bytes,
 }
+
+/// A section's block, found: the CID the section names and where the block's bytes are in what was read.
+type Located = (Cid, Range<usize>);
 
 /// Where a [`CarReader`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,15 +166,16 @@ impl CarReader {
             // nothing held: the sections are read from `bytes` as they are, only the rest is kept
             let (out, at) = self.sections(bytes)?;
             self.buf.extend_from_slice(bytes.get(at..).unwrap_or_default());
-            return Ok(out.into_iter().map(|(block, _)| block).collect());
+            return Ok(copied(bytes, out));
         }
         self.buf.extend_from_slice(bytes);
         let held = core::mem::take(&mut self.buf);
         let read = self.sections(&held);
+        let out = read.map(|(out, at)| (copied(&held, out), at));
         self.buf = held;
-        let (out, at) = read?;
+        let (out, at) = out?;
         self.buf.drain(..at.min(self.buf.len()));
-        Ok(out.into_iter().map(|(block, _)| block).collect())
+        Ok(out)
     }
 
     /// A whole CAR's blocks (a CARv2's inner CARv1), each with where its bytes start in `car`, within the bounds of
@@ -177,7 +183,7 @@ impl CarReader {
     ///
     /// # Errors
     /// [`Rejection::Unproven`] for a malformed or truncated CAR, or more than [`MAX_BLOCKS`] blocks.
-    pub fn read_whole(car: &[u8]) -> Result<Vec<(Block, usize)>, Rejection> {
+    pub fn read_whole(car: &Bytes) -> Result<Vec<(Block, usize)>, Rejection> {
         let v1 = car_v1(car)?;
         // where the CARv1 starts in `car` (a CARv2's data offset)
         let base = (v1.as_ptr() as usize).saturating_sub(car.as_ptr() as usize);
@@ -191,13 +197,23 @@ impl CarReader {
         }
         Ok(blocks
             .into_iter()
-            .map(|(block, start)| (block, start.saturating_add(base)))
+            .map(|(cid, at)| {
+                let at = at.start.saturating_add(base)..at.end.saturating_add(base);
+                let start = at.start;
+                (
+                    Block {
+                        cid,
+                        bytes: car.slice(at),
+                    },
+                    start,
+                )
+            })
             .collect())
     }
 
     /// The whole sections at the start of `input` (after the header, when the reader is at the start): their
-    /// blocks, each with where its bytes start in `input`, and how many bytes of `input` they took.
-    fn sections(&mut self, input: &[u8]) -> Result<(Vec<(Block, usize)>, usize), Rejection> {
+    /// blocks' CIDs, each with where its bytes are in `input`, and how many bytes of `input` they took.
+    fn sections(&mut self, input: &[u8]) -> Result<(Vec<Located>, usize), Rejection> {
         let mut out = Vec::new();
         let mut at = 0_usize;
         loop {
@@ -223,12 +239,11 @@ impl CarReader {
                         break;
                     };
                     let section_end = at.saturating_add(section.end);
-                    if let Some(block) =
+                    if let Some((cid, length)) =
                         section_block(&mut self.count, rest.get(section).unwrap_or_default())?
                     {
                         // the block is the section's tail, after its CID
-                        let start = section_end.saturating_sub(block.bytes.len());
-                        out.push((block, start));
+                        out.push((cid, section_end.saturating_sub(length)..section_end));
                     }
                     at = at.saturating_add(end);
                 }
@@ -246,7 +261,7 @@ impl CarReader {
             ReadState::Sections if self.buf.is_empty() => Ok(Vec::new()),
             // read whole: its inner CARv1, which may not be a CARv2 again (one naming itself as its data recursed
             // without end here once)
-            ReadState::V2 => Ok(Self::read_whole(&self.buf)?
+            ReadState::V2 => Ok(Self::read_whole(&Bytes::from(self.buf))?
                 .into_iter()
                 .map(|(block, _)| block)
                 .collect()),
@@ -262,8 +277,19 @@ impl CarReader {
     }
 }
 
-/// One section's CID and block; `None` for a hash that cannot be checked here.
-fn section_block(count: &mut usize, mut section: &[u8]) -> Result<Option<Block>, Rejection> {
+/// The blocks of `sections` (from [`CarReader::sections`] of `input`), copied out of `input`.
+fn copied(input: &[u8], sections: Vec<Located>) -> Vec<Block> {
+    sections
+        .into_iter()
+        .map(|(cid, at)| Block {
+            cid,
+            bytes: Bytes::copy_from_slice(input.get(at).unwrap_or_default()),
+        })
+        .collect()
+}
+
+/// One section's CID and its block's length (the section's tail); `None` for a hash that cannot be checked here.
+fn section_block(count: &mut usize, mut section: &[u8]) -> Result<Option<(Cid, usize)>, Rejection> {
     *count = count.saturating_add(1);
     if *count > MAX_BLOCKS {
         return Err(unproven(format!("CAR: more than {MAX_BLOCKS} blocks")));
@@ -273,10 +299,7 @@ fn section_block(count: &mut usize, mut section: &[u8]) -> Result<Option<Block>,
         return Err(unproven(format!("CAR: block {cid} has {} bytes", section.len())));
     }
     // cannot be checked here: not kept (identity CIDs are never needed as blocks)
-    Ok((cid.hash().code() == SHA2_256).then(|| Block {
-        cid,
-        bytes: section.to_vec(),
-    }))
+    Ok((cid.hash().code() == SHA2_256).then_some((cid, section.len())))
 }
 
 /// What a [`Walk`] needs next.
@@ -309,7 +332,7 @@ pub struct Walk {
     index: bool,
     phase: Phase,
     /// Verified blocks not used yet (arrived ahead of their turn, or directories being walked).
-    held: HashMap<Cid, Vec<u8>>,
+    held: HashMap<Cid, Bytes>,
     held_bytes: usize,
     /// Keep blocks once used: a CAR without duplicates (`dups=n`) sends a repeated leaf once.
     keep_used: bool,
@@ -363,7 +386,7 @@ impl Walk {
     ///
     /// # Errors
     /// [`Rejection::Unproven`] when the blocks held ahead of their turn pass the bound of a CAR for the file.
-    pub fn add(&mut self, cid: Cid, bytes: Vec<u8>) -> Result<(), Rejection> {
+    pub fn add(&mut self, cid: Cid, bytes: Bytes) -> Result<(), Rejection> {
         if self.held.contains_key(&cid) {
             return Ok(());
         }
@@ -376,10 +399,10 @@ impl Walk {
     }
 
     fn block(&self, cid: &Cid) -> Result<&[u8], Need> {
-        self.held.get(cid).map(Vec::as_slice).ok_or(Need::Block(*cid))
+        self.held.get(cid).map(|b| &b[..]).ok_or(Need::Block(*cid))
     }
 
-    fn take(&mut self, cid: &Cid) -> Option<Vec<u8>> {
+    fn take(&mut self, cid: &Cid) -> Option<Bytes> {
         if self.keep_used {
             return self.held.get(cid).cloned();
         }
@@ -388,12 +411,13 @@ impl Walk {
         Some(block)
     }
 
-    /// Walks as far as the blocks held allow, pushing the file's bytes to `out` in order: what is needed next.
+    /// Walks as far as the blocks held allow, pushing the file's bytes to `out` in order (views of the blocks, not
+    /// copies): what is needed next.
     ///
     /// # Errors
     /// [`Rejection`]: the blocks prove the path names nothing or a directory without a page, or the file is too
     /// large, or it is not what its root says.
-    pub fn advance(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Need, Rejection> {
+    pub fn advance(&mut self, out: &mut Vec<Bytes>) -> Result<Need, Rejection> {
         for _ in 0..=MAX_BLOCKS {
             let next = match &self.phase {
                 Phase::Done => return Ok(Need::Done),
@@ -423,12 +447,19 @@ impl Walk {
             let (bytes, more) = visit
                 .continue_walk(&block, &mut self.cache)
                 .map_err(|e| unproven(format!("file {}: {e}", self.at)))?;
-            self.give_then(bytes, more, size, out)?;
+            self.give_then(&block, bytes, more, size, out)?;
         }
         Err(unproven(format!("file {}: too many blocks", self.at)))
     }
 
-    fn give(&mut self, bytes: &[u8], size: u64, out: &mut Vec<Vec<u8>>) -> Result<(), Rejection> {
+    /// Gives `bytes`, the file's next bytes, found in `block`.
+    fn give(
+        &mut self,
+        block: &Bytes,
+        bytes: &[u8],
+        size: u64,
+        out: &mut Vec<Bytes>,
+    ) -> Result<(), Rejection> {
         self.given = self.given.saturating_add(bytes.len() as u64);
         if self.given > size {
             return Err(unproven(format!(
@@ -440,7 +471,7 @@ impl Walk {
             return Err(Rejection::TooLarge);
         }
         if !bytes.is_empty() {
-            out.push(bytes.to_vec());
+            out.push(part_of(block, bytes));
         }
         Ok(())
     }
@@ -458,15 +489,14 @@ impl Walk {
     }
 
     /// The path is resolved: the file's root, its first bytes. `Some` when a block is needed first.
-    fn start_file(&mut self, out: &mut Vec<Vec<u8>>) -> Result<Option<Need>, Rejection> {
+    fn start_file(&mut self, out: &mut Vec<Bytes>) -> Result<Option<Need>, Rejection> {
         let cid = self.at;
-        let block = match self.block(&cid) {
-            Ok(block) => block.to_vec(),
-            Err(need) => return Ok(Some(need)),
+        let Some(block) = self.held.get(&cid).cloned() else {
+            return Ok(Some(Need::Block(cid)));
         };
         if cid.codec() == RAW {
             let size = block.len() as u64;
-            self.give(&block, size, out)?;
+            self.give(&block, &block, size, out)?;
             self.end(size)?;
             return Ok(None);
         }
@@ -493,19 +523,21 @@ impl Walk {
         if size > self.max_bytes as u64 {
             return Err(Rejection::TooLarge);
         }
-        self.give_then(first, visit, size, out)?;
+        self.give_then(&block, first, visit, size, out)?;
         Ok(None)
     }
 
-    /// Gives the file's next `bytes`, then waits for the block `visit` needs next or, without one, ends the file.
+    /// Gives the file's next `bytes` (found in `block`), then waits for the block `visit` needs next or, without one,
+    /// ends the file.
     fn give_then(
         &mut self,
+        block: &Bytes,
         bytes: &[u8],
         visit: Option<FileVisit>,
         size: u64,
-        out: &mut Vec<Vec<u8>>,
+        out: &mut Vec<Bytes>,
     ) -> Result<(), Rejection> {
-        self.give(bytes, size, out)?;
+        self.give(block, bytes, size, out)?;
         match visit {
             Some(visit) => {
                 self.phase = Phase::File {
@@ -516,6 +548,16 @@ impl Walk {
             }
             None => self.end(size),
         }
+    }
+}
+
+/// `part`, a slice of `block`'s bytes, as a view of `block` (a copy if it is not one: the UnixFS visitor's output
+/// borrows from the block it is given, so it always is).
+fn part_of(block: &Bytes, part: &[u8]) -> Bytes {
+    let start = (part.as_ptr() as usize).wrapping_sub(block.as_ptr() as usize);
+    match start.checked_add(part.len()) {
+        Some(end) if start <= block.len() && end <= block.len() => block.slice(start..end),
+        _ => Bytes::copy_from_slice(part),
     }
 }
 
@@ -808,7 +850,7 @@ mod tests {
         let path: Vec<String> = Vec::new();
         let mut walk = Walk::new(root, &path, 1 << 20, true);
         for (cid, b) in &blocks {
-            walk.add(*cid, b.clone()).unwrap();
+            walk.add(*cid, b.clone().into()).unwrap();
         }
         let mut out = Vec::new();
         assert_eq!(walk.advance(&mut out).unwrap(), Need::Done);
@@ -899,7 +941,7 @@ mod tests {
                 Need::Block(cid) => {
                     asked += 1;
                     assert!(asked < 10);
-                    walk.add(cid, by_cid[&cid].clone()).unwrap();
+                    walk.add(cid, by_cid[&cid].clone().into()).unwrap();
                 }
             }
         }
@@ -939,8 +981,31 @@ mod tests {
             let mut reader = CarReader::new();
             assert!(reader.push(&bytes).unwrap().is_empty());
             assert!(refused(reader.finish().err()));
-            assert!(refused(CarReader::read_whole(&bytes).err()));
+            assert!(refused(CarReader::read_whole(&bytes.clone().into()).err()));
         }
+    }
+
+    #[test]
+    fn a_whole_car_s_file_comes_out_as_views_of_it_not_copies() {
+        let bytes = data(5_000);
+        let blocks = file_blocks(&bytes, 1000);
+        let root = blocks.last().unwrap().0;
+        let whole = Bytes::from(car(&blocks));
+        let mut walk = Walk::new(root, &[], 1 << 20, false);
+        for (block, _) in CarReader::read_whole(&whole).unwrap() {
+            walk.add(block.cid, block.bytes).unwrap();
+        }
+        let mut out = Vec::new();
+        assert_eq!(walk.advance(&mut out).unwrap(), Need::Done);
+        assert_eq!(out.concat(), bytes);
+        let inside = whole.as_ptr_range();
+        for piece in &out {
+            assert!(inside.contains(&piece.as_ptr()), "a piece copied out of the CAR");
+        }
+        // a slice that is not the block's own is copied, not viewed out of bounds
+        let block = Bytes::from_static(b"block");
+        assert_eq!(part_of(&block, b"other"), Bytes::from_static(b"other"));
+        assert_eq!(part_of(&block, &block[1..3]).as_ptr(), block[1..].as_ptr());
     }
 
     #[test]
@@ -949,14 +1014,14 @@ mod tests {
         let inner = car(&blocks);
         let v2 = car_v2(&inner);
         for whole in [&inner, &v2] {
-            let read = CarReader::read_whole(whole).unwrap();
+            let read = CarReader::read_whole(&Bytes::copy_from_slice(whole)).unwrap();
             let mut reader = CarReader::new();
             let mut pushed = reader.push(whole).unwrap();
             pushed.extend(reader.finish().unwrap());
             assert_eq!(read.iter().map(|(b, _)| b.clone()).collect::<Vec<_>>(), pushed);
             assert_eq!(read.len(), blocks.len());
             for (block, at) in &read {
-                assert_eq!(&whole[*at..*at + block.bytes.len()], block.bytes.as_slice());
+                assert_eq!(&whole[*at..*at + block.bytes.len()], &block.bytes[..]);
             }
         }
         // cut anywhere: what push and finish say (the blocks before a cut between sections, else truncated)
@@ -966,7 +1031,7 @@ mod tests {
                 blocks.extend(reader.finish()?);
                 Ok(blocks)
             });
-            let read = CarReader::read_whole(&inner[..cut])
+            let read = CarReader::read_whole(&Bytes::copy_from_slice(&inner[..cut]))
                 .map(|r| r.into_iter().map(|(b, _)| b).collect::<Vec<_>>());
             assert_eq!(read.is_ok(), pushed.is_ok(), "cut at {cut}");
             if let (Ok(read), Ok(pushed)) = (read, pushed) {

@@ -212,9 +212,7 @@ impl Streaming {
                 gateway,
             } => raw_next(reader, digest, cid, received, self.total, gateway, self.idle_ms).await,
             Source::Car(car) => match car.step(self.idle_ms).await {
-                Ok(Some(pieces)) => Ok(Some(
-                    pieces.iter().map(|p| Uint8Array::from(p.as_slice())).collect(),
-                )),
+                Ok(Some(pieces)) => Ok(Some(pieces.iter().map(|p| Uint8Array::from(&p[..])).collect())),
                 Ok(None) => Ok(None),
                 Err(f) => Err(f.detail),
             },
@@ -356,7 +354,7 @@ impl CarSource {
         let blocks = blocks
             .into_iter()
             .map(|block| {
-                let bytes = Uint8Array::from(block.bytes.as_slice());
+                let bytes = Uint8Array::from(&block.bytes[..]);
                 (block, bytes)
             })
             .collect();
@@ -394,8 +392,8 @@ impl CarSource {
     /// Each block is hashed where it is in the runtime's buffer (not copied out of the Worker).
     async fn take_whole(&mut self, car: &Uint8Array) -> Result<(), Failure> {
         let max_bytes = self.max_bytes;
-        let blocks =
-            car::CarReader::read_whole(&car.to_vec()).map_err(|r| rejection(&self.gateway, r, max_bytes))?;
+        let blocks = car::CarReader::read_whole(&car.to_vec().into())
+            .map_err(|r| rejection(&self.gateway, r, max_bytes))?;
         let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let blocks = blocks
             .into_iter()
@@ -408,7 +406,7 @@ impl CarSource {
     }
 
     /// The file's next verified bytes; `Ok(None)` when it is proven whole.
-    async fn step(&mut self, idle_ms: u64) -> Result<Option<Vec<Vec<u8>>>, Failure> {
+    async fn step(&mut self, idle_ms: u64) -> Result<Option<Vec<bytes::Bytes>>, Failure> {
         let max_bytes = self.max_bytes;
         loop {
             let mut out = Vec::new();
@@ -455,7 +453,14 @@ impl CarSource {
                 )));
             }
             let bytes = bounded(&self.gateway, &mut response, car::MAX_BLOCK_BYTES).await?;
-            self.verify(vec![car::Block { cid, bytes }], max_bytes).await?;
+            self.verify(
+                vec![car::Block {
+                    cid,
+                    bytes: bytes.into(),
+                }],
+                max_bytes,
+            )
+            .await?;
         }
     }
 }
@@ -513,7 +518,7 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
                 .map_err(|e| Failure::from(format!("{gateway}: {e}")))?;
             source.take_whole(&car).await?;
         }
-        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        let mut pieces: Vec<bytes::Bytes> = Vec::new();
         let mut have = 0_u64;
         while let Some(more) = source.step(ask.timeout_ms).await? {
             have = have.saturating_add(more.iter().map(|p| p.len() as u64).sum());
@@ -524,13 +529,13 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
                 && size >= min
                 && have >= u64::from(PRELUDE_BYTES).min(size)
             {
-                let head = joined(pieces.iter().map(Vec::as_slice))
+                let head = joined(pieces.iter().map(|p| &p[..]))
                     .subarray(0, PRELUDE_BYTES)
                     .to_vec();
                 return Ok(Fetched::Stream(Box::new(Streaming {
                     content_type: car_content_type(&source.walk, &head),
                     total: size,
-                    ready: pieces.iter().map(|p| Uint8Array::from(p.as_slice())).collect(),
+                    ready: pieces.iter().map(|p| Uint8Array::from(&p[..])).collect(),
                     source: Source::Car(Box::new(source)),
                     controller: None,
                     idle_ms: ask.timeout_ms,
@@ -538,7 +543,7 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
             }
         }
         source.stop();
-        let bytes = joined(pieces.iter().map(Vec::as_slice));
+        let bytes = joined(pieces.iter().map(|p| &p[..]));
         let head = bytes.subarray(0, PRELUDE_BYTES).to_vec();
         return Ok(Fetched::Whole(Content {
             content_type: car_content_type(&source.walk, &head),
