@@ -22,13 +22,41 @@ pub struct BoundedCache {
     pub max_bytes: u64,
 }
 
+/// Where an object's bytes are.
+#[derive(Debug, Clone, Copy)]
+pub enum Bytes<'a> {
+    /// In the Worker's memory (a derived image).
+    Worker(&'a [u8]),
+    /// In the runtime's (relayed content): written to R2 from there, never copied into the Worker.
+    Runtime(&'a js_sys::Uint8Array),
+}
+
+impl Bytes<'_> {
+    fn len(self) -> u64 {
+        match self {
+            Self::Worker(bytes) => bytes.len() as u64,
+            Self::Runtime(bytes) => u64::from(bytes.length()),
+        }
+    }
+
+    /// What R2 is given.
+    fn data(self) -> ApiResult<worker::Data> {
+        Ok(match self {
+            Self::Worker(bytes) => bytes.to_vec().into(),
+            Self::Runtime(bytes) => crate::ipfs::native_body(bytes)
+                .map_err(ApiError::internal)?
+                .into(),
+        })
+    }
+}
+
 /// An object to store.
 #[derive(Debug)]
 pub struct Object<'a> {
     /// The R2 key.
     pub key: &'a str,
     /// The bytes.
-    pub bytes: &'a [u8],
+    pub bytes: Bytes<'a>,
     /// Its `Content-Type`.
     pub content_type: &'a str,
     /// R2 custom metadata.
@@ -55,7 +83,7 @@ impl BoundedCache {
     /// Stores `object` in the `IPFS` bucket when it fits, evicting the oldest entries of this cache to make room;
     /// an object larger than the whole bound is not stored. `Ok(false)` when it was not stored.
     pub async fn put(&self, env: &Env, object: Object<'_>) -> ApiResult<bool> {
-        let size = object.bytes.len() as u64;
+        let size = object.bytes.len();
         if size > self.max_bytes {
             return Ok(false);
         }
@@ -92,7 +120,7 @@ impl BoundedCache {
             }
         }
         bucket
-            .put(object.key, object.bytes.to_vec())
+            .put(object.key, object.bytes.data()?)
             .http_metadata(worker::HttpMetadata {
                 content_type: Some(object.content_type.to_owned()),
                 ..Default::default()

@@ -185,7 +185,7 @@ async fn store_derived(env: &Env, max_bytes: &Setting<u64>, key: &str, answer: &
             env,
             crate::r2_cache::Object {
                 key,
-                bytes: &answer.bytes,
+                bytes: crate::r2_cache::Bytes::Worker(&answer.bytes),
                 content_type: &answer.content_type,
                 metadata: std::collections::HashMap::from([
                     ("origin".to_owned(), "image".to_owned()),

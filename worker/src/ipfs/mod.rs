@@ -83,6 +83,15 @@ impl Content {
     }
 }
 
+/// A body of exactly the runtime-held `bytes` (a `FixedLengthStream`, whose length R2 and the client's answer
+/// take as given).
+///
+/// # Errors
+/// A runtime error, as text.
+pub(crate) fn native_body(bytes: &js_sys::Uint8Array) -> Result<worker::web_sys::ReadableStream, String> {
+    native::body_with_end(bytes).map(|(body, _sent)| body)
+}
+
 /// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
 const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_millis(150);
 
@@ -219,7 +228,7 @@ async fn cache_block(env: &Env, config: &IpfsConfig, key: &str, content: &Conten
             env,
             crate::r2_cache::Object {
                 key,
-                bytes: &content.to_vec(),
+                bytes: crate::r2_cache::Bytes::Runtime(&content.bytes),
                 content_type: &content.content_type,
                 metadata: origin("relay"),
             },
