@@ -1,7 +1,7 @@
 //! Relayed bytes held by the runtime. A block goes from the gateway (or R2) to the client without entering the
 //! Worker's wasm memory: the runtime reads it whole, hashes it (`crypto.DigestStream`, native SHA-256) and sends
-//! it; the Worker copies only what it must look at (the first bytes, to sniff a media type) or keep (the R2 write,
-//! after the answer).
+//! it, and R2 takes it from the same buffer; the Worker copies only what it must look at (the first bytes, to sniff a
+//! media type; a CAR, to parse it).
 
 use cid::Cid;
 use js_sys::{Promise, Uint8Array};
