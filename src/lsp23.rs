@@ -275,6 +275,9 @@ pub fn profile_data_from_controllers(
             ));
         }
         if controllers.iter().take(i).any(|earlier| earlier == c) {
+            // the checksum text, not `{c}`: `Address`'s `Display` slices its text for `{:#}`, which links the
+            // standard library's string-slicing panic and its Unicode tables into the wasm (BENCHMARKS.md#bundle-size)
+            let c = c.to_checksum(None);
             return Err(Error::InvalidControllers(format!("duplicate controller {c}")));
         }
     }
