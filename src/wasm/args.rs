@@ -176,7 +176,7 @@ pub(super) fn chain_id(v: &JsValue) -> JsResult<u64> {
     let id = uint256(v, "chainId")?;
     u64::try_from(id).map_err(|_| Error::InvalidNumber {
         field: "chainId".into(),
-        value: id.to_string(),
+        value: io::decimal_text(id),
         reason: "a chain id fits in 64 bits".into(),
     })
 }

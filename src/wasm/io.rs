@@ -671,6 +671,19 @@ pub(crate) fn number_text(value: &JsValue) -> String {
         .unwrap_or_default()
 }
 
+/// The decimal text of a uint256 as JS's `BigInt` writes it (for error messages), without ruint's `Display`: its
+/// 128-bit division and formatting were ≈ 2 KB of wasm for two messages (BENCHMARKS.md#bundle-size).
+#[cold]
+#[inline(never)]
+pub(crate) fn decimal_text(n: alloy_primitives::U256) -> String {
+    let hex = JsValue::from_str(&hex::encode_prefixed(n.to_be_bytes::<32>()));
+    js_sys::BigInt::new(&hex)
+        .ok()
+        .and_then(|b| b.to_string(10).ok())
+        .map(String::from)
+        .unwrap_or_default()
+}
+
 /// A fresh plain object.
 pub(crate) fn object() -> Obj {
     js_sys::Object::new().unchecked_into()

@@ -63,7 +63,7 @@ pub(super) fn quota_args(
     let ts = uint256(timestamp, "timestamp")?;
     let ts = u64::try_from(ts).map_err(|_| Error::InvalidNumber {
         field: "timestamp".into(),
-        value: ts.to_string(),
+        value: io::decimal_text(ts),
         reason: "expected unix seconds".into(),
     })?;
     let scheme = match scheme.map(JsValue::from) {
