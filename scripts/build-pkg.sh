@@ -3,12 +3,13 @@
 #   full (feature `wasm`):            pkg/{bundler,web,node}/         → `profile-relayer`, `profile-relayer/web`, …
 #   lite (feature `wasm-lite`):       pkg/lite/{bundler,web,node}/    → `profile-relayer/lite`, `profile-relayer/lite/web`
 #   recover (feature `wasm-recover`): pkg/recover/{bundler,web,node}/ → `profile-relayer/recover`, … (lite + signer
-#                                     recovery, built like lite)
+#                                     recovery, built like lite but at opt-level 3)
 # One cargo build per flavour, then wasm-bindgen and wasm-opt per target.
-# The lite entry is built for speed (opt-level 3, wasm-opt -O3): it is what hot encoding loops import. The full entry is
-# built for size (opt-level "s", wasm-opt -Oz): ≈ 10 % less gzip wasm than opt-level 3, slower than the lite build
-# on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another 9 % smaller,
-# but its VerifiableURI decode falls below erc725.js's.)
+# The lite entry is built for speed (opt-level 2 with the hot crates at 3, wasm-opt -O3: as fast as opt-level 3 on
+# every case, 1.2 KB of gzip smaller; BENCHMARKS.md#bundle-size): it is what hot encoding loops import. The full
+# entry is built for size (opt-level "s", wasm-opt -Oz): ≈ 10 % less gzip wasm than opt-level 3, slower than the
+# lite build on encodings but still faster than erc725.js / viem on every case (see BENCHMARKS.md). ("z" is another
+# 9 % smaller, but its VerifiableURI decode falls below erc725.js's.)
 #
 #   scripts/build-pkg.sh                      # everything (what the tests and the package need)
 #   scripts/build-pkg.sh lite:nodejs full:web # only these flavour:target pairs (while iterating)
@@ -44,7 +45,7 @@ for flavour in full lite recover; do
   [ ${#targets[@]} -gt 0 ] || continue
   case $flavour in
     full) features=wasm prefix=pkg opt_level=s wasm_opt=-Oz ;;
-    lite) features=wasm-lite prefix=pkg/lite opt_level=3 wasm_opt=-O3 ;;
+    lite) features=wasm-lite prefix=pkg/lite opt_level=2 wasm_opt=-O3 ;;
     recover) features=wasm-recover prefix=pkg/recover opt_level=3 wasm_opt=-O3 ;;
   esac
   # the artifact's path as cargo reports it (wherever the target directory is: CARGO_TARGET_DIR, a config, a wrapper)
