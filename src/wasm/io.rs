@@ -676,8 +676,7 @@ pub(crate) fn number_text(value: &JsValue) -> String {
 #[cold]
 #[inline(never)]
 pub(crate) fn decimal_text(n: alloy_primitives::U256) -> String {
-    let hex = JsValue::from_str(&hex::encode_prefixed(n.to_be_bytes::<32>()));
-    js_sys::BigInt::new(&hex)
+    js_sys::BigInt::new(&hex_js(&n.to_be_bytes::<32>()))
         .ok()
         .and_then(|b| b.to_string(10).ok())
         .map(String::from)
