@@ -335,8 +335,10 @@ test('the lite wasm stays within its budget', () => {
   const wasm = gzipSync(readFileSync(new URL('lite/web/profile_relayer_bg.wasm', pkg)), { level: 9 }).length;
   // Issue 26: +1.0 KB for every argument refused with a ProfileRelayerError (the exported class) and erc725.js's
   // shapes (permissions objects, JSON values as VerifiableURI content): 76,453 B measured, budget 76,600 B (the
-  // bench's 80,000 B page budget still holds; BENCHMARKS.md "Bundle size per entry point" lists what weighs)
-  assert.ok(wasm <= 76_600, `${wasm} bytes of gzipped wasm`);
+  // bench's 80,000 B page budget still holds; BENCHMARKS.md "Bundle size per entry point" lists what weighs).
+  // Bringing lite down (issue 26): talc for dlmalloc, no string-slicing panic or ruint formatting left, opt-level 2:
+  // 68,014 B measured, budget 68,300 B
+  assert.ok(wasm <= 68_300, `${wasm} bytes of gzipped wasm`);
 });
 
 test('encodeTokenId (Number): the uint256 of a decimal or 0x number, as viem pads it', () => {
