@@ -81,7 +81,11 @@ use crate::Error;
 type JsResult<T> = Result<T, Error>;
 
 /// The global allocator of the npm builds: talc instead of the standard library's dlmalloc (BENCHMARKS.md#bundle-size).
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(target_feature = "atomics")))]
+#[cfg(all(
+    target_arch = "wasm32",
+    target_os = "unknown",
+    not(target_feature = "atomics")
+))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
