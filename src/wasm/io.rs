@@ -672,7 +672,7 @@ pub(crate) fn number_text(value: &JsValue) -> String {
 }
 
 /// The decimal text of a uint256 as JS's `BigInt` writes it (for error messages), without ruint's `Display`: its
-/// 128-bit division and formatting were ≈ 2 KB of wasm for two messages (BENCHMARKS.md#bundle-size).
+/// 128-bit division and formatting were ≈ 1.5 KB of wasm for two messages (BENCHMARKS.md#bundle-size).
 #[cold]
 #[inline(never)]
 pub(crate) fn decimal_text(n: alloy_primitives::U256) -> String {
