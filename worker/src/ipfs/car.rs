@@ -398,8 +398,8 @@ impl Walk {
         Ok(())
     }
 
-    fn block(&self, cid: &Cid) -> Result<&[u8], Need> {
-        self.held.get(cid).map(|b| &b[..]).ok_or(Need::Block(*cid))
+    fn block(&self, cid: &Cid) -> Result<&Bytes, Need> {
+        self.held.get(cid).ok_or(Need::Block(*cid))
     }
 
     fn take(&mut self, cid: &Cid) -> Option<Bytes> {
@@ -491,8 +491,9 @@ impl Walk {
     /// The path is resolved: the file's root, its first bytes. `Some` when a block is needed first.
     fn start_file(&mut self, out: &mut Vec<Bytes>) -> Result<Option<Need>, Rejection> {
         let cid = self.at;
-        let Some(block) = self.held.get(&cid).cloned() else {
-            return Ok(Some(Need::Block(cid)));
+        let block = match self.block(&cid) {
+            Ok(block) => block.clone(),
+            Err(need) => return Ok(Some(need)),
         };
         if cid.codec() == RAW {
             let size = block.len() as u64;
