@@ -139,11 +139,10 @@ impl Reader {
             .map_err(|e| text(&e))?
             .is_truthy();
         match value.dyn_into::<Uint8Array>() {
-            // a BYOB read gives the last bytes with `done` or before it; an empty piece is none
-            Ok(piece) if piece.length() > 0 => Ok(Some(piece)),
+            // a BYOB read gives the last bytes with `done` or before it: an empty piece at the end is none
+            Ok(piece) if piece.length() > 0 || !done => Ok(Some(piece)),
             _ if done => Ok(None),
-            Ok(_) => Ok(Some(Uint8Array::new_with_length(0))),
-            Err(_) => Err("a body piece that is not bytes".to_owned()),
+            _ => Err("a body piece that is not bytes".to_owned()),
         }
     }
 
