@@ -87,8 +87,10 @@ for flavour in full lite recover; do
         fi
       fi
     fi
-    # the zero-config entries sharing the bundler glue: the wasm inline (`default`) and for Workers (`workerd`)
-    if [ "$target" = bundler ]; then node scripts/pkg-entries.mjs "$dir"; fi
+    # the package's entries: wasm-bindgen's with the JS facade's exports (src/wasm/js/facade.js) in place of the raw
+    # ones (`index.js`), and for bundler builds the zero-config ones sharing its glue: the wasm inline (`default`)
+    # and for Workers (`workerd`)
+    node scripts/pkg-entries.mjs "$dir" "$target"
     printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
       "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"
   done

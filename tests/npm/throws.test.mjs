@@ -1,12 +1,13 @@
 // Every export of every module of the package throws (or, for promises, rejects with) a `ProfileRelayerError` with a
-// `code` on bad input: the raw wasm-bindgen modules (Node CommonJS builds, `--target web` builds) and the entries
-// (`profile-relayer`, `/lite`, `/recover`: the inline bundler glue). The list of bad calls below is checked in both
+// `code` on bad input: the raw wasm-bindgen modules (Node CommonJS builds, `--target web` builds) and the entries, which
+// put the JS facade (src/wasm/js/facade.js) in front of some exports (`profile-relayer`, `/lite`, `/recover`: the
+// inline bundler glue; `/node`, `/web`). The list of bad calls below is checked in both
 // directions: an export missing from it fails the test, so a new export cannot silently return its errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const pkgDir = fileURLToPath(new URL('../../pkg/', import.meta.url));
@@ -45,7 +46,17 @@ const BAD = {
   ],
   encodePostDeploymentCallData: [(m) => m.encodePostDeploymentCallData(1, []), (m) => m.encodePostDeploymentCallData(['0x12'], ['0x'])],
   encodeRelayCallMessage: [(m) => m.encodeRelayCallMessage('x'), (m) => m.encodeRelayCallMessage({ ...RELAY_CALL, nonce: -1 })],
-  encodeTokenId: [(m) => m.encodeTokenId('x', '1'), (m) => m.encodeTokenId(0, 5), (m) => m.encodeTokenId(7, '1'), (m) => m.encodeTokenId(0, 'x')],
+  encodeTokenId: [
+    (m) => m.encodeTokenId('x', '1'),
+    (m) => m.encodeTokenId(0, 5),
+    (m) => m.encodeTokenId(7, '1'),
+    (m) => m.encodeTokenId(0, 'x'),
+    // next to the facade's decimals: none of these is one
+    (m) => m.encodeTokenId(0, ''),
+    (m) => m.encodeTokenId(100, '-1'),
+    (m) => m.encodeTokenId(0, ' 12'),
+    (m) => m.encodeTokenId(0, '1e3'),
+  ],
   encodeVerifiableUri: [
     (m) => m.encodeVerifiableUri(1, 'ipfs://x'),
     (m) => m.encodeVerifiableUri({ n: 1n }, 'ipfs://x'),
@@ -181,9 +192,22 @@ for (const [flavour, dir] of flavours) {
   });
 
   test(`${flavour}: every export of the raw --target web module throws a ProfileRelayerError on bad input`, async () => {
-    const m = await import(`profile-relayer/${dir}web`);
+    const m = await import(pathToFileURL(`${pkgDir}${dir}web/profile_relayer.js`).href);
     await m.default({ module_or_path: readFileSync(`${pkgDir}${dir}web/profile_relayer_bg.wasm`) });
     await checkModule(`${dir}web`, m);
+  });
+
+  // the entries with the JS facade (src/wasm/js/facade.js) in front of some exports
+  test(`${flavour}: every export of the Node entry (CommonJS, with the facade) throws a ProfileRelayerError on bad input`, async () => {
+    const m = require(`profile-relayer/${dir}node`);
+    assert.notEqual(m.encodeTokenId, require(`${pkgDir}${dir}node/profile_relayer.js`).encodeTokenId, 'the facade is in front');
+    assert.ok((await checkModule(`${dir}node entry`, m)) > 40);
+  });
+
+  test(`${flavour}: every export of the --target web entry (with the facade) throws a ProfileRelayerError on bad input`, async () => {
+    const m = await import(`profile-relayer/${dir}web`);
+    await m.default({ module_or_path: readFileSync(`${pkgDir}${dir}web/profile_relayer_bg.wasm`) });
+    await checkModule(`${dir}web entry`, m);
   });
 
   test(`${flavour}: every export of the package entry throws a ProfileRelayerError on bad input`, async () => {
@@ -245,6 +269,7 @@ const THROWING = {
 const throwsInGlue = (f) => /\bthrow\b/.test(Function.prototype.toString.call(f));
 for (const [flavour, dir] of flavours) {
   test(`${flavour}: exports that throw from the wasm leak nothing per throw (100,000 throws each)`, async () => {
+    // (the Node entry `profile-relayer/node` is the raw Node module's instance with the facade in front: checked above)
     const entries = [require(`${pkgDir}${dir}node/profile_relayer.js`), await import(`profile-relayer${dir ? '/' + flavour : ''}`)];
     for (const m of entries) {
       // the list above is every synchronous export whose glue does not throw (both ways: a new one must be listed
