@@ -20,16 +20,23 @@ const recording = () => {
   return { seen, wasm };
 };
 
-test('facade encodeTokenId: decimals of 1–15 digits in the number formats answered in JS, everything else by the wasm', () => {
+test('facade encodeTokenId: decimals below 2^256 in the number formats answered in JS, everything else by the wasm', () => {
   const { seen, wasm } = recording();
   const encode = facade.encodeTokenId(wasm);
   assert.equal(encode(0, '0'), `0x${'0'.repeat(64)}`);
   assert.equal(encode(0, '255'), `0x${'0'.repeat(62)}ff`);
   assert.equal(encode(100, '000255'), `0x${'0'.repeat(62)}ff`);
   assert.equal(encode(0, '999999999999999'), `0x${'0'.repeat(51)}38d7ea4c67fff`);
+  // past 2^53: by BigInt
+  assert.equal(encode(0, '9007199254740993'), `0x${'0'.repeat(50)}20000000000001`);
+  const max = (2n ** 256n - 1n).toString();
+  assert.equal(encode(100, max), `0x${'f'.repeat(64)}`);
+  assert.equal(encode(0, `000${'1'.repeat(75)}`), `0x${BigInt('1'.repeat(75)).toString(16).padStart(64, '0')}`);
   assert.equal(seen.length, 0);
   const passed = [
-    [0, '1000000000000000'], // 16 digits: may be past 2^53
+    [0, (2n ** 256n).toString()], // past 2^256 - 1: the wasm's error
+    [0, '9'.repeat(78)],
+    [0, '1'.repeat(79)], // longer than any uint256 in decimal: not converted at all
     [0, ''],
     [0, '-1'],
     [0, '+1'],
@@ -67,18 +74,38 @@ const outcome = (call) => {
   }
 };
 
-// inputs around the facade's edges: digit strings of 1–20 digits (leading zeros, 2^53 and 2^64 on the way), and the
-// near misses
+// inputs around the facade's edges: digit strings of 1–80 digits (leading zeros; 2^53, 2^64 and 2^256 on the way), and
+// the near misses
 function* tokenIdInputs() {
   const formats = [0, 100, -0, 1, 3, 4, 101, 104, 7, '0', 0.5];
-  const values = ['0', '00', '1', '007', '255', '9007199254740991', '9007199254740993', '18446744073709551616', '', '-1', ' 1', '1e3', '0x1f', 'x'];
+  const values = [
+    '0',
+    '00',
+    '1',
+    '007',
+    '255',
+    '9007199254740991',
+    '9007199254740993',
+    '18446744073709551616',
+    (2n ** 256n - 1n).toString(),
+    (2n ** 256n).toString(),
+    `0${(2n ** 256n - 1n).toString()}`,
+    '9'.repeat(78),
+    '1'.repeat(79),
+    '',
+    '-1',
+    ' 1',
+    '1e3',
+    '0x1f',
+    'x',
+  ];
   let seed = 7;
   const random = () => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed;
   };
-  for (let n = 1; n <= 20; n++) {
-    for (let i = 0; i < 25; i++) values.push(Array.from({ length: n }, () => String(random() % 10)).join(''));
+  for (let n = 1; n <= 80; n++) {
+    for (let i = 0; i < 10; i++) values.push(Array.from({ length: n }, () => String(random() % 10)).join(''));
   }
   for (const format of formats) for (const value of values) yield [format, value];
   for (const value of [5, 5n, null, undefined, {}]) yield [0, value];

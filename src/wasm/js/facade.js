@@ -6,19 +6,24 @@
 // (`index.js`, the inline and workerd entries) to export these in place of the raw ones, every other export as it is.
 // `tests/npm/facade.test.mjs` checks it answers as the wasm does; `tests/npm/throws.test.mjs` that its exports throw.
 
-// 1–15 decimal digits: below 10^15 < 2^53, exact as a JS number (leading zeros read as the wasm reads them)
-const SAFE_DECIMAL = /^[0-9]{1,15}$/;
+// a decimal of 1–78 digits (2^256 - 1 has 78; leading zeros read as the wasm reads them)
+const DECIMAL = /^[0-9]{1,78}$/;
 
 /**
  * `encodeTokenId` for a number token id (format 0, or 100: mixed with number as default) given as a decimal below
- * 10^15, the common case of an LSP8 collection's ids: the 32-byte big-endian value as lower-case hex.
+ * 2^256, the common case of an LSP8 collection's ids: the 32-byte big-endian value as lower-case hex. A JS number
+ * below 10^15, a `BigInt` above (the engine's own decimal conversion, faster than the wasm's); a value past 2^256 - 1
+ * goes to the wasm for its error.
  * @param {(format: number, value: string) => string} wasm the wasm export
  * @returns {(format: number, value: string) => string}
  */
 export function encodeTokenId(wasm) {
   return function encodeTokenId(format, value) {
-    if ((format === 0 || format === 100) && typeof value === 'string' && SAFE_DECIMAL.test(value)) {
-      return `0x${Number(value).toString(16).padStart(64, '0')}`;
+    if ((format === 0 || format === 100) && typeof value === 'string' && DECIMAL.test(value)) {
+      // up to 15 digits: below 10^15 < 2^53, exact as a JS number
+      if (value.length <= 15) return `0x${Number(value).toString(16).padStart(64, '0')}`;
+      const hex = BigInt(value).toString(16);
+      if (hex.length <= 64) return `0x${hex.padStart(64, '0')}`;
     }
     return wasm(format, value);
   };
