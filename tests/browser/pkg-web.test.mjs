@@ -1,5 +1,6 @@
 // The `--target web` build of the npm package in real headless Chromium (Debian's), loaded by a plain
-// <script type="module"> from a page served on 127.0.0.1, as a dApp without a bundler would.
+// <script type="module"> from a page served on 127.0.0.1, as a dApp without a bundler would: its entry `web/index.js`
+// (what `profile-relayer/web` resolves to: wasm-bindgen's module with the JS facade in front of some exports).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -7,13 +8,13 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { keccak256, stringToHex } from 'viem';
+import { keccak256, pad, stringToHex, toHex } from 'viem';
 import { launchChromium } from '../helpers/chromium.mjs';
 
 const root = fileURLToPath(new URL('../../pkg/', import.meta.url));
 const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
-  import init, * as sdk from '/web/profile_relayer.js';
+  import init, * as sdk from '/web/index.js';
   await init();
   const out = {};
   out.value = sdk.encodeVerifiableUri('{"LSP3Profile":{"name":"browser"}}', 'ipfs://QmBrowser');
@@ -28,6 +29,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   out.data = sdk.encodeVerifiableUriData('LSP3Profile', '\uD800h\u00e9llo \u2713 \u{1F600}', 'ipfs://h\u00e9\uDC00');
   out.long = sdk.encodeVerifiableUriData('LSP3Profile', '\u00e9'.repeat(9000), 'ipfs://x');
   try { sdk.decodeVerifiableUri('0x00'); } catch (e) { out.error = { isError: e instanceof Error, name: e.name, code: e.code }; }
+  // token ids: the facade's decimals (a JS number, a BigInt), the wasm's hex, and a refusal from the wasm
+  out.tokenIds = ['255', (2n ** 200n + 7n).toString(), '0x1f'].map((id) => sdk.encodeTokenId(0, id));
+  try { sdk.encodeTokenId(0, '1e3'); } catch (e) { out.tokenError = e.code; }
   window.__result = out;
 </script>`;
 
@@ -83,4 +87,9 @@ test('pkg/web runs in Chromium: encode, decode, keys, prediction, salts, typed e
   assert.deepEqual(r.data, { key: LSP3, value: uri('\uFFFDh\u00e9llo \u2713 \u{1F600}', 'ipfs://h\u00e9\uFFFD') });
   assert.deepEqual(r.long, { key: LSP3, value: uri('\u00e9'.repeat(9000), 'ipfs://x') });
   assert.deepEqual(r.error, { isError: true, name: 'ProfileRelayerError', code: 'TRUNCATED_VERIFIABLE_URI' });
+  assert.deepEqual(
+    r.tokenIds,
+    [255n, 2n ** 200n + 7n, 31n].map((n) => pad(toHex(n))),
+  );
+  assert.equal(r.tokenError, 'INVALID_TOKEN_ID');
 });
