@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as sdk from 'profile-relayer';
@@ -98,6 +99,20 @@ test('npm pack ships the three builds, their types and wasm', () => {
     assert.ok(files.includes(`${dir}/profile_relayer_bg.wasm`), `${dir} wasm`);
   }
   assert.ok(files.includes('README.md'));
+  // every file package.json names (entries with their facade, types, wasm, side effects) is in the tarball
+  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  const named = new Set();
+  const collect = (value) => {
+    if (typeof value === 'string') named.add(value.replace(/^\.\//, ''));
+    else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v);
+  };
+  collect([manifest.main, manifest.module, manifest.types, manifest.exports, manifest.typesVersions, manifest.sideEffects]);
+  named.delete('package.json');
+  assert.ok(named.size > 30, `${named.size} files named`);
+  for (const file of named) assert.ok(files.includes(file), `package.json names ${file}, which npm pack leaves out`);
+  for (const entry of [...named].filter((f) => /\/index\.js$/.test(f))) {
+    assert.ok(files.includes(entry.replace(/index\.js$/, 'facade.js')), `${entry}: its facade`);
+  }
 });
 
 test('CIDs: base32, base16 and CIDv0 text; other multibases are refused in the package', async () => {
