@@ -1,5 +1,5 @@
 //! Relayed bytes held by the runtime. A block goes from the gateway (or R2) to the client without entering the
-//! Worker's wasm memory: the runtime reads it whole, hashes it (`crypto.DigestStream`, native SHA-256) and sends
+//! Worker's wasm memory: the runtime reads it whole, hashes it (`crypto.subtle.digest`, native SHA-256) and sends
 //! it, and R2 takes it from the same buffer; the Worker copies only what it must look at (the first bytes, to sniff a
 //! media type; a CAR, to parse it).
 
@@ -47,13 +47,19 @@ pub(super) async fn is_block_of(cid: &Cid, bytes: &Uint8Array) -> bool {
     }
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `crypto.subtle.digest`: the digest of bytes held whole, in one call.
+    #[wasm_bindgen(catch, js_namespace = ["crypto", "subtle"], js_name = digest)]
+    fn subtle_digest(algorithm: &str, data: &Uint8Array) -> Result<Promise, JsValue>;
+}
+
+/// SHA-256 of bytes held whole (one call; [`Digest`] hashes bytes given piece by piece).
 async fn sha256(bytes: &Uint8Array) -> Result<Vec<u8>, String> {
-    let hasher = DigestStream::new(DigestStreamAlgorithm::Sha256);
-    let writer = hasher.raw().get_writer().map_err(|e| text(&e))?;
-    let wait = |p: Promise| async move { JsFuture::from(p).await.map_err(|e| text(&e)) };
-    wait(writer.write_with_chunk(bytes)).await?;
-    wait(writer.close()).await?;
-    Ok(hasher.digest().await.map_err(|e| e.to_string())?.to_vec())
+    let digest = JsFuture::from(subtle_digest("SHA-256", bytes).map_err(|e| text(&e))?)
+        .await
+        .map_err(|e| text(&e))?;
+    Ok(Uint8Array::new(&digest).to_vec())
 }
 
 /// The leading bytes media-type sniffing reads.
