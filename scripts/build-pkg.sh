@@ -70,26 +70,9 @@ for flavour in full lite recover; do
     # left on the shadow stack by each throw (the names are those of wasm-bindgen's output, which keeps them)
     wasm-opt '--no-inline=*wasm::error::outcome*' "$wasm_opt" --strip-producers --strip-target-features "${WASM_OPT_FEATURES[@]}" \
       "$dir/profile_relayer_bg.wasm" -o "$dir/profile_relayer_bg.wasm"
-    # the Node build is CommonJS (the top-level pkg/package.json says "module"); the JS snippets (src/wasm/js/*.js)
-    # are ES modules with top-level `export function` / `export class` declarations only, which become plain
-    # declarations and `exports.f = f;` at the end (checked: no other import or export is allowed)
-    if [ "$target" = nodejs ]; then
-      echo '{ "type": "commonjs" }' >"$dir/package.json"
-      if [ -d "$dir/snippets" ]; then
-        while IFS= read -r -d '' snippet; do
-          names=$(sed -nE 's/^export (function|class) ([A-Za-z0-9_$]+).*/\2/p' "$snippet")
-          sed -E -i 's/^export (function|class) /\1 /' "$snippet"
-          for name in $names; do echo "exports.$name = $name;" >>"$snippet"; done
-        done < <(find "$dir/snippets" -name '*.js' -print0)
-        if grep -rqE '^[[:space:]]*(export|import)[[:space:]{]' "$dir/snippets"; then
-          echo "[build-pkg] $dir/snippets: only top-level 'export function' / 'export class' are supported" >&2
-          exit 1
-        fi
-      fi
-    fi
     # the package's entries: wasm-bindgen's with the JS facade's exports (src/wasm/js/facade.js) in place of the raw
     # ones (`index.js`), and for bundler builds the zero-config ones sharing its glue: the wasm inline (`default`)
-    # and for Workers (`workerd`)
+    # and for Workers (`workerd`); the Node build made CommonJS, its JS snippets with it
     node scripts/pkg-entries.mjs "$dir" "$target"
     printf '[build-pkg] %-12s %7s bytes of wasm (%s gzip)\n' "$dir" \
       "$(wc -c <"$dir/profile_relayer_bg.wasm")" "$(gzip -9c "$dir/profile_relayer_bg.wasm" | wc -c)"

@@ -3,6 +3,8 @@
 //   facade.js                  src/wasm/js/facade.js, the JS fast paths in front of some exports (CommonJS for nodejs)
 //   index.js                   wasm-bindgen's entry with the facade's exports in place of the raw ones: what
 //                              `profile-relayer/web`, `/bundler` and `/node` (and Node's `require`) load
+// for nodejs builds, which are CommonJS (the top-level pkg/package.json says "module"): a `package.json` saying so,
+// and the JS snippets (src/wasm/js/*.js, copied by wasm-bindgen) made CommonJS like the facade;
 // and for bundler builds, sharing wasm-bindgen's `profile_relayer_bg.js` glue:
 //   profile_relayer_inline.js  the wasm inline (base64 of its gzip), inflated with `DecompressionStream` and instantiated
 //                              by a top-level await: no `.wasm` import or asset for the bundler to understand (Vite dev
@@ -11,7 +13,7 @@
 //                              a `.wasm` import) and instantiates it synchronously: Workers refuse to compile wasm bytes
 // Both import exactly the modules the wasm imports (read from the wasm), then export what wasm-bindgen's entry exports,
 // the facade's in place of the raw ones.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 
@@ -20,12 +22,29 @@ if (!dir || !['bundler', 'web', 'nodejs'].includes(target)) {
   throw new Error('usage: node scripts/pkg-entries.mjs <build dir> bundler|web|nodejs');
 }
 
-// the facade: its top-level `export function`s, each named after the export it stands in front of
-const facadeSource = readFileSync(new URL('../src/wasm/js/facade.js', import.meta.url), 'utf8');
-const faced = [...facadeSource.matchAll(/^export function ([A-Za-z0-9_$]+)/gm)].map((m) => m[1]);
-if (/^\s*(import|export)[\s{*]/m.test(facadeSource.replace(/^export function /gm, 'function '))) {
-  throw new Error('src/wasm/js/facade.js: only top-level `export function` declarations are supported');
+/**
+ * An ES module of top-level `export function` / `export class` declarations only (src/wasm/js/*.js) as CommonJS: the
+ * declarations without `export`, then `exports.name = name;` for each. Anything else imported or exported is refused.
+ * @returns {{ names: string[], text: string }}
+ */
+function commonJs(source, file) {
+  const names = [...source.matchAll(/^export (?:function|class) ([A-Za-z0-9_$]+)/gm)].map((m) => m[1]);
+  const body = source.replace(/^export (function|class) /gm, '$1 ');
+  if (/^\s*(import|export)[\s{*]/m.test(body)) {
+    throw new Error(`${file}: only top-level 'export function' / 'export class' are supported`);
+  }
+  return { names, text: `${body}${names.map((n) => `exports.${n} = ${n};\n`).join('')}` };
 }
+
+// the facade: its top-level `export function`s, each named after the export it stands in front of
+const facadeFile = new URL('../src/wasm/js/facade.js', import.meta.url);
+const facadeSource = readFileSync(facadeFile, 'utf8');
+const facadeCommonJs = commonJs(facadeSource, facadeFile.pathname);
+const faced = facadeCommonJs.names;
+const checkFaced = (names) => {
+  const missing = faced.filter((n) => !names.includes(n));
+  if (missing.length > 0) throw new Error(`${dir}: the facade's ${missing} are no exports of the build`);
+};
 // the facade's exports over the raw ones of `from` (ES module lines); `/* @__PURE__ */`: dropped when unused
 const facadeExports = (from) =>
   faced.length === 0
@@ -39,14 +58,18 @@ const generated = (what) => `/* @ts-self-types="./profile_relayer.d.ts" */
 `;
 
 if (target === 'nodejs') {
-  // CommonJS: `exports.name = …` for every name, so that Node's ESM import of it sees them all (cjs-module-lexer)
-  writeFileSync(
-    join(dir, 'facade.js'),
-    `${facadeSource.replace(/^export function /gm, 'function ')}\n${faced.map((n) => `exports.${n} = ${n};`).join('\n')}\n`,
-  );
+  writeFileSync(join(dir, 'package.json'), '{ "type": "commonjs" }\n');
+  const snippets = join(dir, 'snippets');
+  for (const entry of existsSync(snippets) ? readdirSync(snippets, { recursive: true, withFileTypes: true }) : []) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const file = join(entry.parentPath, entry.name);
+    writeFileSync(file, commonJs(readFileSync(file, 'utf8'), file).text);
+  }
+  writeFileSync(join(dir, 'facade.js'), facadeCommonJs.text);
   const raw = readFileSync(join(dir, 'profile_relayer.js'), 'utf8');
+  // (cjs-module-lexer: one `exports.name = …` for every name, so that Node's ESM import sees them all)
   const names = [...raw.matchAll(/^exports\.([A-Za-z0-9_$]+) = /gm)].map((m) => m[1]);
-  if (!faced.every((n) => names.includes(n))) throw new Error(`${dir}: the facade's ${faced} are not all exports`);
+  checkFaced(names);
   writeFileSync(
     join(dir, 'index.js'),
     `${generated("The package's Node (CommonJS) entry: wasm-bindgen's, with the facade's exports in place of the raw ones")}const raw = require("./profile_relayer.js");
@@ -86,7 +109,7 @@ const names = exported[1]
   .split(',')
   .map((n) => n.trim())
   .filter(Boolean);
-if (!faced.every((n) => names.includes(n))) throw new Error(`${dir}: the facade's ${faced} are not all exports`);
+checkFaced(names);
 
 const header = (what) => `${generated(what)}${modules.map((m, i) => `import * as import${i} from ${JSON.stringify(m)};`).join('\n')}
 const imports = { ${modules.map((m, i) => `${JSON.stringify(m)}: import${i}`).join(', ')} };
