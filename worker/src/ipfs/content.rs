@@ -3,7 +3,7 @@
 
 fn sniff(bytes: &[u8]) -> &'static str {
     let trimmed = bytes.trim_ascii_start();
-    if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
+    if (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && json_text_start(trimmed) {
         "application/json"
     } else if bytes.starts_with(&[0x89, b'P', b'N', b'G']) {
         "image/png"
@@ -34,6 +34,24 @@ fn sniff(bytes: &[u8]) -> &'static str {
     } else {
         "application/octet-stream"
     }
+}
+
+/// How many bytes of a `{` or `[` are looked at before calling content JSON.
+const JSON_SNIFF_BYTES: usize = 1024;
+
+/// Whether the first [`JSON_SNIFF_BYTES`] of content can begin a JSON text (RFC 8259: UTF-8, no control characters
+/// (U+0000–U+001F) but whitespace outside strings, none inside them): binary content that merely starts with `{` or `[` (one
+/// random file in 128) is not served as JSON — nor compressed on its way as a text type would be.
+fn json_text_start(bytes: &[u8]) -> bool {
+    let head = bytes.get(..JSON_SNIFF_BYTES).unwrap_or(bytes);
+    let utf8 = match core::str::from_utf8(head) {
+        Ok(_) => true,
+        // a character cut by the window's end is no error
+        Err(e) => e.error_len().is_none(),
+    };
+    utf8 && !head
+        .iter()
+        .any(|&b| b < b' ' && !matches!(b, b'\t' | b'\n' | b'\r'))
 }
 
 fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
@@ -152,6 +170,35 @@ mod tests {
                     proptest::prop_assert!(start <= end && end < total);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn binary_that_starts_like_json_is_not_json() {
+        assert_eq!(sniff(b"{\"a\": [1, 2]}\r\n"), "application/json");
+        assert_eq!(sniff(b"\t[\"\xc3\xa9\xc2\x85\x7f\"]"), "application/json");
+        // random bytes after a bracket: invalid UTF-8, or control characters
+        assert_eq!(sniff(b"{\xff\xfe\x00\x13"), "application/octet-stream");
+        assert_eq!(sniff(b"[\x00\x01\x02"), "application/octet-stream");
+        assert_eq!(sniff(b"{\"a\":\"\x07\"}"), "application/octet-stream");
+        assert_eq!(upload_type(b"[\x1b[31m"), "application/octet-stream");
+        // only the window is read: a character cut at its end, binary after it
+        let mut long = b"{\"k\":\"".to_vec();
+        long.resize(JSON_SNIFF_BYTES - 1, b'x');
+        long.extend_from_slice("é".as_bytes());
+        long.extend_from_slice(&[0u8; 100]);
+        assert_eq!(sniff(&long), "application/json");
+        // a 1.5 MB random file (as the e2e test makes) is never JSON, whatever its first byte
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for first in [b'{', b'[', b' '] {
+            let mut bytes = vec![first, b'['];
+            bytes.extend((0..4096).map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            }));
+            assert_eq!(sniff(&bytes), "application/octet-stream");
         }
     }
 
