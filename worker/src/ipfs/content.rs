@@ -1,6 +1,9 @@
 //! What relayed content is served as: media types (sanitized, or sniffed from the bytes), the sandbox CSP, which
 //! types are shown inline, and `Range` requests. Pure: no I/O.
 
+/// How many leading bytes media-type sniffing looks at (an SVG after an XML prolog and comments is found within).
+pub(super) const SNIFF_BYTES: usize = 4096;
+
 fn sniff(bytes: &[u8]) -> &'static str {
     let trimmed = bytes.trim_ascii_start();
     if (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && json_text_start(trimmed) {
@@ -36,14 +39,11 @@ fn sniff(bytes: &[u8]) -> &'static str {
     }
 }
 
-/// How many bytes of a `{` or `[` are looked at before calling content JSON.
-const JSON_SNIFF_BYTES: usize = 1024;
-
-/// Whether the first [`JSON_SNIFF_BYTES`] of content can begin a JSON text (RFC 8259: UTF-8, no control characters
+/// Whether the first [`SNIFF_BYTES`] of content can begin a JSON text (RFC 8259: UTF-8, no control characters
 /// (U+0000–U+001F) but whitespace outside strings, none inside them): binary content that merely starts with `{` or `[` (one
 /// random file in 128) is not served as JSON — nor compressed on its way as a text type would be.
 fn json_text_start(bytes: &[u8]) -> bool {
-    let head = bytes.get(..JSON_SNIFF_BYTES).unwrap_or(bytes);
+    let head = bytes.get(..SNIFF_BYTES).unwrap_or(bytes);
     let utf8 = match core::str::from_utf8(head) {
         Ok(_) => true,
         // a character cut by the window's end is no error
@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(upload_type(b"[\x1b[31m"), "application/octet-stream");
         // only the window is read: a character cut at its end, binary after it
         let mut long = b"{\"k\":\"".to_vec();
-        long.resize(JSON_SNIFF_BYTES - 1, b'x');
+        long.resize(SNIFF_BYTES - 1, b'x');
         long.extend_from_slice("é".as_bytes());
         long.extend_from_slice(&[0u8; 100]);
         assert_eq!(sniff(&long), "application/json");

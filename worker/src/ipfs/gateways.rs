@@ -21,7 +21,11 @@ use js_sys::Uint8Array;
 use profile_relayer::ipfs::CidPath;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
-use super::{Content, IpfsConfig, car, content::content_type_of, native};
+use super::{
+    Content, IpfsConfig, car,
+    content::{SNIFF_BYTES, content_type_of},
+    native,
+};
 use crate::{
     body::ReadError,
     error::{ApiError, ApiResult, Code},
@@ -574,7 +578,7 @@ async fn fetch_car(ask: &Ask, signal: worker::AbortSignal) -> Result<Fetched, Fa
     Ok(Fetched::Whole(Content {
         content_type: content_type_of(
             response.headers().get("content-type").ok().flatten(),
-            bytes.get(..4096).unwrap_or(&bytes),
+            bytes.get(..SNIFF_BYTES).unwrap_or(&bytes),
         ),
         bytes: Uint8Array::from(bytes.as_slice()),
         verified: false,

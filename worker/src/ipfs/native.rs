@@ -12,8 +12,7 @@ use worker::{
     web_sys,
 };
 
-/// How many leading bytes media-type sniffing looks at (an SVG after an XML prolog and comments is found within).
-const SNIFF_BYTES: u32 = 4096;
+use super::content::SNIFF_BYTES;
 
 /// A runtime error as text.
 fn text(e: &JsValue) -> String {
@@ -62,9 +61,9 @@ async fn sha256(bytes: &Uint8Array) -> Result<Vec<u8>, String> {
     Ok(Uint8Array::new(&digest).to_vec())
 }
 
-/// The leading bytes media-type sniffing reads.
+/// The leading bytes media-type sniffing reads ([`SNIFF_BYTES`]).
 pub(super) fn head(bytes: &Uint8Array) -> Vec<u8> {
-    bytes.subarray(0, bytes.length().min(SNIFF_BYTES)).to_vec()
+    bytes.subarray(0, bytes.length().min(SNIFF_BYTES as u32)).to_vec()
 }
 
 /// A body with exactly `bytes`, and a promise that settles once the runtime has taken the last of them from it
