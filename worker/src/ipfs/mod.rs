@@ -84,12 +84,18 @@ impl Content {
 }
 
 /// A body of exactly the runtime-held `bytes` (a `FixedLengthStream`, whose length R2 and the client's answer
-/// take as given).
+/// take as given). The pipe's end is awaited on its own, so that a reader that gives up (an R2 write that fails
+/// half-way) leaves no unhandled rejection behind.
 ///
 /// # Errors
 /// A runtime error, as text.
 pub(crate) fn native_body(bytes: &js_sys::Uint8Array) -> Result<worker::web_sys::ReadableStream, String> {
-    native::body_with_end(bytes).map(|(body, _sent)| body)
+    let (body, sent) = native::body_with_end(bytes)?;
+    worker::wasm_bindgen_futures::spawn_local(async move {
+        // settled either way: the bytes were all taken, or the reader cancelled
+        let _ = worker::wasm_bindgen_futures::JsFuture::from(sent).await;
+    });
+    Ok(body)
 }
 
 /// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
