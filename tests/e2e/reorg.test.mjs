@@ -14,6 +14,7 @@ import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { OWNER, indexing } from './helpers/indexing.mjs';
 import { freshness } from './helpers/freshness.mjs';
+import { compileAttacker } from './helpers/solc.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -168,6 +169,7 @@ test('with INDEXER_CONFIRMATIONS=5 nothing is read from the 5 newest blocks', as
 const QUOTA = 5_000_000;
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
 const upAbi = parseAbi(['function owner() view returns (address)', 'function setData(bytes32 key, bytes value)']);
+const upExecute = parseAbi(['function execute(uint256 operation, address target, uint256 value, bytes data) payable returns (bytes)']);
 const post = (path, body, headers = {}) =>
   fetch(`${stack.workerUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 const json = async (res, status) => {
@@ -255,6 +257,79 @@ test('a relayed transaction reorganized away goes back to pending, is mined agai
   assert.equal(after.today.gasUsed - before.today.gasUsed, used);
   assert.equal(after.today.gasReserved, 0);
   assert.deepEqual(after.pending, { count: 0, oldestAgeSeconds: null });
+});
+
+// A relay call that reverted on chain leaves its LSP25 nonce unused: relayed again (here a heavier call at that
+// nonce, while the first transaction waits for its depth), the second transaction is a new attempt with its own
+// reservation — checked against the quota and charged — never one that rides on the first one's (attacker:
+// tests/fixtures/attackers/Trapdoor.sol).
+test('a nonce relayed again after its transaction reverted is charged again: every transaction, exactly', async () => {
+  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5' } });
+  const account = privateKeyToAccount(generatePrivateKey());
+  const deployed = await json(
+    await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` }),
+    200,
+  );
+  const up = deployed.universalProfileAddress;
+  const km = await read(up, upAbi, 'owner');
+  const attacker = compileAttacker('Trapdoor');
+  const trapdoor = await deploy(attacker, []);
+  const door = attacker.abi;
+  await mine(3);
+  await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'deployment final');
+  const before = await relayerView();
+
+  const nonce = await read(km, kmAbi, 'getNonce', [account.address, 0n]);
+  /** The /api/execute body of `UP.execute(CALL, trapdoor, 0, walk(rounds))` at the controller's current nonce. */
+  const walk = async (rounds) => {
+    const call = encodeFunctionData({ abi: door, functionName: 'walk', args: [BigInt(rounds)] });
+    const payload = encodeFunctionData({ abi: upExecute, functionName: 'execute', args: [0n, trapdoor, 0n, call] });
+    const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, 0n, 0n, payload]);
+    const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
+    return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
+  };
+  const shut = (value, fees = {}) =>
+    rpc('eth_sendTransaction', [{ from: OWNER, to: trapdoor, gas: '0x186a0', data: encodeFunctionData({ abi: door, functionName: 'setShut', args: [value] }), ...fees }]);
+
+  // the first call, simulated with the door open, mined in a block where the door is shut just before it
+  const light = await walk(50);
+  await rpc('evm_setAutomine', [false]);
+  let first;
+  try {
+    const answer = post('/api/execute', light);
+    await eventually(async () => Object.keys((await rpc('txpool_content')).pending ?? {}).length > 0, 20_000, 'relay call in the pool');
+    await shut(true, { maxFeePerGas: '0x2e90edd000', maxPriorityFeePerGas: '0x174876e800' });
+    await mine(1);
+    const res = await answer;
+    const body = await res.json();
+    assert.ok([200, 202].includes(res.status), JSON.stringify(body));
+    first = body.transactionHash;
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+  }
+  const reverted = await rpc('eth_getTransactionReceipt', [first]);
+  assert.equal(reverted.status, '0x0', 'the first relay call reverted on chain');
+  await shut(false);
+  assert.equal(await read(km, kmAbi, 'getNonce', [account.address, 0n]), nonce, 'its nonce is unused');
+
+  // the same nonce again, a heavier call, while the first waits for its depth: sent, as a transaction of its own
+  const second = await json(await post('/api/execute', await walk(20_000)), 200);
+  assert.notEqual(second.transactionHash, first);
+  const heavy = await rpc('eth_getTransactionReceipt', [second.transactionHash]);
+  assert.equal(heavy.status, '0x1');
+
+  await mine(3);
+  const usedFirst = Number(BigInt(reverted.gasUsed));
+  const usedSecond = Number(BigInt(heavy.gasUsed));
+  assert.ok(usedSecond > 1_000_000, `the second call is the heavy one (${usedSecond} gas)`);
+  await eventually(async () => (await txStatus(first)).charged === usedFirst, 20_000, 'the reverted call charged');
+  await eventually(async () => (await txStatus(second.transactionHash)).charged === usedSecond, 20_000, 'the second call charged');
+  await new Promise((r) => setTimeout(r, 3000));
+  // every transaction the relayer paid for is on the profile's month and the relayer's day, nothing left reserved
+  assert.equal(await quotaLeft(account, up), QUOTA - usedFirst - usedSecond);
+  const after = await relayerView();
+  assert.equal(after.today.gasUsed - before.today.gasUsed, usedFirst + usedSecond);
+  assert.equal(after.today.gasReserved, 0);
 });
 
 test('at LUKSO’s depth (96) what the relayer mines is still searchable at once, by address', async () => {

@@ -1,8 +1,9 @@
 //! The LSP15 Transaction Relay Service: `POST /api/execute` (gasless LSP25 `executeRelayCall`) and
 //! `POST /api/quota`. No API key (as LSP15): the profile must be registered and the signature must come from one of
 //! its controllers. Every check runs before anything is sent, in the order of the checks below, and a refusal sends
-//! nothing; the transaction's gas limit is then reserved against the profile's monthly quota and the relayer's
-//! daily ceiling, sent through the Relayer object's nonce lane and settled to the receipt's `gasUsed`.
+//! nothing; the Relayer object then reserves the transaction's gas limit against the profile's monthly quota and
+//! the relayer's daily ceiling (one reservation per transaction sent), sends it through its nonce lane and settles
+//! it to the receipt's `gasUsed`.
 
 use alloy_primitives::{Address, B256, U256};
 use futures_util::future::join;
@@ -17,7 +18,7 @@ use worker::{Env, Request, Response};
 use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
-    meter::{Limit, MeterClient, Subject, reserve_all},
+    meter::{MeterClient, Subject},
     relayer::{ExecuteJob, execute_id, pool},
     rpc::{Rpc, RpcError},
     store,
@@ -124,7 +125,6 @@ async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Addres
         key_manager,
         calldata: calldata.into(),
         gas_limit,
-        profile_reserved: false,
     })
 }
 
@@ -156,21 +156,8 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
         ));
     }
     let lane = pool::route(env, config, profile).await?;
-    let mut job = check(config, &request, lane.address()).await?;
-    // the profile's month here; the relayer's day by the Relayer object, for the transaction it actually sends
-    let created = reserve_all(
-        env,
-        &job.id.to_string(),
-        job.gas_limit,
-        config.now(),
-        config.reservation_ttl,
-        &[Limit {
-            subject: Subject::Profile(job.profile),
-            limit: config.monthly_gas_quota,
-        }],
-    )
-    .await?;
-    job.profile_reserved = !created.is_empty();
+    let job = check(config, &request, lane.address()).await?;
+    // the profile's month and the relayer's day are reserved by the Relayer object, for the transaction it sends
     let outcome = lane.execute(job).await?;
     let quota = quota(env, config, profile).await.ok();
     let response = ExecuteResponse {

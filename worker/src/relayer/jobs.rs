@@ -19,12 +19,14 @@ use super::send::SendPlan;
 use super::wait::Waited;
 use super::{ALARM_MS, Ctx, Relayer, now_ms};
 
-/// A relay call handed to the Relayer object, checked, with the profile's monthly quota reserved.
+/// A relay call handed to the Relayer object, checked; its gas is reserved by the object, for the transaction it
+/// sends.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecuteJob {
-    /// The reservation id of this transaction ([`execute_id`]): one job per profile and signed nonce, so a
-    /// replayed or concurrent call can never be sent (or charged) twice, and no two profiles share one.
+    /// The signed nonce's id ([`execute_id`]): one pending transaction per profile and signed nonce, so a replayed
+    /// or concurrent call is answered with the transaction sent for it, and no two profiles share one. Not the
+    /// reservation id: each transaction sent has its own ([`attempt_charge_id`]).
     pub id: B256,
     /// The profile (charged).
     pub profile: Address,
@@ -32,11 +34,8 @@ pub struct ExecuteJob {
     pub key_manager: Address,
     /// `executeRelayCall` calldata.
     pub calldata: Bytes,
-    /// Gas limit (reserved).
+    /// Gas limit (what is reserved).
     pub gas_limit: u64,
-    /// Whether this request created the profile's reservation (only then may it be released when nothing is
-    /// sent); the relayer's daily ceiling is reserved by the Relayer object itself, for the transaction it sends.
-    pub profile_reserved: bool,
 }
 
 /// The reservation id of a relay call: `keccak256("execute" ‖ chain id ‖ profile ‖ key manager ‖ signer ‖
@@ -56,6 +55,16 @@ pub fn execute_id(
     input.extend_from_slice(signer.as_slice());
     input.extend_from_slice(&nonce.to_be_bytes::<32>());
     keccak256(&input)
+}
+
+/// The reservation id of one transaction sent for the signed nonce `id`, made under the send lock at `now_ms`.
+///
+/// Per transaction, not per signed nonce: a relay call whose transaction reverted leaves its LSP25 nonce unused,
+/// so the same nonce may be relayed again — by the same signed call or another one — and that second transaction
+/// spends gas of its own. Under one id it would find the first one's reservation open (`Existing`: no limit
+/// checked) and settle to nothing (an id is settled once): gas charged to no one.
+pub(super) fn attempt_charge_id(id: B256, now_ms: u64) -> String {
+    format!("execute:{id}:{now_ms}")
 }
 
 /// What the Relayer object answers for an execute job.
@@ -227,39 +236,45 @@ impl Relayer {
         Ok(None)
     }
 
-    /// Sends a checked, reserved relay call through the lane (once per signed nonce) and waits for its receipt up
-    /// to `DEPLOY_WAIT_SECONDS`.
-    pub(super) async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
-        // what the request reserved itself, and so what is given back when nothing is sent
-        let owned = Charge {
-            id: job.id.to_string(),
-            meters: if job.profile_reserved {
-                vec![Subject::Profile(job.profile)]
-            } else {
-                Vec::new()
-            },
-        };
-        let ctx = match self.ctx() {
-            Ok(ctx) => ctx,
-            Err(e) => {
-                self.release(Some(&owned)).await;
-                return Err(e);
+    /// A transaction of the signed nonce `wanted` mined and succeeded but not final yet (watched for its depth):
+    /// its outcome for the same call, a refusal for another one (the nonce is used). `None` when there is none, or
+    /// it reverted — the nonce is then unused, and a new transaction is a new attempt with a reservation of its own.
+    fn mined_for(&self, wanted: &Job, calldata: &Bytes) -> ApiResult<Option<ExecuteOutcome>> {
+        for watched in self.watched()?.into_iter().filter(|w| &w.tx.job == wanted) {
+            let Some((hash, facts)) = self.mined_facts(&[watched.hash])? else {
+                continue;
+            };
+            if !facts.success {
+                continue;
             }
-        };
-        if let Err(e) = self.check_chain(&ctx).await {
-            self.release(Some(&owned)).await;
-            return Err(e);
+            let (request, _) = signer::decode(&watched.tx.raw).map_err(ApiError::internal)?;
+            if &request.input != calldata {
+                return Err(ApiError::new(
+                    Code::InvalidRelayNonce,
+                    format!("another relay call with this signer and nonce was mined in {hash}"),
+                ));
+            }
+            return Ok(Some(ExecuteOutcome {
+                transaction_hash: hash,
+                mined: Some(facts),
+            }));
         }
+        Ok(None)
+    }
+
+    /// Sends a checked relay call through the lane (once per signed nonce while it is pending), its gas limit
+    /// reserved on the profile's month and the relayer's day for this very transaction, and waits for its receipt
+    /// up to `DEPLOY_WAIT_SECONDS`.
+    pub(super) async fn execute(&self, job: ExecuteJob) -> ApiResult<ExecuteOutcome> {
+        let ctx = self.ctx()?;
+        self.check_chain(&ctx).await?;
         let wanted = Job::Execute {
             id: job.id,
             profile: job.profile,
         };
         let tx = {
             let _guard = self.send_lock.lock().await;
-            if let Err(e) = self.sync_lane(&ctx).await {
-                self.release(Some(&owned)).await;
-                return Err(e);
-            }
+            self.sync_lane(&ctx).await?;
             match self.find_job(&wanted)? {
                 Some(existing) => {
                     // the same signed nonce again: answered with the same transaction, never sent twice
@@ -273,23 +288,31 @@ impl Relayer {
                     existing
                 }
                 None => {
-                    if let Err(e) = self.refuse_if_draining(job.profile) {
-                        self.release(Some(&owned)).await;
-                        return Err(e);
+                    if let Some(done) = self.mined_for(&wanted, &job.calldata)? {
+                        // mined and succeeded, not yet final (the check read the nonce before): the same answer
+                        return Ok(done);
                     }
+                    self.refuse_if_draining(job.profile)?;
+                    let profile = Subject::Profile(job.profile);
                     let relayer = Subject::Relayer(ctx.config.chain_id);
                     let plan = SendPlan {
                         gas_limit: Some(job.gas_limit),
                         charge: Some(Charge {
-                            id: owned.id.clone(),
-                            meters: vec![Subject::Profile(job.profile), relayer.clone()],
+                            id: attempt_charge_id(job.id, now_ms()),
+                            meters: vec![profile.clone(), relayer.clone()],
                         }),
-                        // the relayer-wide ceiling, for this very transaction, under the send lock
-                        reserve: vec![Limit {
-                            subject: relayer,
-                            limit: ctx.config.max_gas_per_day,
-                        }],
-                        owned: owned.meters.clone(),
+                        // the profile's month and the relayer-wide ceiling, for this very transaction, under the
+                        // send lock: nothing is sent unless both have room for its gas limit
+                        reserve: vec![
+                            Limit {
+                                subject: profile,
+                                limit: ctx.config.monthly_gas_quota,
+                            },
+                            Limit {
+                                subject: relayer,
+                                limit: ctx.config.max_gas_per_day,
+                            },
+                        ],
                         ..SendPlan::default()
                     };
                     let tx = self

@@ -24,9 +24,6 @@ pub(super) struct SendPlan {
     pub(super) charge: Option<Charge>,
     /// Subjects to reserve the gas limit on (under `charge`'s id) before signing.
     pub(super) reserve: Vec<Limit>,
-    /// Subjects on which the caller's request already reserved under `charge`'s id: released with the ones made
-    /// here when nothing is sent.
-    pub(super) owned: Vec<Subject>,
     /// Earlier hashes of the job that were dropped.
     pub(super) dropped: Vec<B256>,
     /// The lane row this send replaces (a dropped job sent again), removed in the same write.
@@ -127,8 +124,7 @@ impl Relayer {
             && fresh
             && let Some(charge) = &plan.charge
         {
-            // nothing was sent for this new job: what was reserved for it, here or by its request, is released
-            created.extend(plan.owned.iter().cloned());
+            // nothing was sent for this new job: what was reserved for it is released
             self.release(Some(&Charge {
                 id: charge.id.clone(),
                 meters: created,
