@@ -251,14 +251,14 @@ impl Ledger {
     }
 
     /// Settles `id` to `gas_used`, charged to the reservation's period. Returns the charge, `None` when no
-    /// reservation is open or expired under that id (settled before, or released). A receipt's `gasUsed` never
-    /// exceeds the gas limit that was reserved; the charge is capped at the reservation all the same.
+    /// reservation is open or expired under that id (settled before, or released). The charge is the gas the
+    /// receipt used, even above the amount reserved (a job sent again after its transaction was dropped is
+    /// estimated again, and may need more): what was spent is counted, never capped.
     pub fn settle(&mut self, id: &str, gas_used: u64) -> Option<u64> {
         let reservation = self.open.remove(id).or_else(|| self.expired.remove(id))?;
-        let charge = gas_used.min(reservation.amount);
         let used = self.used.entry(reservation.period_start).or_insert(0);
-        *used = used.saturating_add(charge);
-        Some(charge)
+        *used = used.saturating_add(gas_used);
+        Some(gas_used)
     }
 
     /// Drops `id`'s reservation without charging (nothing was sent).
@@ -825,6 +825,17 @@ mod tests {
         assert!(l.release("c"));
         assert!(!l.release("c"));
         assert_eq!(l.usage(Period::Month, 1000, JAN_15).remaining, 580);
+    }
+
+    #[test]
+    fn what_a_receipt_used_is_charged_even_above_the_reservation() {
+        // a deploy sent again after its transaction was dropped is estimated again and may need more gas than
+        // its first reservation: the receipt's gas is what the relayer paid, and what is counted
+        let mut l = Ledger::default();
+        assert_eq!(reserve(&mut l, "a", 600, JAN_15), Reserved::Created);
+        assert_eq!(l.settle("a", 750), Some(750));
+        let u = l.usage(Period::Month, 1000, JAN_15);
+        assert_eq!((u.used, u.reserved, u.remaining), (750, 0, 250));
     }
 
     #[test]
