@@ -112,13 +112,16 @@ pub enum SendOutcome {
 
 impl SendOutcome {
     /// Classifies the result of `eth_sendRawTransaction`. Node messages differ between clients (geth, erigon,
-    /// nethermind, besu, anvil); the common phrasings are matched case-insensitively.
+    /// nethermind, besu, anvil); the common phrasings are matched case-insensitively. An error of the path to the
+    /// node rather than of the transaction — a gateway or load balancer answering in JSON-RPC that it timed out,
+    /// failed upstream or is rate-limited (JSON-RPC internal error −32603, EIP-1474 −32002 / −32005) — is
+    /// [`SendOutcome::Unknown`]: the transaction may have been forwarded, so it is kept, not undone and released.
     pub fn of<T>(result: &Result<T, RpcError>) -> Self {
-        let message = match result {
+        let (code, message) = match result {
             Ok(_) => return Self::Accepted,
             Err(RpcError::Unavailable(_)) => return Self::Unknown,
             Err(RpcError::Decode(_) | RpcError::TooLarge(_)) => return Self::Unknown,
-            Err(RpcError::Node { message, .. }) => message.to_ascii_lowercase(),
+            Err(RpcError::Node { code, message, .. }) => (*code, message.to_ascii_lowercase()),
         };
         let has = |needles: &[&str]| needles.iter().any(|n| message.contains(n));
         if has(&[
@@ -139,6 +142,24 @@ impl SendOutcome {
             "invalid nonce",
         ]) {
             Self::NonceTaken
+        } else if matches!(code, -32603 | -32002 | -32005)
+            || has(&[
+                "timeout",
+                "timed out",
+                "upstream",
+                "gateway",
+                "internal error",
+                "temporarily",
+                "unavailable",
+                "try again",
+                "rate limit",
+                "too many requests",
+                "overloaded",
+                "busy",
+                "connection",
+            ])
+        {
+            Self::Unknown
         } else {
             Self::Rejected
         }
@@ -540,6 +561,53 @@ mod tests {
         assert_eq!(
             SendOutcome::of(&Err::<B256, _>(RpcError::Unavailable("timed out".into()))),
             SendOutcome::Unknown
+        );
+    }
+
+    #[test]
+    fn an_error_of_the_path_to_the_node_is_not_a_refusal() {
+        // a gateway that forwarded the transaction and then answered an error: kept, never undone and released
+        let coded = |code: i64, message: &str| {
+            Err::<B256, _>(RpcError::Node {
+                code,
+                message: message.into(),
+                data: None,
+            })
+        };
+        for message in [
+            "upstream request timeout",
+            "Gateway Timeout",
+            "request timed out",
+            "service temporarily unavailable",
+            "Too Many Requests",
+            "rate limit exceeded, try again later",
+            "connection reset by peer",
+            "server busy",
+        ] {
+            assert_eq!(SendOutcome::of(&node(message)), SendOutcome::Unknown, "{message}");
+        }
+        assert_eq!(SendOutcome::of(&coded(-32603, "oops")), SendOutcome::Unknown);
+        assert_eq!(
+            SendOutcome::of(&coded(-32005, "daily request count exceeded")),
+            SendOutcome::Unknown
+        );
+        assert_eq!(
+            SendOutcome::of(&coded(-32002, "resource unavailable")),
+            SendOutcome::Unknown
+        );
+        // the transaction's own faults stay refusals (nothing sent: undone, released)
+        assert_eq!(
+            SendOutcome::of(&coded(-32000, "intrinsic gas too low")),
+            SendOutcome::Rejected
+        );
+        assert_eq!(
+            SendOutcome::of(&coded(-32003, "transaction rejected")),
+            SendOutcome::Rejected
+        );
+        // and a known phrasing wins over a transient-looking code
+        assert_eq!(
+            SendOutcome::of(&coded(-32603, "nonce too low")),
+            SendOutcome::NonceTaken
         );
     }
 }
