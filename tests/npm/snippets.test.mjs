@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodedUri, keyValue, knownIndex, predicted, presentFields, smallUint, unknownKey, utf8In } from '../../src/wasm/js/io.js';
-import { prFetch } from '../../src/wasm/js/http.js';
+import { prFetch, retryAfterSeconds } from '../../src/wasm/js/http.js';
 import { ProfileRelayerError, isProfileRelayerError, newError } from '../../src/wasm/js/errors.js';
 
 test('io.js: result objects sliced from one string', () => {
@@ -103,17 +103,81 @@ test('http.js: 429 / 503 retried after Retry-After, up to `retries`, within `max
   assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: f, retries: 2 }), [200, null, 'done']);
   assert.equal(f.requests.length, 3);
   const once = fakeFetch([[429, 'slow', { 'retry-after': '0' }]]);
-  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: once, retries: 0 }), [429, '0', 'slow']);
+  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: once, retries: 0 }), [429, 0, 'slow']);
   assert.equal(once.requests.length, 1, 'no retry by default');
   const far = fakeFetch([
     [503, '', { 'retry-after': '120' }],
     [200, 'x'],
   ]);
-  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: far, retries: 3, maxRetryDelay: 60 }), [503, '120', '']);
+  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: far, retries: 3, maxRetryDelay: 60 }), [503, 120, '']);
   assert.equal(far.requests.length, 1, 'a wait beyond maxRetryDelay is answered, not waited');
   const other = fakeFetch([[500, 'x', { 'retry-after': '0' }]]);
   await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: other, retries: 3 });
   assert.equal(other.requests.length, 1, '500 is not retried');
+});
+
+test('http.js: Retry-After as delay-seconds or an HTTP-date (RFC 9110), else the backoff', () => {
+  const now = Date.UTC(2026, 10, 27, 12, 0, 0);
+  const cases = [
+    [null, null],
+    ['0', 0],
+    [' 7 ', 7],
+    ['120', 120],
+    ['99999999999', 86400], // at most a day
+    ['Fri, 27 Nov 2026 12:00:30 GMT', 30], // IMF-fixdate
+    ['Friday, 27-Nov-26 12:01:00 GMT', 60], // RFC 850
+    ['Fri Nov 27 12:00:05 2026', 5], // asctime
+    ['Fri, 27 Nov 2026 11:00:00 GMT', 0], // past
+    ['Sat, 27 Nov 2027 12:00:00 GMT', 86400],
+    ['-1', null],
+    ['+5', null],
+    ['1.5', null],
+    ['abc', null],
+    ['2026-11-27T12:00:30Z', null], // not an HTTP-date
+    ['', null],
+  ];
+  for (const [value, seconds] of cases) assert.equal(retryAfterSeconds(value, now), seconds, String(value));
+});
+
+test('http.js: an HTTP-date Retry-After is waited for; one beyond maxRetryDelay is answered with its seconds', async () => {
+  const soon = new Date(Date.now() + 1500).toUTCString();
+  const f = fakeFetch([
+    [429, '', { 'retry-after': soon }],
+    [200, 'done'],
+  ]);
+  const started = performance.now();
+  assert.deepEqual(await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: f, retries: 1 }), [200, null, 'done']);
+  const waited = performance.now() - started;
+  assert.ok(waited >= 400 && waited < 3000, `waited ${waited} ms for a date ≈ 1 s ahead (HTTP-dates have whole seconds)`);
+  const late = fakeFetch([[503, '', { 'retry-after': new Date(Date.now() + 3600_000).toUTCString() }]]);
+  const [status, after] = await prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: late, retries: 2 });
+  assert.equal(status, 503);
+  assert.ok(after >= 3598 && after <= 3600, String(after));
+  assert.equal(late.requests.length, 1, 'an hour is beyond maxRetryDelay: answered, not retried within the second');
+});
+
+test('http.js: an aborted signal stops requests even through a fetch that ignores it', async () => {
+  const reason = new Error('gone');
+  const aborted = AbortSignal.abort(reason);
+  const deaf = fakeFetch([[200, 'x']]);
+  await assert.rejects(prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: deaf, signal: aborted }), (e) => e === reason);
+  assert.equal(deaf.requests.length, 0, 'already aborted: nothing is sent');
+  // aborted while the first answer (a 429) is being read: no wait, no second request
+  const controller = new AbortController();
+  const slow = fakeFetch([[429, '', { 'retry-after': '30' }]]);
+  const started = performance.now();
+  const pending = prFetch('GET', 'http://x', undefined, undefined, false, false, {
+    fetch: async (url) => {
+      const r = await slow(url, {});
+      controller.abort(reason);
+      return r;
+    },
+    retries: 1,
+    signal: controller.signal,
+  });
+  await assert.rejects(pending, (e) => e === reason);
+  assert.equal(slow.requests.length, 1);
+  assert.ok(performance.now() - started < 2000);
 });
 
 test('http.js: the signal aborts a retry wait, and the timeout reaches fetch', async () => {

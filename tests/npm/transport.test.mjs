@@ -109,6 +109,17 @@ test('429 / 503: retried after Retry-After when retries allow, else the error wi
   );
   assert.equal(s.calls.length, 1);
 
+  // an HTTP-date (RFC 9110) is read too: an hour ahead is not waited for, and is the error's retryAfter
+  s = scripted(
+    () => refusal(503, 'UNAVAILABLE', { 'retry-after': new Date(Date.now() + 3600_000).toUTCString() }),
+    () => json(STATUS),
+  );
+  await assert.rejects(
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, retries: 3 }).profileStatus(up),
+    (e) => e.code === 'UNAVAILABLE' && e.retryAfter >= 3598 && e.retryAfter <= 3600,
+  );
+  assert.equal(s.calls.length, 1);
+
   // other statuses are never retried
   s = scripted(
     () => refusal(500, 'INTERNAL_ERROR'),
@@ -135,7 +146,7 @@ test('signal: aborting rejects the pending request and a retry wait, the reason 
   // already aborted: nothing is sent
   const s = scripted(() => json(STATUS));
   await assert.rejects(
-    new sdk.RelayerClient({ baseUrl: hangingUrl, signal: controller.signal }).profileStatus(up),
+    new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch, signal: controller.signal }).profileStatus(up),
     (e) => e.code === 'NETWORK_ERROR' && e.cause === reason,
   );
   // aborted while waiting for a retry

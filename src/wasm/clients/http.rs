@@ -103,7 +103,7 @@ pub(super) enum Body<'a> {
 pub(super) struct Answer {
     /// The HTTP status.
     pub status: u16,
-    /// `Retry-After` as delay-seconds (RFC 9110: digits only), when given.
+    /// `Retry-After` in seconds (delay-seconds, or until an HTTP-date; at most a day), when given and readable.
     pub retry_after: Option<u32>,
     /// A string, or a `Uint8Array` for a successful binary request.
     pub body: JsValue,
@@ -158,10 +158,8 @@ pub(super) async fn send(
     let parts: Array = out.unchecked_into();
     Ok(Answer {
         status: parts.get(0).as_f64().map_or(0, |s| s as u16),
-        retry_after: parts
-            .get(1)
-            .as_string()
-            .and_then(|v| v.trim().parse::<u32>().ok()),
+        // seconds, read by the snippet (delay-seconds or an HTTP-date, at most a day)
+        retry_after: parts.get(1).as_f64().map(|s| s as u32),
         body: parts.get(2),
     })
 }

@@ -1,11 +1,35 @@
 // The clients' one `fetch` per request (src/wasm/clients/http.rs): transport options, retries on 429 / 503 after
 // `Retry-After`, and the whole body read here so that a call is a single await.
 
+/** The most seconds a `Retry-After` is read as (a day): a larger or far-future value is read as this. */
+const MAX_RETRY_AFTER = 86400;
+
 /**
- * `fetch` (or `t.fetch`) and the whole body: resolves to `[status, retryAfter | null, body]`, the body a string, or a
- * `Uint8Array` for a successful `binary` request; rejects when the service cannot be reached, the attempt timed out
- * or the signal aborted. A 429 or 503 is retried up to `t.retries` times after its `Retry-After` (else 0.5 s, 1 s,
- * 2 s, …) when that wait is at most `t.maxRetryDelay` seconds (default 60).
+ * Seconds to wait from a `Retry-After` value (RFC 9110 §10.2.3): delay-seconds (digits), or an HTTP-date — the
+ * seconds from `now` until it, 0 for a date past; `null` for anything else (absent, negative, garbage). At most a day.
+ * @param {string | null} value
+ * @param {number} now milliseconds since the epoch
+ * @returns {number | null}
+ */
+export function retryAfterSeconds(value, now) {
+  if (value === null) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
+  // an HTTP-date names its weekday and GMT (IMF-fixdate, RFC 850, asctime): not any text Date.parse takes
+  if (!/^[A-Za-z]{3}/.test(text)) return null;
+  // asctime names no zone and is GMT: said, or the engine reads it as local time
+  const at = Date.parse(/GMT$/i.test(text) ? text : `${text} GMT`);
+  if (Number.isNaN(at)) return null;
+  return Math.min(Math.max(0, Math.ceil((at - now) / 1000)), MAX_RETRY_AFTER);
+}
+
+/**
+ * `fetch` (or `t.fetch`) and the whole body: resolves to `[status, retryAfter | null, body]` — `retryAfter` the
+ * seconds of the answer's `Retry-After` ({@link retryAfterSeconds}), the body a string, or a `Uint8Array` for a
+ * successful `binary` request; rejects when the service cannot be reached, the attempt timed out or the signal
+ * aborted — before anything is sent when it is aborted already, and at once when it aborts during a retry's wait,
+ * whether or not `t.fetch` honours it. A 429 or 503 is retried up to `t.retries` times after its `Retry-After` (else
+ * 0.5 s, 1 s, 2 s, …) when that wait is at most `t.maxRetryDelay` seconds (default 60).
  * @param {string} method
  * @param {string} url
  * @param {string | undefined} auth a bearer token
@@ -17,30 +41,50 @@
 export function prFetch(method, url, auth, body, json, binary, t) {
   const headers = {};
   if (auth) headers.authorization = 'Bearer ' + auth;
-  if (json) { headers['content-type'] = 'application/json'; body = JSON.stringify(body); }
+  if (json) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(body);
+  }
   t = t || {};
   const send = t.fetch || fetch;
   const attempt = (n) => {
-    const signals = [t.signal, t.timeout && AbortSignal.timeout(t.timeout)].filter(Boolean);
+    if (t.signal?.aborted) return Promise.reject(t.signal.reason);
+    const timeout = t.timeout ? AbortSignal.timeout(t.timeout) : undefined;
+    const signals = [t.signal, timeout].filter(Boolean);
     let signal = signals[0];
+    let done = () => {};
     if (signals.length > 1 && AbortSignal.any) signal = AbortSignal.any(signals);
     else if (signals.length > 1) {
       const c = new AbortController();
-      for (const s of signals) s.addEventListener('abort', () => c.abort(s.reason), { once: true });
+      const forward = (e) => c.abort(e.target.reason);
+      for (const s of signals) s.addEventListener('abort', forward, { once: true });
+      // the client's signal outlives the request: its listener goes with the request
+      done = () => {
+        for (const s of signals) s.removeEventListener('abort', forward);
+      };
       signal = c.signal;
     }
-    return send(url, { method, headers, body, signal }).then((r) =>
-      (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) => {
-        const after = r.headers.get('retry-after');
-        const wait = after !== null && /^\s*\d+\s*$/.test(after) ? +after : 2 ** n / 2;
+    return send(url, { method, headers, body, signal })
+      .then((r) => (binary && r.ok ? r.arrayBuffer().then((b) => new Uint8Array(b)) : r.text()).then((text) => [r, text]))
+      .finally(done)
+      .then(([r, text]) => {
+        const after = retryAfterSeconds(r.headers.get('retry-after'), Date.now());
+        const wait = after ?? 2 ** n / 2;
         if ((r.status === 429 || r.status === 503) && n < (t.retries || 0) && wait <= (t.maxRetryDelay ?? 60))
           return new Promise((resolve, reject) => {
-            const abort = () => { clearTimeout(id); reject(t.signal.reason); };
-            const id = setTimeout(() => { t.signal?.removeEventListener('abort', abort); resolve(attempt(n + 1)); }, wait * 1000);
-            t.signal?.addEventListener('abort', abort, { once: true });
+            const abort = () => {
+              clearTimeout(id);
+              reject(t.signal.reason);
+            };
+            const id = setTimeout(() => {
+              t.signal?.removeEventListener('abort', abort);
+              resolve(attempt(n + 1));
+            }, wait * 1000);
+            if (t.signal?.aborted) abort();
+            else t.signal?.addEventListener('abort', abort, { once: true });
           });
         return [r.status, after, text];
-      }));
+      });
   };
   return attempt(0);
 }
