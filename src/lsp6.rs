@@ -18,6 +18,12 @@ macro_rules! permissions {
         }
         /// Every single-bit permission with its LUKSO name, lowest bit first.
         pub const NAMED: &[(&str, Permissions)] = &[$((stringify!($name), Permissions::$name)),*];
+        /// The TypeScript union of every permission name (and `ALL_PERMISSIONS`), as the npm package declares it.
+        pub const PERMISSION_NAME_TS: &str = concat!(
+            "/** The name of an LSP6 permission. */\nexport type PermissionName =",
+            $("\n  | \"", stringify!($name), "\"",)*
+            "\n  | \"ALL_PERMISSIONS\";\n"
+        );
     };
 }
 

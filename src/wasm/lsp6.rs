@@ -19,7 +19,7 @@ use crate::{Error, lsp6::Permissions};
 // throws by `error::returned` (the cheaper success path; `names` owned for it)
 #[wasm_bindgen(js_name = encodePermissions, unchecked_return_type = "Hex")]
 pub fn encode_permissions(
-    #[wasm_bindgen(unchecked_param_type = "string[] | PermissionsObject")] names: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly string[] | PermissionsObject")] names: JsValue,
 ) -> JsString {
     returned(outcome(move || permissions_value(&names)))
 }
@@ -68,7 +68,7 @@ fn permissions_of_object(object: &JsValue) -> JsResult<Permissions> {
 }
 
 /// The names of the LSP6 permissions set in a bytes32 value.
-#[wasm_bindgen(js_name = decodePermissions, unchecked_return_type = "string[]")]
+#[wasm_bindgen(js_name = decodePermissions, unchecked_return_type = "PermissionName[]")]
 pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue) -> JsResult<Array> {
     let p = Permissions::from_bytes32(fixed_arg::<32>("permissions", value)?.into());
     Ok(p.names().into_iter().map(interned).collect())
@@ -80,7 +80,7 @@ pub fn decode_permissions(#[wasm_bindgen(unchecked_param_type = "Hex")] value: &
 /// # Errors
 /// `INVALID_HEX` / `INVALID_LENGTH` for a value that is not 32 bytes of hex.
 #[cfg(feature = "wasm")]
-#[wasm_bindgen(js_name = decodePermissionsObject, unchecked_return_type = "PermissionsObject")]
+#[wasm_bindgen(js_name = decodePermissionsObject, unchecked_return_type = "Required<PermissionsObject>")]
 pub fn decode_permissions_object(
     #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
 ) -> JsResult<JsValue> {
@@ -100,5 +100,9 @@ pub fn decode_permissions_object(
 #[wasm_bindgen(typescript_custom_section)]
 const TS_PERMISSIONS: &'static str = r#"
 /** erc725.js's permissions object: a permission name (`"SETDATA"`, `"ALL_PERMISSIONS"`, …) to whether it is set. */
-export type PermissionsObject = { [name: string]: boolean };
+export type PermissionsObject = { [name in PermissionName]?: boolean };
 "#;
+
+/// `PermissionName`: generated from the core's permission table.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_PERMISSION_NAMES: &'static str = crate::lsp6::PERMISSION_NAME_TS;

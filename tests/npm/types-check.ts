@@ -1,5 +1,6 @@
 // Type-checked with `tsc --noEmit` (tests/tsconfig.json): the generated declarations are complete and precise.
 import * as lite from 'profile-relayer/lite';
+import { decodePermissionsObject } from 'profile-relayer';
 import { recoverQuotaSigner, recoverRelayCallSigner } from 'profile-relayer/recover';
 import {
   type Address,
@@ -153,6 +154,19 @@ function liteEntry(): [Hex[], Address] {
   lite.encodeVerifiableUriData('LSP3Profile', { LSP3Profile: {} }, 'ipfs://QmX');
   const permissions: Hex = lite.encodePermissions({ SETDATA: true, CALL: false });
   void permissions;
+  // permission names are known: a misspelt one is a type error, as with erc725.js
+  // @ts-expect-error: SETDAT is no permission
+  lite.encodePermissions({ SETDAT: true });
+  const granted: Record<string, boolean> = { SETDATA: true };
+  lite.encodePermissions(granted);
+  lite.encodePermissions(['SETDATA', 'CALL'] as const);
+  const names: lite.PermissionName[] = lite.decodePermissions(permissions);
+  const all: boolean = decodePermissionsObject(permissions).SUPER_SETDATA;
+  void names;
+  void all;
+  // bytes of any kind: an ArrayBuffer or a DataView is hashed as its bytes
+  lite.encodeVerifiableUri(new ArrayBuffer(2), 'ipfs://QmX');
+  lite.encodeVerifiableUri(new DataView(new ArrayBuffer(2)), 'ipfs://QmX');
   // @ts-expect-error: content is a string, a Uint8Array or a JSON object
   lite.encodeVerifiableUriData('LSP3Profile', 42, 'ipfs://QmX');
   const [p]: PredictedAddresses[] = lite.predictProfileAddresses([{ salt, postDeploymentCallData: calldata }]);
