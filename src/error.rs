@@ -128,9 +128,12 @@ pub enum Error {
         /// The 4-byte method id, hex.
         method: String,
     },
-    /// Content given to an encoder is neither a string nor bytes.
-    #[error("content must be a string or a Uint8Array")]
-    InvalidContent,
+    /// Content given to an encoder is not of a kind it takes.
+    #[error("content must be {expected}")]
+    InvalidContent {
+        /// What the function takes (`a string or bytes (…)`).
+        expected: &'static str,
+    },
     /// An LSP2 key name cannot be parsed.
     #[error("invalid key name {}: {reason}", Quoted(.name))]
     InvalidKeyName {
@@ -463,8 +466,9 @@ mod tests {
         assert_eq!(quoted(super::ERROR_CODE_TS), listed);
         assert!(super::ERROR_CODE_TS.starts_with("/** Every `code`"));
         // a sample of variants answers its own code and status
-        assert_eq!(Error::InvalidContent.code(), "INVALID_CONTENT");
-        assert_eq!(Error::InvalidContent.http_status(), 400);
+        let content = Error::InvalidContent { expected: "bytes" };
+        assert_eq!(content.code(), "INVALID_CONTENT");
+        assert_eq!(content.http_status(), 400);
         assert_eq!(Error::NotAuthorised("x".into()).http_status(), 403);
         assert_eq!(Error::Random("x".into()).code(), "RANDOM_FAILURE");
     }

@@ -102,6 +102,17 @@ extern "C" {
     #[wasm_bindgen(js_name = smallUint)]
     fn small_uint(v: &JsValue) -> f64;
 
+    /// Content given as bytes or, with `json`, as a JSON value, read in one call: a `Uint8Array` of the bytes of
+    /// any typed array, `DataView` or `ArrayBuffer` (of any realm); the `JSON.stringify` text of a plain object or
+    /// array; `undefined` for anything else (see [`content_arg`]).
+    #[wasm_bindgen(js_name = contentOf)]
+    fn content_of(v: &JsValue, json: bool) -> JsValue;
+
+    /// The bytes of a `Blob` or `File`, as a promise of a `Uint8Array`; `undefined` for anything else.
+    #[cfg(feature = "wasm")]
+    #[wasm_bindgen(js_name = blobBytes)]
+    pub(crate) fn blob_bytes(v: &JsValue) -> JsValue;
+
     /// What is known of a key name before it is read, in one call: -1 when dynamic `parts` are given, else the
     /// index of `s` in `map` (the standard names, see [`known_name`]) or -2.
     #[wasm_bindgen(js_name = knownIndex)]
@@ -265,6 +276,40 @@ pub(crate) fn safe_uint(value: &JsValue) -> Option<u64> {
     let n = small_uint(value);
     // exact: the snippet answers a safe integer or -1
     (n >= 0.0).then_some(n as u64)
+}
+
+/// What a content argument that is not a string holds.
+pub(crate) enum ContentArg {
+    /// Bytes: of a typed array, a `DataView` or an `ArrayBuffer`.
+    Bytes(Vec<u8>),
+    /// The `JSON.stringify` text of a plain object or array.
+    Json(String),
+}
+
+/// What `INVALID_CONTENT` says a content argument must be, by what the function takes.
+pub(crate) mod content {
+    /// Bytes only.
+    pub(crate) const BYTES: &str = "bytes (a Uint8Array, an ArrayBuffer or another typed array or DataView)";
+    /// A string or bytes.
+    pub(crate) const TEXT_OR_BYTES: &str =
+        "a string or bytes (a Uint8Array, an ArrayBuffer or another typed array or DataView)";
+    /// A string, bytes or a JSON value.
+    pub(crate) const TEXT_BYTES_OR_JSON: &str = "a string, bytes (a Uint8Array, an ArrayBuffer or another typed \
+                                                 array or DataView) or a JSON value (a plain object or array)";
+}
+
+/// A content argument that is not a string: bytes of any kind, or (with `json`) a plain object or array as its
+/// `JSON.stringify` text — never the `"{}"` that `JSON.stringify` makes of a `Blob` or an `ArrayBuffer`, nor a class
+/// instance's own idea of JSON. `INVALID_CONTENT` naming `expected` for anything else.
+pub(crate) fn content_arg(value: &JsValue, json: bool, expected: &'static str) -> Result<ContentArg> {
+    let read = content_of(value, json);
+    if let Some(bytes) = read.dyn_ref::<js_sys::Uint8Array>() {
+        Ok(ContentArg::Bytes(bytes.to_vec()))
+    } else if let Some(text) = read.as_string() {
+        Ok(ContentArg::Json(text))
+    } else {
+        Err(Error::InvalidContent { expected })
+    }
 }
 
 /// The text of a JS string (`None` when `value` is not a string), in a fresh allocation.

@@ -1,25 +1,30 @@
 //! Bindings of the full package only: IPFS CIDs (`cid` brings `multibase` with every base encoding).
 
-use wasm_bindgen::{JsCast, prelude::*};
+use wasm_bindgen::prelude::*;
 
-use super::JsResult;
+use super::{JsResult, io};
 use crate::Error;
 
 /// The CIDv1 (`raw` codec, sha2-256) of `bytes`: what `POST /api/v0/add` answers for them.
 #[wasm_bindgen(js_name = computeCid)]
 ///
 /// # Errors
-/// `INVALID_CONTENT` when `bytes` is not a `Uint8Array`.
-pub fn compute_cid(#[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: &JsValue) -> JsResult<String> {
+/// `INVALID_CONTENT` when `bytes` is not bytes (a `Uint8Array`, an `ArrayBuffer`, another typed array or a
+/// `DataView`).
+pub fn compute_cid(
+    #[wasm_bindgen(unchecked_param_type = "ContentBytes")] bytes: &JsValue,
+) -> JsResult<String> {
     Ok(crate::ipfs::cid_text(&crate::ipfs::raw_cid(&bytes_arg(bytes)?)))
 }
 
-/// The bytes of a `Uint8Array` argument, else `INVALID_CONTENT`.
+/// The bytes of a bytes argument (any typed array, `DataView` or `ArrayBuffer`), else `INVALID_CONTENT`.
 fn bytes_arg(bytes: &JsValue) -> JsResult<Vec<u8>> {
-    bytes
-        .dyn_ref::<js_sys::Uint8Array>()
-        .map(js_sys::Uint8Array::to_vec)
-        .ok_or(Error::InvalidContent)
+    match io::content_arg(bytes, false, io::content::BYTES)? {
+        io::ContentArg::Bytes(bytes) => Ok(bytes),
+        io::ContentArg::Json(_) => Err(Error::InvalidContent {
+            expected: io::content::BYTES,
+        }),
+    }
 }
 
 /// Whether `bytes` is the block `cid` (`ipfs://…`, `/ipfs/…` or bare) names; throws `INVALID_CID` for a
@@ -28,7 +33,7 @@ fn bytes_arg(bytes: &JsValue) -> JsResult<Vec<u8>> {
 #[wasm_bindgen(js_name = verifyCid)]
 pub fn verify_cid(
     #[wasm_bindgen(unchecked_param_type = "string")] cid: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ContentBytes")] bytes: &JsValue,
 ) -> JsResult<bool> {
     let target = crate::ipfs::CidPath::parse(&super::io::text_arg("cid", cid)?)?;
     let bytes = &bytes_arg(bytes)?;

@@ -3,14 +3,14 @@
 use std::borrow::Cow;
 
 use alloy_primitives::B256;
-use js_sys::{Array, JsString, Uint8Array};
+use js_sys::{Array, JsString};
 use wasm_bindgen::{JsCast, prelude::*};
 
 use super::{
     JsResult, KeyPartsJs,
     args::{at_index, hex_array, push_hex, reject_unknown_keys},
     error::{outcome, returned},
-    io::{self, Obj, array_arg, ascii, hex_arg, hex_concat_js, hex_js, interned, utf8},
+    io::{self, ContentArg, Obj, array_arg, ascii, hex_arg, hex_concat_js, hex_js, interned, utf8},
 };
 use crate::{
     Error,
@@ -23,14 +23,17 @@ enum ContentBuf {
 }
 
 impl ContentBuf {
+    /// A string, or bytes of any kind (`INVALID_CONTENT` for anything else).
     fn of(content: &JsValue) -> JsResult<Self> {
         if let Some(text) = io::text_of(content) {
             // written by the JS engine from a JS string (lone surrogates become U+FFFD)
-            Ok(Self::Text(text))
-        } else if let Some(bytes) = content.dyn_ref::<Uint8Array>() {
-            Ok(Self::Bytes(bytes.to_vec()))
-        } else {
-            Err(Error::InvalidContent)
+            return Ok(Self::Text(text));
+        }
+        match io::content_arg(content, false, io::content::TEXT_OR_BYTES)? {
+            ContentArg::Bytes(bytes) => Ok(Self::Bytes(bytes)),
+            ContentArg::Json(_) => Err(Error::InvalidContent {
+                expected: io::content::TEXT_OR_BYTES,
+            }),
         }
     }
 
@@ -43,14 +46,16 @@ impl ContentBuf {
 }
 
 /// Encodes a VerifiableURI for `content` stored at `url`: a string is hashed as UTF-8 with `keccak256(utf8)`,
-/// a `Uint8Array` with `keccak256(bytes)`. Hash exactly what you upload.
+/// bytes (a `Uint8Array`, an `ArrayBuffer`, another typed array or a `DataView`) with `keccak256(bytes)`, a plain
+/// object or array as the text of its `JSON.stringify` (as erc725.js hashes `{ json, url }`). Hash exactly what you
+/// upload.
 ///
 /// # Errors
-/// `INVALID_CONTENT` for content that is neither a string nor a `Uint8Array`, `INVALID_ARGUMENT` for a `url`
-/// that is not a string.
+/// `INVALID_CONTENT` for other content (a `Blob` is read first: `await blob.arrayBuffer()`),
+/// `INVALID_ARGUMENT` for a `url` that is not a string.
 #[wasm_bindgen(js_name = encodeVerifiableUri, unchecked_return_type = "Hex")]
 pub fn encode_verifiable_uri(
-    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | object")] content: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | ContentBytes | object")] content: &JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] url: &JsValue,
 ) -> JsResult<JsString> {
     // the layout is the core's (`verifiable_uri_head` ‖ url), hex-encoded piecewise: no value `Vec`, and the
@@ -68,26 +73,14 @@ fn verifiable_uri_hex(
 ) -> JsResult<JsString> {
     let head = match args.utf8_text(content) {
         Some(text) => lsp2::verifiable_uri_head(Content::Text(&text)),
-        None => match content.dyn_ref::<Uint8Array>() {
-            Some(bytes) => lsp2::verifiable_uri_head(Content::Bytes(&bytes.to_vec())),
-            // a JSON object or array, as erc725.js takes it (`{ json, url }`): the text of `JSON.stringify(json)`
-            None => lsp2::verifiable_uri_head(Content::Text(&json_text(content)?)),
+        // bytes, or a JSON object or array as erc725.js takes it (`{ json, url }`): the text of `JSON.stringify(json)`
+        None => match io::content_arg(content, true, io::content::TEXT_BYTES_OR_JSON)? {
+            ContentArg::Bytes(bytes) => lsp2::verifiable_uri_head(Content::Bytes(&bytes)),
+            ContentArg::Json(text) => lsp2::verifiable_uri_head(Content::Text(&text)),
         },
     };
     let url = args.text("url", url)?;
     Ok(hex_concat_js(&[prefix, &head, url.as_bytes()]))
-}
-
-/// `JSON.stringify(content)` of an object or array (what erc725.js hashes for a `{ json, url }` value), else
-/// `INVALID_CONTENT`.
-fn json_text(content: &JsValue) -> JsResult<String> {
-    if !content.is_object() {
-        return Err(Error::InvalidContent);
-    }
-    js_sys::JSON::stringify(content)
-        .ok()
-        .and_then(|text| text.as_string())
-        .ok_or(Error::InvalidContent)
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -95,10 +88,11 @@ const TS_ENCODE_VERIFIABLE_URI_DATA: &'static str = r#"
 /**
  * The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
  * erc725.js `encodeData([{ keyName, value: { json, url } }], schema)` for one key. Pass `json` itself (hashed as
- * `JSON.stringify(json)`, as erc725.js does) or its text as `content`, and upload exactly that text (a string is hashed as UTF-8 with `keccak256(utf8)`, a `Uint8Array` with
- * `keccak256(bytes)`); `dynamicKeyParts` as for `encodeKeyName`.
+ * `JSON.stringify(json)`, as erc725.js does) or its text as `content`, and upload exactly that text (a string is
+ * hashed as UTF-8 with `keccak256(utf8)`, bytes — a `Uint8Array`, an `ArrayBuffer`, another typed array or a
+ * `DataView` — with `keccak256(bytes)`); `dynamicKeyParts` as for `encodeKeyName`.
  */
-export function encodeVerifiableUriData(keyName: string, content: string | Uint8Array | object, url: string, dynamicKeyParts?: string | string[] | null): DataKeyValue;
+export function encodeVerifiableUriData(keyName: string, content: string | ContentBytes | object, url: string, dynamicKeyParts?: string | string[] | null): DataKeyValue;
 "#;
 
 /// The data key of `keyName` and the VerifiableURI value for `content` at `url`, in one call: the job of
@@ -197,7 +191,7 @@ export interface Erc725VerifiableUri {
 #[wasm_bindgen(js_name = verifyVerifiableUri)]
 pub fn verify_verifiable_uri(
     #[wasm_bindgen(unchecked_param_type = "Hex")] value: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] content: &JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | ContentBytes")] content: &JsValue,
 ) -> JsResult<bool> {
     let uri = lsp2::decode_verifiable_uri(&hex_arg("value", value)?)?;
     lsp2::verify(&uri, ContentBuf::of(content)?.bytes())

@@ -95,6 +95,8 @@ const TS_TYPES: &'static str = r#"
 export type Hex = `0x${string}`;
 /** `0x`-prefixed 20-byte address; mixed case must be a valid EIP-55 checksum. */
 export type Address = `0x${string}`;
+/** Bytes: a `Uint8Array` (a Node `Buffer`), an `ArrayBuffer`, or another typed array or `DataView` (its bytes). */
+export type ContentBytes = Uint8Array | ArrayBuffer | ArrayBufferView;
 /** The error every function of this package throws (every promise rejects with); `instanceof` recognises those of
  * another copy of the package too. */
 export declare class ProfileRelayerError extends Error {

@@ -268,7 +268,32 @@ test('Node: refusals carry the service code and status; bad input and failing si
     'NOT_A_UNIVERSAL_PROFILE',
     undefined,
   );
-  await rejects(sdk.fetchRelayCallParams({ rpcUrl: 'http://127.0.0.1:9', address: up, controller: account.address }), 'NOT_A_UNIVERSAL_PROFILE', undefined);
+  // a contract without owner() (the KeyManager itself): the node answers a revert
+  await rejects(
+    sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: params.keyManager, controller: account.address }),
+    'NOT_A_UNIVERSAL_PROFILE',
+    undefined,
+  );
+  // a node that cannot be reached, refuses or fails is said so, never taken for a missing profile
+  await assert.rejects(
+    sdk.fetchRelayCallParams({ rpcUrl: 'http://127.0.0.1:9', address: up, controller: account.address }),
+    (e) => e.code === 'NETWORK_ERROR' && e.cause instanceof Error,
+  );
+  const node = (answer) => ({ rpcUrl: 'http://rpc.test', address: up, controller: account.address, fetch: async () => answer() });
+  await rejects(sdk.fetchRelayCallParams(node(() => new Response('slow down', { status: 429 }))), 'RPC_ERROR', 429);
+  await assert.rejects(
+    sdk.fetchRelayCallParams(node(() => Response.json({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'daily request count exceeded' } }))),
+    (e) => e.code === 'RPC_ERROR' && /daily request count exceeded/.test(e.message),
+  );
+  // the transport options apply: a node that never answers times out
+  await assert.rejects(
+    sdk.fetchRelayCallParams({
+      ...node(() => new Promise(() => {})),
+      fetch: (_url, init) => new Promise((_, reject) => init.signal.addEventListener('abort', () => reject(init.signal.reason))),
+      timeout: 100,
+    }),
+    (e) => e.code === 'NETWORK_ERROR' && e.cause?.name === 'TimeoutError',
+  );
   // the untouched call still goes through afterwards
   assert.equal((await relayer.execute({ ...params, address: up, payload, sign: viemSign })).status, 'mined');
 });

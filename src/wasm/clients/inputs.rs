@@ -289,9 +289,24 @@ pub struct RelayCallParams {
 }
 
 #[cfg(feature = "wasm")]
-/// Reads a `RelayCallParamsInput`: `(rpcUrl, profile, controller, channel)`.
+/// Reads a `RelayCallParamsInput` (with the transport options of the clients): `(rpcUrl, profile, controller,
+/// channel)`; the transport options are read by `http::transport`.
 pub(super) fn relay_call_params_args(input: &JsValue) -> JsResult<(String, Address, Address, u128)> {
-    object(input, &["rpcUrl", "address", "controller", "channel"], "input")?;
+    object(
+        input,
+        &[
+            "rpcUrl",
+            "address",
+            "controller",
+            "channel",
+            "timeout",
+            "signal",
+            "retries",
+            "maxRetryDelay",
+            "fetch",
+        ],
+        "input",
+    )?;
     let rpc_url = string_field(input, "rpcUrl")?;
     let profile = parse_address("address", &string_field(input, "address")?)?;
     let controller = parse_address("controller", &string_field(input, "controller")?)?;

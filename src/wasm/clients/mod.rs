@@ -424,6 +424,10 @@ fn get_typed(transport: &JsValue, url: String, shape: &'static Shape) -> Promise
     })
 }
 
+/// What `LookupClient.upload` takes (`INVALID_CONTENT` names it).
+const UPLOAD_CONTENT: &str = "bytes (a Uint8Array, an ArrayBuffer or another typed array or DataView), a Blob or \
+                              File, a string or a JSON value (a plain object or array)";
+
 #[wasm_bindgen]
 impl LookupClient {
     /// `new LookupClient({ baseUrl, apiKey? })`.
@@ -603,25 +607,31 @@ impl LookupClient {
         })
     }
 
-    /// Uploads bytes, a string or a JSON-serialisable value; resolves to its CID.
+    /// Uploads bytes (a `Uint8Array`, an `ArrayBuffer`, another typed array or a `DataView`), a `Blob` or `File`
+    /// (read), a string (its UTF-8) or a JSON value (a plain object or array: its `JSON.stringify` text); resolves
+    /// to its CID. Anything else rejects with `INVALID_CONTENT`, before anything is sent.
     #[wasm_bindgen(unchecked_return_type = "Promise<UploadResult>")]
     pub fn upload(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | string | object")] data: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ContentBytes | Blob | string | object")] data: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
-            let (bytes, name) = if let Some(array) = data.dyn_ref::<Uint8Array>() {
-                (array.to_vec(), "file.bin")
+            let blob = io::blob_bytes(&data);
+            let (bytes, name) = if !blob.is_undefined() {
+                let read = JsFuture::from(Promise::from(blob))
+                    .await
+                    .map_err(|_| Error::InvalidContent {
+                        expected: UPLOAD_CONTENT,
+                    })?;
+                (Uint8Array::from(read).to_vec(), "file.bin")
             } else if let Some(text) = data.as_string() {
                 (text.into_bytes(), "file.txt")
-            } else if data.is_object() {
-                let text: String = js_sys::JSON::stringify(&data)
-                    .map_err(|_| Error::InvalidContent)?
-                    .into();
-                (text.into_bytes(), "file.json")
             } else {
-                return Err(Error::InvalidContent.into());
+                match io::content_arg(&data, true, UPLOAD_CONTENT)? {
+                    io::ContentArg::Bytes(bytes) => (bytes, "file.bin"),
+                    io::ContentArg::Json(text) => (text.into_bytes(), "file.json"),
+                }
             };
             let cid = upload_bytes(
                 &this.transport,
@@ -757,11 +767,18 @@ impl RelayerClient {
     }
 }
 
-/// One JSON-RPC call; a node error is `RPC_ERROR` with the node's message.
-/// The `result` must be a string (every call made here answers hex).
-async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> {
+/// What a JSON-RPC call answered: its `result` (a string: every call made here answers hex), or the node's error
+/// — `Reverted` for a call the contract refused (code 3, or a message about a revert), `RPC_ERROR` for the rest.
+/// A node that cannot be reached is `NETWORK_ERROR`, an HTTP error status `RPC_ERROR` with the `status`.
+enum RpcAnswer {
+    Result(String),
+    Reverted,
+}
+
+/// One JSON-RPC call through `transport` (the caller's timeout, signal, retries and fetch).
+async fn rpc(transport: &JsValue, url: &str, method: &str, params: Value) -> Result<RpcAnswer, JsValue> {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let answer = http::send(&JsValue::UNDEFINED, "POST", url, None, Body::Json(&body), false).await?;
+    let answer = http::send(transport, "POST", url, None, Body::Json(&body), false).await?;
     let status = answer.status;
     let rpc_error = |message: String| client_error(Some(status), "RPC_ERROR", &message, None);
     if !answer.ok() {
@@ -775,37 +792,54 @@ async fn rpc(url: &str, method: &str, params: Value) -> Result<String, JsValue> 
     let error = Reflect::get(&answer, &"error".into()).unwrap_or(JsValue::UNDEFINED);
     if !error.is_undefined() && !error.is_null() {
         let message = get_str(&error, "message").unwrap_or_else(|| "no message".into());
+        let code = Reflect::get(&error, &"code".into()).ok().and_then(|c| c.as_f64());
+        if code == Some(3.0) || message.to_ascii_lowercase().contains("revert") {
+            return Ok(RpcAnswer::Reverted);
+        }
         return Err(rpc_error(format!(
             "the node answered {method} with an error: {message}"
         )));
     }
-    get_str(&answer, "result").ok_or_else(|| rpc_error(format!("the node answered {method} with no result")))
+    get_str(&answer, "result")
+        .map(RpcAnswer::Result)
+        .ok_or_else(|| rpc_error(format!("the node answered {method} with no result")))
 }
 
-async fn eth_call(url: &str, to: alloy_primitives::Address, data: &[u8]) -> Result<Vec<u8>, JsValue> {
+/// An `eth_call`: its output, `None` when the contract reverted.
+async fn eth_call(
+    transport: &JsValue,
+    url: &str,
+    to: alloy_primitives::Address,
+    data: &[u8],
+) -> Result<Option<Vec<u8>>, JsValue> {
     let call = json!({ "to": to.to_checksum(None), "data": to_hex(data) });
-    let result = rpc(url, "eth_call", json!([call, "latest"])).await?;
-    Ok(parse_hex("result", &result)?)
+    match rpc(transport, url, "eth_call", json!([call, "latest"])).await? {
+        RpcAnswer::Result(result) => Ok(Some(parse_hex("result", &result)?)),
+        RpcAnswer::Reverted => Ok(None),
+    }
 }
 
 /// Reads what a relay call's signature needs from the chain: the profile's KeyManager (`owner()`), the chain id
 /// and `getNonce(controller, channel)`. Sign and send right after: the nonce is only valid until the next call on
-/// that channel.
+/// that channel. The clients' transport options apply to the node's requests (`timeout`, `signal`, `retries`,
+/// `fetch`). A node that cannot be reached rejects with `NETWORK_ERROR` (its `cause`), one that answers an error
+/// with `RPC_ERROR` (an HTTP error: its `status`); only a contract that answers no `owner()` / `getNonce()` is
+/// `NOT_A_UNIVERSAL_PROFILE` / `NOT_A_KEY_MANAGER`.
 #[wasm_bindgen(js_name = fetchRelayCallParams, unchecked_return_type = "Promise<RelayCallParams>")]
 pub fn fetch_relay_call_params(
-    #[wasm_bindgen(unchecked_param_type = "RelayCallParamsInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "RelayCallParamsInput & TransportOptions")] input: JsValue,
 ) -> Promise {
     future_to_promise(async move {
         let (rpc_url, profile, controller, channel) = inputs::relay_call_params_args(&input)?;
+        let transport = http::transport(&input)?;
         let url = base(&rpc_url).map_err(|_| {
             Error::InvalidArgument(format!(
                 "rpcUrl must be an http(s) URL, got {}",
                 crate::Quoted(&rpc_url)
             ))
         })?;
-        let owner = eth_call(&url, profile, &erc165::owner_calldata())
-            .await
-            .ok()
+        let owner = eth_call(&transport, &url, profile, &erc165::owner_calldata())
+            .await?
             .and_then(|out| erc165::decode_owner(&out))
             .ok_or_else(|| {
                 client_error(
@@ -815,19 +849,30 @@ pub fn fetch_relay_call_params(
                     None,
                 )
             })?;
-        let nonce = eth_call(&url, owner, &lsp25::get_nonce_calldata(controller, channel))
-            .await
-            .ok()
-            .and_then(|out| lsp25::decode_get_nonce(&out).ok())
-            .ok_or_else(|| {
-                client_error(
-                    None,
-                    "NOT_A_KEY_MANAGER",
-                    &format!("the owner {owner} of {profile} answers no getNonce(): not an LSP6 KeyManager"),
-                    None,
-                )
-            })?;
-        let chain = rpc(&url, "eth_chainId", json!([])).await?;
+        let nonce = eth_call(
+            &transport,
+            &url,
+            owner,
+            &lsp25::get_nonce_calldata(controller, channel),
+        )
+        .await?
+        .and_then(|out| lsp25::decode_get_nonce(&out).ok())
+        .ok_or_else(|| {
+            client_error(
+                None,
+                "NOT_A_KEY_MANAGER",
+                &format!("the owner {owner} of {profile} answers no getNonce(): not an LSP6 KeyManager"),
+                None,
+            )
+        })?;
+        let RpcAnswer::Result(chain) = rpc(&transport, &url, "eth_chainId", json!([])).await? else {
+            return Err(client_error(
+                None,
+                "RPC_ERROR",
+                "the node refused eth_chainId",
+                None,
+            ));
+        };
         let chain_id = parse_uint256("chainId", &chain)?;
         let chain_id = u64::try_from(chain_id).map_err(|_| Error::InvalidNumber {
             field: "chainId".into(),

@@ -101,3 +101,70 @@ export function utf8In(buf, s, ptr, cap) {
   if (typeof s !== 'string') return -1;
   return s.length * 3 <= cap ? buf.utf8Write(s, ptr, cap) : -2;
 }
+
+/** `ArrayBuffer`'s `byteLength` getter: it throws for anything but an `ArrayBuffer` of any realm (a brand check). */
+const arrayBufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')?.get;
+/** The same for `SharedArrayBuffer`, where the engine has one. */
+const sharedBufferLength =
+  typeof SharedArrayBuffer === 'function' ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength')?.get : undefined;
+
+/**
+ * Whether `v` is an `ArrayBuffer` or a `SharedArrayBuffer`, of any realm (`instanceof` is not: a buffer from a
+ * worker, an iframe or a test environment such as jsdom fails it).
+ * @param {unknown} v
+ */
+function isBuffer(v) {
+  for (const length of [arrayBufferLength, sharedBufferLength]) {
+    try {
+      length?.call(v);
+      if (length) return true;
+    } catch {}
+  }
+  return false;
+}
+
+/**
+ * Whether `v` is a JSON value as erc725.js takes one for a VerifiableURI: an array, or a plain object (its prototype
+ * an `Object.prototype` of any realm, or none) — not a `Blob`, a `Date`, a typed array or another class's instance,
+ * whose `JSON.stringify` is not their content (`"{}"` for a `Blob` or an `ArrayBuffer`).
+ * @param {unknown} v
+ */
+function isPlainJson(v) {
+  if (Array.isArray(v)) return true;
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * Content given as bytes or as a JSON value, in one call: the bytes of a `Uint8Array` (itself), of another typed
+ * array or a `DataView` (a `Uint8Array` over the same memory), or of an `ArrayBuffer` — of any realm; with `json`,
+ * the text of `JSON.stringify` of a plain object or array (what erc725.js hashes); `undefined` for anything else,
+ * and for a value `JSON.stringify` refuses (a cycle, a `BigInt`).
+ * @param {unknown} v
+ * @param {boolean} json
+ * @returns {Uint8Array | string | undefined}
+ */
+export function contentOf(v, json) {
+  if (ArrayBuffer.isView(v)) return v instanceof Uint8Array ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (isBuffer(v)) return new Uint8Array(v);
+  if (!json || !isPlainJson(v)) return undefined;
+  try {
+    const text = JSON.stringify(v);
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The bytes of a `Blob` or `File` (of any realm, or a polyfill's with the same tag), read; `undefined` for anything
+ * else.
+ * @param {unknown} v
+ * @returns {Promise<Uint8Array> | undefined}
+ */
+export function blobBytes(v) {
+  const tag = Object.prototype.toString.call(v);
+  if ((tag !== '[object Blob]' && tag !== '[object File]') || typeof v.arrayBuffer !== 'function') return undefined;
+  return v.arrayBuffer().then((b) => new Uint8Array(b));
+}
