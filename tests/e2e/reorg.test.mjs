@@ -289,7 +289,9 @@ test('a nonce relayed again after its transaction reverted is charged again: eve
     return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
   };
   const shut = (value, fees = {}) =>
-    rpc('eth_sendTransaction', [{ from: OWNER, to: trapdoor, gas: '0x186a0', data: encodeFunctionData({ abi: door, functionName: 'setShut', args: [value] }), ...fees }]);
+    rpc('eth_sendTransaction', [
+      { from: OWNER, to: trapdoor, gas: '0x186a0', data: encodeFunctionData({ abi: door, functionName: 'setShut', args: [value] }), ...fees },
+    ]);
 
   // the first call, simulated with the door open, mined in a block where the door is shut just before it
   const light = await walk(50);
