@@ -126,6 +126,26 @@ function start(cmd, args, cwd, pattern) {
   return { ready, stop, output: () => output };
 }
 
+/**
+ * A server started on a port free a moment ago: `args(port, inspector)` its arguments. A port another process takes
+ * in between (an outgoing connection's ephemeral port, on a busy machine) is no failure of the app: fresh ports,
+ * 3 tries. Resolves to `{ port, dev }` once `pattern` is printed.
+ */
+async function startOnFreePort(args, cwd, pattern) {
+  for (let attempt = 1; ; attempt++) {
+    const [port, inspector] = [await freePort(), await freePort()];
+    const dev = start(process.execPath, args(port, inspector), cwd, pattern);
+    try {
+      await dev.ready;
+      closers.push(dev.stop);
+      return { port, dev };
+    } catch (e) {
+      await dev.stop();
+      if (attempt >= 3 || !/address already in use|EADDRINUSE|is already in use/i.test(e.message)) throw e;
+    }
+  }
+}
+
 let browser;
 const closers = [];
 /** Loads `url` in Chromium and returns the page's `window.__result`, failing on any page error. */
@@ -246,19 +266,17 @@ test('Vite: dev server (dependency pre-bundling), in Chromium', async () => {
   const dir = join(apps, 'vite');
   // the optimizer's cache would keep the previous run's package
   rmSync(join(dir, 'node_modules', '.vite'), { recursive: true, force: true });
-  const port = await freePort();
-  const dev = start(process.execPath, ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], dir, /Local:/);
-  closers.push(dev.stop);
-  await dev.ready;
+  const { port } = await startOnFreePort(
+    (port) => ['node_modules/vite/bin/vite.js', '--host', '127.0.0.1', '--port', String(port), '--strictPort'],
+    dir,
+    /Local:/,
+  );
   check('vite dev', await inBrowser('vite dev', `http://127.0.0.1:${port}/`));
 });
 
 test('Cloudflare Workers: wrangler dev (workerd) resolves the workerd condition', async () => {
   const dir = join(apps, 'workers');
-  const [port, inspector] = [await freePort(), await freePort()];
-  const dev = start(process.execPath, wranglerDevArgs({ port, inspectorPort: inspector }), dir, /Ready on/);
-  closers.push(dev.stop);
-  await dev.ready;
+  const { port, dev } = await startOnFreePort((port, inspectorPort) => wranglerDevArgs({ port, inspectorPort }), dir, /Ready on/);
   const res = await fetch(`http://127.0.0.1:${port}/`);
   const text = await res.text();
   assert.equal(res.status, 200, `${text}\n${dev.output()}`);
@@ -270,10 +288,11 @@ test('Next.js app router: prerendered server component, route handler, client co
   rmSync(join(dir, '.next'), { recursive: true, force: true });
   const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
   execFileSync(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: dir, env, stdio: 'pipe' });
-  const port = await freePort();
-  const server = start(process.execPath, ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)], dir, /Ready in/);
-  closers.push(server.stop);
-  await server.ready;
+  const { port, dev: server } = await startOnFreePort(
+    (port) => ['node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)],
+    dir,
+    /Ready in/,
+  );
   const origin = `http://127.0.0.1:${port}`;
   const res = await fetch(`${origin}/api/probe`);
   assert.equal(res.status, 200, server.output());
