@@ -1,6 +1,6 @@
 // Type-checked with `tsc --noEmit` (tests/tsconfig.json): the generated declarations are complete and precise.
 import * as lite from 'profile-relayer/lite';
-import { decodePermissionsObject } from 'profile-relayer';
+import { decodePermissionsObject, luksoConstants } from 'profile-relayer';
 import { recoverQuotaSigner, recoverRelayCallSigner } from 'profile-relayer/recover';
 import {
   type Address,
@@ -164,6 +164,15 @@ function liteEntry(): [Hex[], Address] {
   const all: boolean = decodePermissionsObject(permissions).SUPER_SETDATA;
   void names;
   void all;
+  // the constants are typed by name: a known name is a Hex (also under noUncheckedIndexedAccess), a misspelt one an error
+  const constants = luksoConstants();
+  const profileKey: Hex = constants.dataKeys.LSP3Profile;
+  const prefix: Hex = constants.dataKeyPrefixes['AddressPermissions:Permissions'];
+  const setData: Hex = constants.permissions.SETDATA;
+  const lsp0: Hex = constants.interfaceIds.LSP0ERC725Account;
+  // @ts-expect-error: LSP3Profil is no data key
+  void constants.dataKeys.LSP3Profil;
+  void [profileKey, prefix, setData, lsp0];
   // bytes of any kind: an ArrayBuffer or a DataView is hashed as its bytes
   lite.encodeVerifiableUri(new ArrayBuffer(2), 'ipfs://QmX');
   lite.encodeVerifiableUri(new DataView(new ArrayBuffer(2)), 'ipfs://QmX');
