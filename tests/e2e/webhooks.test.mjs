@@ -342,6 +342,30 @@ test('removing a webhook stops the deliveries', async () => {
   assert.deepEqual(await again.json(), { removed: false });
 });
 
+test('a revoked key: its delivery log stays readable, no new webhook is set for it', async () => {
+  const key = await newKey('hooks-revoked');
+  await setHook(key.id, hookUrl('/revoked'));
+  const deployed = await deploy(key.apiKey);
+  const path = `/admin/api-keys/${key.id}/webhook/deliveries`;
+  const before = await eventually(async () => {
+    const log = await deliveries(path);
+    return log.deliveries.length === 2 && log.deliveries.every((d) => d.state === 'delivered') && log;
+  }, 'pending and mined delivered');
+  assert.equal((await stack.admin('DELETE', `/admin/api-keys/${key.id}`)).status, 200);
+  // the log of what was delivered for it (its deploy's events) is the operator's to read
+  const after = await deliveries(path);
+  assert.deepEqual(
+    after.deliveries.map((d) => d.id),
+    before.deliveries.map((d) => d.id),
+  );
+  assert.ok(received.some((r) => r.path === '/revoked' && r.body.includes(deployed.transactionHash)));
+  const res = await stack.admin('POST', `/admin/api-keys/${key.id}/webhook`, { url: hookUrl('/revoked2') });
+  const body = await res.json();
+  assert.equal(res.status, 403, JSON.stringify(body));
+  assert.equal(body.error.code, 'API_KEY_REVOKED');
+  assert.equal((await deliveries(path)).url, hookUrl('/revoked'), 'unchanged');
+});
+
 test('low balance: the operator is alerted once per crossing, and when it recovers', async () => {
   const relayer = await (await stack.admin('GET', '/admin/relayer')).json();
   const hook = await setHook(null, hookUrl('/ops'));

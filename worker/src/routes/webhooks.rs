@@ -58,6 +58,18 @@ pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&st
     auth::authenticate_admin(&req, env, config).await?;
     let kv = env.kv("API_KEYS")?;
     let (name, key) = endpoint(&kv, id).await?;
+    if let Some((_, record)) = &key
+        && record.revoked_at.is_some()
+    {
+        // its log stays readable (the deploys it asked for still finish and are reported); nothing new is set up
+        return Err(ApiError::new(
+            Code::ApiKeyRevoked,
+            format!(
+                "the API key {} is revoked: no webhook is set for it",
+                id.unwrap_or_default()
+            ),
+        ));
+    }
     let url = url_of(
         &read_body(req, MAX_BODY_BYTES).await?,
         config.webhook_allow_http.value()?,
