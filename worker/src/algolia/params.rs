@@ -75,11 +75,20 @@ fn filter_error(name: &str) -> impl Fn(FilterError) -> ApiError + '_ {
     move |e| ApiError::new(Code::InvalidFilters, format!("{name}: {}", e.0))
 }
 
-/// A parameter value in text form (`params`, URL query) as JSON: arrays and objects are JSON text, the rest
-/// stays a string.
+/// The parameters whose text form (`params`, URL query) may be a JSON array: lists of filters or attributes.
+const LIST_PARAMS: &[&str] = &[
+    "facetFilters",
+    "numericFilters",
+    "facets",
+    "attributesToRetrieve",
+    "attributesToHighlight",
+];
+
+/// A parameter value in text form (`params`, URL query) as JSON: a list parameter's array (or object) is JSON text;
+/// every other value stays the string it is — a `query` a user typed starting with `[` or `{` is a query.
 fn from_text(name: &str, text: &str) -> ApiResult<Value> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+    if LIST_PARAMS.contains(&name) && (trimmed.starts_with('[') || trimmed.starts_with('{')) {
         serde_json::from_str(trimmed).map_err(|e| invalid(name, format!("not valid JSON: {e}")))
     } else {
         Ok(Value::String(text.to_owned()))
@@ -458,6 +467,31 @@ pub(crate) mod tests {
         for bad in ["-1", "x", "1001"] {
             assert!(Params::from_pairs([("page", bad)].into_iter()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn text_that_starts_like_json_is_text_outside_the_list_parameters() {
+        // what a user types first in an InstantSearch box reaches us as `params: "query=%5Bfoo"`
+        for query in ["[foo", "[1]", "{x", "{\"a\":1}", " [ "] {
+            let get = Params::from_pairs([("query", query)].into_iter()).unwrap();
+            assert_eq!(get.query, query);
+            let encoded: String = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("query", query)
+                .append_pair("highlightPreTag", "[")
+                .append_pair("highlightPostTag", "]")
+                .finish();
+            let post = Params::from_body(&body(json!({ "params": encoded }))).unwrap();
+            assert_eq!(
+                (post.query.as_str(), post.pre_tag.as_str(), post.post_tag.as_str()),
+                (query, "[", "]")
+            );
+        }
+        // an unknown parameter is ignored whatever it holds
+        assert!(Params::from_pairs([("tagFilters", "[oops")].into_iter()).is_ok());
+        // a list parameter's JSON is still read, and refused when it is not JSON
+        let listed = Params::from_pairs([("facets", "[\"type\"]")].into_iter()).unwrap();
+        assert_eq!(listed.facets, ["type"]);
+        assert!(Params::from_pairs([("facetFilters", "[oops")].into_iter()).is_err());
     }
 
     #[cfg(not(target_arch = "wasm32"))]
