@@ -54,6 +54,11 @@ fn decode_segment(segment: &str) -> Result<String> {
     ))
 }
 
+/// The most bytes a CID and its path may take percent-encoded ([`CidPath::to_gateway_path`]): what is stored is
+/// keyed by it, and an object store's keys are bounded (R2: 1,024 bytes, with room left for a derived image's
+/// `image/v1/<width>/` prefix).
+pub const MAX_GATEWAY_PATH_BYTES: usize = 1_000;
+
 impl CidPath {
     /// Parses `<cid>[/<path>]`, also accepting an `ipfs://` or `/ipfs/` prefix. Path segments are percent-decoded
     /// (repeatedly) and checked; [`Self::to_gateway_path`] encodes them again canonically.
@@ -91,7 +96,14 @@ impl CidPath {
         if cid.codec() == RAW && !path.is_empty() {
             return Err(Error::InvalidCid("a raw block has no paths below it".into()));
         }
-        Ok(Self { cid, path })
+        let parsed = Self { cid, path };
+        let length = parsed.to_gateway_path().len();
+        if length > MAX_GATEWAY_PATH_BYTES {
+            return Err(Error::InvalidCid(format!(
+                "the CID and path are {length} bytes percent-encoded; at most {MAX_GATEWAY_PATH_BYTES}"
+            )));
+        }
+        Ok(parsed)
     }
 
     /// `<cid>/<path>` with the CID in its canonical string form and every segment percent-encoded (RFC 3986
@@ -307,6 +319,22 @@ mod tests {
             p.to_gateway_path(),
             "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o/..x/a..b"
         );
+    }
+
+    #[test]
+    fn a_path_longer_than_a_store_key_is_refused() {
+        let cid = "QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG";
+        let long = format!("{cid}/{}", "a".repeat(1_000));
+        assert!(matches!(CidPath::parse(&long), Err(Error::InvalidCid(_))));
+        // what counts is the encoded form: 320 spaces are 960 bytes as %20
+        let spaces = format!("{cid}/{}", "%20".repeat(320));
+        assert!(matches!(CidPath::parse(&spaces), Err(Error::InvalidCid(_))));
+        // a path up to the bound, deep or not, is fine, and its key fits R2's 1,024 bytes with the image prefix
+        let room = MAX_GATEWAY_PATH_BYTES - cid.len() - 1;
+        let fits = CidPath::parse(&format!("{cid}/{}", "b".repeat(room))).unwrap();
+        assert_eq!(fits.to_gateway_path().len(), MAX_GATEWAY_PATH_BYTES);
+        assert!(format!("image/v1/4096/{}", fits.to_gateway_path()).len() <= 1_024);
+        assert!(CidPath::parse(&format!("{cid}/{}", ["c"; 200].join("/"))).is_ok());
     }
 
     proptest! {
