@@ -369,3 +369,31 @@ test('an asset reorganized away is deleted from Algolia; the new chain’s asset
   assert.equal(pushed.failedDeletes, 1);
   assert.equal(pushed.deleted.length, 1);
 });
+
+// A multi-query is the work of its queries: each takes a lookup token, and together they ask for at most one page's
+// most hits (1000) — one call could otherwise hold 32 × 1000 records at once for the price of one request.
+test('a multi-query takes a token per query and at most 1000 hits together; a query may start with [ or {', async () => {
+  await stack.restartWorker({ vars: { LOOKUP_RATE_LIMIT_PER_MINUTE: '40' } });
+  const queries = (n, hitsPerPage) =>
+    fetch(`${stack.workerUrl}/1/indexes/*/queries`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'cf-connecting-ip': '203.0.113.9' },
+      body: JSON.stringify({ requests: Array.from({ length: n }, () => ({ indexName: ASSETS, params: `query=quokka&hitsPerPage=${hitsPerPage}` })) }),
+    });
+  const tooMany = await queries(2, 600);
+  assert.equal(tooMany.status, 400);
+  assert.equal((await tooMany.json()).error.code, 'INVALID_PARAMETER');
+  // what InstantSearch sends when a user types "[" first is a query, not JSON
+  const bracket = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '[quokka' } });
+  assert.equal(bracket.query, '[quokka');
+  const first = await queries(32, 5);
+  assert.equal(first.status, 200, await first.text());
+  // 1 (the refused call) + 32 of this client's 40 tokens are gone: another call of 32 does not fit, one of 4 does
+  const second = await queries(32, 5);
+  assert.equal(second.status, 429);
+  assert.ok(Number(second.headers.get('retry-after')) > 0);
+  await second.body?.cancel();
+  const small = await queries(4, 5);
+  assert.equal(small.status, 200);
+  assert.equal((await small.json()).results.length, 4);
+});

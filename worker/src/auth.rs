@@ -202,6 +202,9 @@ pub enum Taking {
     /// `RateLimiter` call: one call per lease instead of one per request. Never more requests than the bucket
     /// allows; a client seen once is asked for exactly as with [`Taking::EachRequest`]. For the busy anonymous routes.
     Leases,
+    /// This many tokens in one `RateLimiter` call: a request that does the work of several (a multi-query's further
+    /// queries), exact like [`Taking::EachRequest`].
+    Several(u32),
 }
 
 thread_local! {
@@ -228,6 +231,8 @@ pub async fn limit_client_in(
     let key = format!("{bucket}:{}", client_bucket(req));
     let verdict = match taking {
         Taking::EachRequest => hit(env, &key, limit, 1).await?,
+        Taking::Several(0) => return Ok(()),
+        Taking::Several(cost) => hit(env, &key, limit, cost).await?,
         Taking::Leases => {
             let now_ms = Date::now().as_millis() as f64;
             let Some((want, refund)) = LEASES.with_borrow_mut(|leases| leases.spend(&key, limit, now_ms))

@@ -24,7 +24,7 @@ use crate::{
     lookup::limit_ip,
     search,
 };
-use params::Params;
+use params::{MAX_HITS_PER_PAGE, Params};
 use sql::{Arg, Sql};
 use typos::TypoMode;
 
@@ -142,6 +142,27 @@ pub async fn queries_route(mut req: Request, env: &Env, config: &Config) -> ApiR
         check_index(config, index)?;
         parsed.push((index.clone(), Params::from_body(request)?));
     }
+    // one call, the work of several: every query counts against the client's lookups (the first was taken on
+    // entry), and together they ask for at most one page's most hits
+    let hits: u64 = parsed.iter().map(|(_, p)| p.hits_per_page).sum();
+    if hits > MAX_HITS_PER_PAGE {
+        return Err(ApiError::new(
+            Code::InvalidParameter,
+            format!(
+                "hitsPerPage: the requests of one call ask for {hits} hits together; at most {MAX_HITS_PER_PAGE}"
+            ),
+        ));
+    }
+    let further = u32::try_from(parsed.len().saturating_sub(1)).unwrap_or(u32::MAX);
+    crate::auth::limit_client_in(
+        &req,
+        env,
+        "ip",
+        config.limits.lookup.value()?,
+        "lookups",
+        crate::auth::Taking::Several(further),
+    )
+    .await?;
     let mut results = Vec::with_capacity(parsed.len());
     for (index, params) in &parsed {
         results.push(search(env, index, params).await?);
