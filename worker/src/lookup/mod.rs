@@ -288,8 +288,8 @@ fn urlencoding_decode(s: &str) -> String {
 /// Entries per index, assets first then profiles: the array LUKSO's wallet destructures
 /// (`const [, profiles] = await fetch(…/stats)`).
 async fn index_stats(env: &Env, chain: &ChainConfig) -> ApiResult<Vec<IndexStats>> {
-    let counts = search::counts(env).await?;
     let (profiles, assets) = chain.index_names();
+    let counts = search::counts(env, [&profiles, &assets]).await?;
     let entry = |name: String| IndexStats {
         entries: counts.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c),
         name,
