@@ -197,7 +197,11 @@ const eventually = async (check, ms, what) => {
   }
 };
 
-test('a relayed transaction reorganized away goes back to pending, is mined again and charged once', async () => {
+/**
+ * The relayer at depth 3 with a monthly quota of QUOTA, and a profile it deployed for a fresh controller, its
+ * deployment charged (3 deep, nothing reserved): `{ account, up, km, before }`, `before` the relayer's view then.
+ */
+const relayerAtDepth3 = async () => {
   await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5' } });
   const account = privateKeyToAccount(generatePrivateKey());
   const deployed = await json(
@@ -209,7 +213,11 @@ test('a relayed transaction reorganized away goes back to pending, is mined agai
   // the deployment is charged once 3 deep: nothing reserved afterwards
   await mine(3);
   await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'deployment final');
-  const before = await relayerView();
+  return { account, up, km, before: await relayerView() };
+};
+
+test('a relayed transaction reorganized away goes back to pending, is mined again and charged once', async () => {
+  const { account, up, km, before } = await relayerAtDepth3();
 
   const payload = encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [keccak256(new TextEncoder().encode('reorg')), '0xc0ffee'] });
   const nonce = await read(km, kmAbi, 'getNonce', [account.address, 0n]);
@@ -264,20 +272,10 @@ test('a relayed transaction reorganized away goes back to pending, is mined agai
 // reservation — checked against the quota and charged — never one that rides on the first one's (attacker:
 // tests/fixtures/attackers/Trapdoor.sol).
 test('a nonce relayed again after its transaction reverted is charged again: every transaction, exactly', async () => {
-  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5' } });
-  const account = privateKeyToAccount(generatePrivateKey());
-  const deployed = await json(
-    await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` }),
-    200,
-  );
-  const up = deployed.universalProfileAddress;
-  const km = await read(up, upAbi, 'owner');
   const attacker = compileAttacker('Trapdoor');
   const trapdoor = await deploy(attacker, []);
   const door = attacker.abi;
-  await mine(3);
-  await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'deployment final');
-  const before = await relayerView();
+  const { account, up, km, before } = await relayerAtDepth3();
 
   const nonce = await read(km, kmAbi, 'getNonce', [account.address, 0n]);
   /** The /api/execute body of `UP.execute(CALL, trapdoor, 0, walk(rounds))` at the controller's current nonce. */
