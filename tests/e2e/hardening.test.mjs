@@ -165,6 +165,38 @@ test("the relay's share of R2 is bounded: older relayed blocks are evicted, uplo
   }
 });
 
+test("bytes the relay cached and then uploaded are an upload: never evicted with the relay's blocks", async () => {
+  const block = (n) => new Uint8Array(600).fill(n);
+  const [d, e] = [block(4), block(5)];
+  const [cidD, cidE] = [sdk.computeCid(d), sdk.computeCid(e)];
+  store.set(cidD, d);
+  store.set(cidE, e);
+  const servedWithoutGateway = async (cid) => {
+    gatewayUp = false;
+    try {
+      const res = await fetch(url(`/ipfs/${cid}`));
+      await res.arrayBuffer();
+      return res.status === 200;
+    } finally {
+      gatewayUp = true;
+    }
+  };
+  const until = async (what, f) => {
+    for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) if (await f()) return;
+    assert.fail(what);
+  };
+  // D relayed (the relay keeps it in R2, in its ledger), then uploaded: the upload answers its CID
+  await (await fetch(url(`/ipfs/${cidD}`))).arrayBuffer();
+  await until('D kept by the relay', () => servedWithoutGateway(cidD));
+  const up = await upload(d);
+  assert.equal(up.status, 200);
+  assert.equal((await up.json()).Hash, cidD);
+  // E relayed: the relay's share (1000 bytes) has no room for D's ledger entry too, which goes — D's bytes stay
+  await (await fetch(url(`/ipfs/${cidE}`))).arrayBuffer();
+  await until('E kept by the relay', () => servedWithoutGateway(cidE));
+  assert.equal(await servedWithoutGateway(cidD), true, 'the upload is still served');
+});
+
 test('a revoked key fails on the very next request; routes check their scopes', async () => {
   const created = await (await stack.admin('POST', '/admin/api-keys', { name: 'to revoke' })).json();
   const register = (key) =>

@@ -74,6 +74,15 @@ struct Entry {
     size: u64,
 }
 
+/// Whether the object under `key` is an upload (`origin` `upload`): what an API key or the wallet stored, which no
+/// cache evicts or replaces.
+async fn is_upload(bucket: &worker::Bucket, key: &str) -> ApiResult<bool> {
+    Ok(match bucket.head(key).await? {
+        Some(object) => object.custom_metadata()?.get("origin").map(String::as_str) == Some("upload"),
+        None => false,
+    })
+}
+
 impl BoundedCache {
     /// The database holding the ledger (`relay_cache`, `image_cache`: `worker/migrations/0001_initial.sql`).
     async fn ledger(&self, env: &Env) -> ApiResult<D1Database> {
@@ -81,10 +90,16 @@ impl BoundedCache {
     }
 
     /// Stores `object` in the `IPFS` bucket when it fits, evicting the oldest entries of this cache to make room;
-    /// an object larger than the whole bound is not stored. `Ok(false)` when it was not stored.
+    /// an object larger than the whole bound is not stored, and an upload under the same key is never replaced.
+    /// `Ok(false)` when it was not stored.
     pub async fn put(&self, env: &Env, object: Object<'_>) -> ApiResult<bool> {
         let size = object.bytes.len();
         if size > self.max_bytes {
+            return Ok(false);
+        }
+        let bucket = env.bucket("IPFS")?;
+        if is_upload(&bucket, object.key).await? {
+            // the same bytes, uploaded meanwhile: kept as the upload they are (never evicted)
             return Ok(false);
         }
         let db = self.ledger(env).await?;
@@ -94,7 +109,6 @@ impl BoundedCache {
             .row::<Total>()
             .await?
             .map_or(0, |t| t.total);
-        let bucket = env.bucket("IPFS")?;
         let mut excess = (total + size).saturating_sub(self.max_bytes);
         if excess > 0 {
             let oldest: Vec<Entry> = db
@@ -107,7 +121,10 @@ impl BoundedCache {
                 if excess == 0 {
                     break;
                 }
-                bucket.delete(&entry.key).await?;
+                // an entry whose key was uploaded since is the upload's now: out of the ledger, not out of R2
+                if !is_upload(&bucket, &entry.key).await? {
+                    bucket.delete(&entry.key).await?;
+                }
                 db.prepare(format!("DELETE FROM {table} WHERE {column} = ?1"))
                     .bind_params(&[entry.key.as_str().into()])?
                     .run()

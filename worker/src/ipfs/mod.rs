@@ -525,8 +525,10 @@ pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Resp
 }
 
 /// Stores an upload under its CID, with the media type its bytes are sniffed as ([`content::upload_type`]), never
-/// the uploader's. Content is addressed by its bytes: when the CID is stored already, the stored object stays, but
-/// an upload stored with another type (by a release that kept the uploader's) is stored again with the sniffed one.
+/// the uploader's. Content is addressed by its bytes: when the CID is stored already as an upload, the stored object
+/// stays, but an upload stored with another type (by a release that kept the uploader's) is stored again with the
+/// sniffed one; the same bytes cached by the relay (evictable) are stored again as an upload, which no cache evicts
+/// ([`crate::r2_cache`]).
 async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u8>) -> ApiResult<Response> {
     if bytes.len() > config.upload_max_bytes {
         return Err(crate::body::too_large(config.upload_max_bytes));
@@ -535,11 +537,13 @@ async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u
     let size = bytes.len();
     let content_type = upload_type(&bytes).to_owned();
     let bucket = env.bucket("IPFS")?;
+    // written unless an upload of these bytes with this type is stored: content the relay cached (evictable) becomes
+    // an upload (kept), and an upload stored with another type is typed again
     let stale = match bucket.head(cid.to_string()).await? {
         None => true,
         Some(stored) => {
             let upload = stored.custom_metadata()?.get("origin").map(String::as_str) == Some("upload");
-            upload && stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
+            !upload || stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
         }
     };
     if stale {
