@@ -74,13 +74,18 @@ struct Entry {
     size: u64,
 }
 
-/// Whether the object under `key` is an upload (`origin` `upload`): what an API key or the wallet stored, which no
-/// cache evicts or replaces.
+/// Whether `object` is an upload (`origin` `upload`): what an API key or the wallet stored, which no cache evicts or
+/// replaces.
+pub(crate) fn is_upload_object(object: &worker::Object) -> ApiResult<bool> {
+    Ok(object.custom_metadata()?.get("origin").map(String::as_str) == Some("upload"))
+}
+
+/// Whether the object under `key` is an upload ([`is_upload_object`]).
 async fn is_upload(bucket: &worker::Bucket, key: &str) -> ApiResult<bool> {
-    Ok(match bucket.head(key).await? {
-        Some(object) => object.custom_metadata()?.get("origin").map(String::as_str) == Some("upload"),
-        None => false,
-    })
+    match bucket.head(key).await? {
+        Some(object) => is_upload_object(&object),
+        None => Ok(false),
+    }
 }
 
 impl BoundedCache {

@@ -542,8 +542,8 @@ async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u
     let stale = match bucket.head(cid.to_string()).await? {
         None => true,
         Some(stored) => {
-            let upload = stored.custom_metadata()?.get("origin").map(String::as_str) == Some("upload");
-            !upload || stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
+            !crate::r2_cache::is_upload_object(&stored)?
+                || stored.http_metadata().content_type.as_deref() != Some(content_type.as_str())
         }
     };
     if stale {
