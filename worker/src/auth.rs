@@ -189,8 +189,11 @@ fn client_bucket(req: &Request) -> String {
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_client(req: &Request, env: &Env, limit: u32, what: &str) -> ApiResult<()> {
-    limit_client_in(req, env, "ip", limit, what, Taking::EachRequest).await
+    limit_client_in(req, env, IP_BUCKET, limit, what, Taking::EachRequest).await
 }
+
+/// The bucket of [`limit_client`]: the public routes' requests per client address.
+pub const IP_BUCKET: &str = "ip";
 
 /// How a request takes its token from its client's bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

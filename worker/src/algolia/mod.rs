@@ -21,7 +21,7 @@ use crate::{
     config::Config,
     d1::{Param, Statement},
     error::{ApiError, ApiResult, Code},
-    lookup::limit_ip,
+    lookup::{limit_ip, limit_ip_more},
     search,
 };
 use params::{MAX_HITS_PER_PAGE, Params};
@@ -154,15 +154,7 @@ pub async fn queries_route(mut req: Request, env: &Env, config: &Config) -> ApiR
         ));
     }
     let further = u32::try_from(parsed.len().saturating_sub(1)).unwrap_or(u32::MAX);
-    crate::auth::limit_client_in(
-        &req,
-        env,
-        "ip",
-        config.limits.lookup.value()?,
-        "lookups",
-        crate::auth::Taking::Several(further),
-    )
-    .await?;
+    limit_ip_more(&req, env, config, further).await?;
     let mut results = Vec::with_capacity(parsed.len());
     for (index, params) in &parsed {
         results.push(search(env, index, params).await?);

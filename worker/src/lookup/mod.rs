@@ -33,6 +33,21 @@ pub(crate) async fn limit_ip(req: &Request, env: &Env, config: &Config) -> ApiRe
     crate::auth::limit_client(req, env, config.limits.lookup.value()?, "lookups").await
 }
 
+/// Takes `more` tokens at once from the same bucket as [`limit_ip`]: a request that does the work of several
+/// lookups (a multi-query's further queries).
+pub(crate) async fn limit_ip_more(req: &Request, env: &Env, config: &Config, more: u32) -> ApiResult<()> {
+    let limit = config.limits.lookup.value()?;
+    crate::auth::limit_client_in(
+        req,
+        env,
+        crate::auth::IP_BUCKET,
+        limit,
+        "lookups",
+        crate::auth::Taking::Several(more),
+    )
+    .await
+}
+
 /// The record fields holding an image URL.
 const URL_FIELDS: [&str; 4] = ["profileImageUrl", "backgroundImageUrl", "iconUrl", "imageUrl"];
 
