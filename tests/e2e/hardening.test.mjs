@@ -130,70 +130,58 @@ test('re-uploading bytes keeps the stored Content-Type; relayed answers are sand
   assert.equal(passive.headers.get('content-disposition'), null);
 });
 
-test("the relay's share of R2 is bounded: older relayed blocks are evicted, uploads stay", async () => {
-  const block = (n) => new Uint8Array(600).fill(n);
-  const [a, b] = [block(1), block(2)];
-  const [cidA, cidB] = [sdk.computeCid(a), sdk.computeCid(b)];
-  store.set(cidA, a);
-  store.set(cidB, b);
-  // the relay writes a block to R2 shortly after its answer has gone out: wait until each is served without the gateway
-  const stored = async (cid) => {
-    const res = await fetch(url(`/ipfs/${cid}`));
-    assert.equal(res.status, 200);
-    await res.arrayBuffer();
-    for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-      gatewayUp = false;
-      try {
-        const again = await fetch(url(`/ipfs/${cid}`));
-        await again.arrayBuffer();
-        if (again.status === 200) return;
-      } finally {
-        gatewayUp = true;
-      }
-    }
-    assert.fail(`${cid} was not kept in R2`);
-  };
-  await stored(cidA);
-  await stored(cidB);
+/** A block of 600 bytes `n`, and its CID, served by the fake gateway. */
+function gatewayBlock(n) {
+  const bytes = new Uint8Array(600).fill(n);
+  const cid = sdk.computeCid(bytes);
+  store.set(cid, bytes);
+  return [bytes, cid];
+}
+
+/** Whether `/ipfs/<cid>` is served with the gateway down, from R2. */
+async function servedWithoutGateway(cid) {
   gatewayUp = false;
   try {
-    // A was evicted to keep the relay under 1000 bytes; B is served from R2
-    assert.equal((await fetch(url(`/ipfs/${cidB}`))).status, 200);
-    assert.notEqual((await fetch(url(`/ipfs/${cidA}`))).status, 200);
+    const res = await fetch(url(`/ipfs/${cid}`));
+    await res.arrayBuffer();
+    return res.status === 200;
   } finally {
     gatewayUp = true;
   }
+}
+
+/** Relays `cid` from the gateway, then waits until it is served without it: the relay writes a block to R2 shortly
+ * after its answer has gone out. */
+async function relayedAndKept(cid) {
+  const res = await fetch(url(`/ipfs/${cid}`));
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    if (await servedWithoutGateway(cid)) return;
+  }
+  assert.fail(`${cid} was not kept in R2`);
+}
+
+test("the relay's share of R2 is bounded: older relayed blocks are evicted, uploads stay", async () => {
+  const [, cidA] = gatewayBlock(1);
+  const [, cidB] = gatewayBlock(2);
+  await relayedAndKept(cidA);
+  await relayedAndKept(cidB);
+  // A was evicted to keep the relay under 1000 bytes; B is served from R2
+  assert.equal(await servedWithoutGateway(cidB), true);
+  assert.equal(await servedWithoutGateway(cidA), false);
 });
 
 test("bytes the relay cached and then uploaded are an upload: never evicted with the relay's blocks", async () => {
-  const block = (n) => new Uint8Array(600).fill(n);
-  const [d, e] = [block(4), block(5)];
-  const [cidD, cidE] = [sdk.computeCid(d), sdk.computeCid(e)];
-  store.set(cidD, d);
-  store.set(cidE, e);
-  const servedWithoutGateway = async (cid) => {
-    gatewayUp = false;
-    try {
-      const res = await fetch(url(`/ipfs/${cid}`));
-      await res.arrayBuffer();
-      return res.status === 200;
-    } finally {
-      gatewayUp = true;
-    }
-  };
-  const until = async (what, f) => {
-    for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) if (await f()) return;
-    assert.fail(what);
-  };
+  const [d, cidD] = gatewayBlock(4);
+  const [, cidE] = gatewayBlock(5);
   // D relayed (the relay keeps it in R2, in its ledger), then uploaded: the upload answers its CID
-  await (await fetch(url(`/ipfs/${cidD}`))).arrayBuffer();
-  await until('D kept by the relay', () => servedWithoutGateway(cidD));
+  await relayedAndKept(cidD);
   const up = await upload(d);
   assert.equal(up.status, 200);
   assert.equal((await up.json()).Hash, cidD);
   // E relayed: the relay's share (1000 bytes) has no room for D's ledger entry too, which goes — D's bytes stay
-  await (await fetch(url(`/ipfs/${cidE}`))).arrayBuffer();
-  await until('E kept by the relay', () => servedWithoutGateway(cidE));
+  await relayedAndKept(cidE);
   assert.equal(await servedWithoutGateway(cidD), true, 'the upload is still served');
 });
 
