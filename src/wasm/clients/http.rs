@@ -31,6 +31,15 @@ extern "C" {
     ) -> Promise;
 }
 
+/// The allowed keys of an input that takes the transport options ([`transport`]): `keys`, then the option names.
+/// A `'static` list (the argument readers intern it), so a macro rather than a concatenation.
+macro_rules! with_transport_keys {
+    ($($key:literal),* $(,)?) => {
+        &[$($key,)* "timeout", "signal", "retries", "maxRetryDelay", "fetch"]
+    };
+}
+pub(super) use with_transport_keys;
+
 /// The transport options of a client's options (`timeout` ms per attempt, `signal`, `retries`, `maxRetryDelay` s,
 /// `fetch`), checked, copied into the object `prFetch` reads.
 pub(super) fn transport(options: &JsValue) -> Result<JsValue, Error> {

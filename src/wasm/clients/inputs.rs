@@ -294,17 +294,7 @@ pub struct RelayCallParams {
 pub(super) fn relay_call_params_args(input: &JsValue) -> JsResult<(String, Address, Address, u128)> {
     object(
         input,
-        &[
-            "rpcUrl",
-            "address",
-            "controller",
-            "channel",
-            "timeout",
-            "signal",
-            "retries",
-            "maxRetryDelay",
-            "fetch",
-        ],
+        super::http::with_transport_keys!["rpcUrl", "address", "controller", "channel"],
         "input",
     )?;
     let rpc_url = string_field(input, "rpcUrl")?;

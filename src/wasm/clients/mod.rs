@@ -94,19 +94,7 @@ fn base(url: &str) -> Result<String, Error> {
 /// `{ baseUrl, apiKey?, timeout?, signal?, retries?, maxRetryDelay?, fetch? }`, checked: the base URL, the key, and
 /// how requests are sent (a copy of the transport options, read by `prFetch`).
 fn options(value: &JsValue) -> Result<(String, Option<String>, JsValue), Error> {
-    args::object(
-        value,
-        &[
-            "baseUrl",
-            "apiKey",
-            "timeout",
-            "signal",
-            "retries",
-            "maxRetryDelay",
-            "fetch",
-        ],
-        "options",
-    )?;
+    args::object(value, http::with_transport_keys!["baseUrl", "apiKey"], "options")?;
     let base_url = base(&args::string_field(value, "baseUrl")?)?;
     let key = args::get(value, "apiKey");
     let api_key = if args::is_absent(&key) {
