@@ -15,6 +15,7 @@ import { startStack } from '../../scripts/stack.mjs';
 import { OWNER, indexing } from './helpers/indexing.mjs';
 import { freshness } from './helpers/freshness.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
+import { rpcOutage } from './helpers/rpc-outage.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -200,9 +201,10 @@ const eventually = async (check, ms, what) => {
 /**
  * The relayer at depth 3 with a monthly quota of QUOTA, and a profile it deployed for a fresh controller, its
  * deployment charged (3 deep, nothing reserved): `{ account, up, km, before }`, `before` the relayer's view then.
+ * `vars`: more Worker vars.
  */
-const relayerAtDepth3 = async () => {
-  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5' } });
+const relayerAtDepth3 = async (vars = {}) => {
+  await stack.restartWorker({ vars: { INDEXER_CONFIRMATIONS: '3', MONTHLY_GAS_QUOTA: String(QUOTA), DEPLOY_WAIT_SECONDS: '5', ...vars } });
   const account = privateKeyToAccount(generatePrivateKey());
   const deployed = await json(
     await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` }),
@@ -330,6 +332,139 @@ test('a nonce relayed again after its transaction reverted is charged again: eve
   const after = await relayerView();
   assert.equal(after.today.gasUsed - before.today.gasUsed, usedFirst + usedSecond);
   assert.equal(after.today.gasReserved, 0);
+});
+
+/** The /api/execute body of `UP.setData(keccak(word), 0xc0ffee)` signed by `account` at the LSP25 `nonce`. */
+const setDataCall = async ({ account, up, km }, nonce, word) => {
+  const payload = encodeFunctionData({ abi: upAbi, functionName: 'setData', args: [keccak256(new TextEncoder().encode(word)), '0xc0ffee'] });
+  const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), nonce, 0n, 0n, payload]);
+  const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
+  return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
+};
+const txNonce = async (hash) => Number((await rpc('eth_getTransactionByHash', [hash])).nonce);
+const gasOf = async (hash) => Number(BigInt((await rpc('eth_getTransactionReceipt', [hash])).gasUsed));
+/** The gas of every transaction the relayer's signer had mined after block `from`, by the receipts. */
+const spentSince = async (from) => {
+  const signer = (await relayerView()).signer.toLowerCase();
+  let spent = 0;
+  for (let n = from + 1; n <= (await head()); n++) {
+    const block = await rpc('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
+    for (const tx of block.transactions.filter((t) => t.from.toLowerCase() === signer)) {
+      spent += Number(BigInt((await rpc('eth_getTransactionReceipt', [tx.hash])).gasUsed));
+    }
+  }
+  return spent;
+};
+
+/**
+ * A relay call ("first") mined and watched at depth 3, its block reorganized away while the relayer could not read
+ * the chain's head (its passes skipped the confirmations and reconciled the lane with the new chain), then a second
+ * call of the same controller (on another LSP25 channel) given the first one's transaction nonce, waiting in the
+ * pool (automine off: the caller turns it on again). The relayer reads the head again, and sees the first one gone
+ * while its lane holds the second: `{ profile, before, from, first, second, raw, outage }` — `from` the block
+ * before the first, `raw` its signed bytes, `outage` the proxy the Worker reaches the node through (the caller
+ * stops it).
+ */
+const displacedBySecond = async () => {
+  const outage = await rpcOutage(stack.chain.rpcUrl);
+  const profile = await relayerAtDepth3({ RPC_URL: outage.url });
+  const [channel0, channel1] = [0n, 1n].map((channel) => read(profile.km, kmAbi, 'getNonce', [profile.account.address, channel]));
+  const from = await head();
+  const snapshot = await rpc('evm_snapshot');
+  const first = (await json(await post('/api/execute', await setDataCall(profile, await channel0, 'first')), 200)).transactionHash;
+  assert.equal((await txStatus(first)).status, 'mined');
+  const raw = await rpc('eth_getRawTransactionByHash', [first]);
+  const slot = await txNonce(first);
+
+  outage.down.add('eth_blockNumber');
+  await rpc('evm_setAutomine', [false]);
+  assert.equal(await rpc('evm_revert', [snapshot]), true);
+  assert.equal(await rpc('eth_getTransactionByHash', [first]), null, 'gone from the chain and the pool');
+  // a pass reads the relayer's pending nonce from the new chain: the lane's next nonce is the first one's again
+  const reads = outage.calls('eth_getTransactionCount').length;
+  await eventually(
+    async () =>
+      outage
+        .calls('eth_getTransactionCount')
+        .slice(reads)
+        .some((p) => p[1] === 'pending'),
+    20_000,
+    'the lane reconciled',
+  );
+
+  const res = await post('/api/execute', await setDataCall(profile, await channel1, 'second'));
+  const body = await res.json();
+  assert.ok([200, 202].includes(res.status), JSON.stringify(body));
+  const second = body.transactionHash;
+  assert.equal(await txNonce(second), slot, "the second call got the first one's nonce");
+
+  // the head is readable again: the first one's receipt is gone, and the lane holds the second at its nonce
+  outage.down.delete('eth_blockNumber');
+  await eventually(async () => (await txStatus(first)).status === 'pending', 20_000, 'the first one seen reorganized');
+  return { profile, before: profile.before, from, first, second, raw, outage };
+};
+
+/** After the relayer settled: every transaction it had mined since `from` charged, once, to the profile and its day. */
+const everyGasCharged = async ({ profile, before, from }) => {
+  await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'nothing left reserved');
+  await eventually(async () => (await relayerView()).pending.count === 0, 20_000, 'nothing left pending');
+  await mine(3);
+  const spent = await spentSince(from);
+  await eventually(async () => (await relayerView()).today.gasUsed - before.today.gasUsed === spent, 20_000, `the day charged ${spent}`);
+  assert.equal(await quotaLeft(profile.account, profile.up), QUOTA - spent);
+  assert.equal((await relayerView()).today.gasReserved, 0);
+};
+
+// Neither test can be made by a stranger: each needs a reorganization and a relayer that reconciled its lane with the
+// new chain before it saw the reorganization (a restart, a node that could not answer). The money must add up anyway.
+test('a transaction reorganized away while its nonce went to another job: released once that job is mined', async () => {
+  let outage;
+  try {
+    const { first, second, ...rest } = await displacedBySecond();
+    outage = rest.outage;
+    await rpc('evm_setAutomine', [true]);
+    await mine(1);
+    await eventually(async () => (await txStatus(second)).status === 'mined', 20_000, 'the second mined');
+    await mine(3);
+    const used = await gasOf(second);
+    await eventually(async () => (await txStatus(second)).charged === used, 20_000, 'the second charged at depth');
+    assert.equal((await txStatus(first)).status, 'dropped', 'the first can never be mined');
+    assert.equal((await txStatus(first)).charged, null);
+    await everyGasCharged(rest);
+    assert.equal(await spentSince(rest.from), used, 'the second was all the relayer paid for');
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+    await outage?.stop();
+  }
+});
+
+test('a transaction reorganized away while its nonce went to another job is charged if the network mines it again', async () => {
+  let outage;
+  try {
+    const { first, second, raw, ...rest } = await displacedBySecond();
+    outage = rest.outage;
+    // another node still had the first one's bytes, and a block takes them, not the second's: the relayer's rounds
+    // cannot broadcast the second again meanwhile
+    outage.down.add('eth_sendRawTransaction');
+    await rpc('anvil_dropTransaction', [second]);
+    assert.equal(await rpc('eth_sendRawTransaction', [raw]), first);
+    await mine(1);
+    await rpc('evm_setAutomine', [true]);
+    assert.equal((await rpc('eth_getTransactionReceipt', [first])).status, '0x1', 'the first mined again');
+    outage.down.delete('eth_sendRawTransaction');
+
+    await eventually(async () => (await txStatus(first)).status === 'mined', 20_000, 'the first watched again');
+    await mine(3);
+    const used = await gasOf(first);
+    await eventually(async () => (await txStatus(first)).charged === used, 20_000, 'the first charged at depth');
+    // the second's nonce is used: it is sent again at another one (its call, on its own channel, still succeeds)
+    await eventually(async () => (await txStatus(second)).status === 'dropped', 20_000, 'the second dropped');
+    await everyGasCharged(rest);
+    assert.ok((await spentSince(rest.from)) > used, 'the second was sent again and mined');
+  } finally {
+    await rpc('evm_setAutomine', [true]);
+    await outage?.stop();
+  }
 });
 
 test('at LUKSO’s depth (96) what the relayer mines is still searchable at once, by address', async () => {
