@@ -121,18 +121,25 @@ async fn bucket_step(
     refund: u32,
     lease: u32,
 ) -> ApiResult<Verdict> {
-    let stub = env
-        .durable_object("RATE_LIMITER")?
-        .id_from_name(name)?
-        .get_stub()?;
     let hit = Hit {
         limit,
         now_ms: Date::now().as_millis() as f64,
         cost,
         refund,
         lease,
+        period_s: 0,
+        whole: false,
     };
-    crate::plumbing::call_do(&stub, "/hit", &hit).await
+    ask(env, name, &hit).await
+}
+
+/// `hit` in the bucket named `name` (its `RateLimiter` object).
+async fn ask(env: &Env, name: &str, hit: &Hit) -> ApiResult<Verdict> {
+    let stub = env
+        .durable_object("RATE_LIMITER")?
+        .id_from_name(name)?
+        .get_stub()?;
+    crate::plumbing::call_do(&stub, "/hit", hit).await
 }
 
 /// Takes `cost` tokens from the bucket named `name` (0: only asks).
@@ -253,6 +260,46 @@ pub async fn limit_client_in(
     let mut err = ApiError::new(
         Code::RateLimited,
         format!("{what} are limited to {limit} requests per minute per client address"),
+    );
+    err.retry_after = Some(verdict.retry_after);
+    Err(err)
+}
+
+/// The bucket of [`spend_upload_budget`]: the KiB uploaded per client address.
+pub const UPLOAD_BUDGET_BUCKET: &str = "upload-bytes";
+
+/// Spends `bytes` of the client address's upload budget, `per_hour` bytes an hour (`UPLOAD_BYTES_PER_HOUR`; 0: no
+/// budget), counted in KiB in its own `RateLimiter` bucket ([`UPLOAD_BUDGET_BUCKET`], an IPv6 client by its /64):
+/// an upload is stored only when the budget holds all of it ([`crate::ratelimit::Bucket::spend`]), so a client
+/// address stores at most its budget an hour plus one hour's burst, whatever the number of requests or API keys
+/// (keys and upload tokens ship inside pages: neither proves a user). An upload above the whole budget waits for a
+/// full bucket.
+///
+/// # Errors
+/// 429 `RATE_LIMITED` with `Retry-After`, nothing stored.
+pub async fn spend_upload_budget(req: &Request, env: &Env, per_hour: u64, bytes: usize) -> ApiResult<()> {
+    if per_hour == 0 {
+        return Ok(());
+    }
+    let kib = |n: u64| u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX).max(1);
+    let limit = kib(per_hour);
+    let name = format!("{UPLOAD_BUDGET_BUCKET}:{}", client_bucket(req));
+    let hit = Hit {
+        limit,
+        now_ms: Date::now().as_millis() as f64,
+        cost: kib(u64::try_from(bytes).unwrap_or(u64::MAX)),
+        refund: 0,
+        lease: 0,
+        period_s: 3600,
+        whole: true,
+    };
+    let verdict = ask(env, &name, &hit).await?;
+    if verdict.allowed {
+        return Ok(());
+    }
+    let mut err = ApiError::new(
+        Code::RateLimited,
+        format!("uploads are limited to {limit} KiB an hour per client address"),
     );
     err.retry_after = Some(verdict.retry_after);
     Err(err)

@@ -32,11 +32,19 @@ pub struct Hit {
     /// caller to spend on its own ([`Bucket::lease`]); `granted` in the verdict.
     #[serde(default)]
     pub lease: u32,
+    /// The bucket's refill period, seconds: `limit` tokens a period, bursts up to `limit` (0: a minute).
+    #[serde(default)]
+    pub period_s: u32,
+    /// A budget ([`Bucket::spend`]): `cost` is taken only when the bucket holds all of it, never overdrawn.
+    #[serde(default)]
+    pub whole: bool,
 }
 
 const fn one() -> u32 {
     1
 }
+
+const MINUTE_MS: f64 = 60_000.0;
 
 /// Answer of the limiter.
 #[derive(Debug, Serialize, Deserialize)]
@@ -77,17 +85,38 @@ impl Bucket {
         )
     }
 
-    /// Takes one token if available.
+    /// Takes `cost` tokens while one is left (a request that turns out to cost more empties the bucket, it is not
+    /// refused): `limit` a minute.
     pub fn take(state: Option<Self>, limit: u32, now_ms: f64, cost: u32) -> (Self, Verdict) {
+        Self::step(state, limit, MINUTE_MS, now_ms, cost, 1.0)
+    }
+
+    /// Spends `cost` of a budget of `limit` a `period_ms`, only when all of it is there: a spend never overdraws
+    /// the bucket, and a refused one waits until the bucket holds it. A `cost` above `limit` is asked as `limit` (a
+    /// full bucket), so that every spend can be made some time.
+    pub fn spend(state: Option<Self>, limit: u32, period_ms: f64, now_ms: f64, cost: u32) -> (Self, Verdict) {
+        let cost = cost.min(limit.max(1));
+        Self::step(state, limit, period_ms, now_ms, cost, f64::from(cost))
+    }
+
+    /// The bucket refilled to `now_ms` (`limit` a `period_ms`), then `cost` taken when at least `needed` is there.
+    fn step(
+        state: Option<Self>,
+        limit: u32,
+        period_ms: f64,
+        now_ms: f64,
+        cost: u32,
+        needed: f64,
+    ) -> (Self, Verdict) {
         let capacity = f64::from(limit.max(1));
-        let rate_per_ms = capacity / 60_000.0;
+        let rate_per_ms = capacity / period_ms.max(1.0);
         let mut b = state.unwrap_or(Self {
             tokens: capacity,
             updated_ms: now_ms,
         });
         b.tokens = (b.tokens + (now_ms - b.updated_ms).max(0.0) * rate_per_ms).min(capacity);
         b.updated_ms = now_ms;
-        if b.tokens >= 1.0 {
+        if b.tokens >= needed {
             b.tokens = (b.tokens - f64::from(cost)).max(0.0);
             (
                 b,
@@ -99,7 +128,7 @@ impl Bucket {
                 },
             )
         } else {
-            let wait_ms = (1.0 - b.tokens) / rate_per_ms;
+            let wait_ms = (needed - b.tokens) / rate_per_ms;
             (
                 b,
                 Verdict {
@@ -273,6 +302,13 @@ impl DurableObject for RateLimiter {
             Bucket::lease(current, hit.limit, hit.now_ms, hit.lease, hit.refund)
         } else if hit.refund > 0 {
             Bucket::give(current, hit.limit, hit.now_ms, hit.refund)
+        } else if hit.whole {
+            let period_ms = if hit.period_s == 0 {
+                MINUTE_MS
+            } else {
+                f64::from(hit.period_s) * 1000.0
+            };
+            Bucket::spend(current, hit.limit, period_ms, hit.now_ms, hit.cost)
         } else {
             Bucket::take(current, hit.limit, hit.now_ms, hit.cost)
         };
@@ -407,5 +443,30 @@ mod tests {
         let (b, _) = Bucket::take(Some(b), 2, 0.0, 1);
         let (b, _) = Bucket::take(Some(b), 2, 0.0, 1);
         assert!(!Bucket::take(Some(b), 2, 0.0, 1).1.allowed);
+    }
+
+    #[test]
+    fn a_budget_is_spent_whole_never_overdrawn_and_refills_over_its_period() {
+        const HOUR: f64 = 3_600_000.0;
+        // 100 a period: 60 spent, then 60 refused (40 left) with the wait for the 20 missing (0.2 h = 720 s)
+        let (b, v) = Bucket::spend(None, 100, HOUR, 0.0, 60);
+        assert!(v.allowed);
+        let (b, v) = Bucket::spend(Some(b), 100, HOUR, 0.0, 60);
+        assert_eq!((v.allowed, v.retry_after), (false, 720));
+        // nothing was taken by the refusal: 40 can be spent
+        let (b, v) = Bucket::spend(Some(b), 100, HOUR, 0.0, 40);
+        assert!(v.allowed);
+        assert!(!Bucket::spend(Some(b), 100, HOUR, 0.0, 1).1.allowed);
+        // after the wait the 60 are there
+        let (_, v) = Bucket::spend(Some(b), 100, HOUR, 2_160_000.0, 60);
+        assert!(v.allowed);
+        // a spend above the budget is asked as a full bucket: possible once the bucket is full
+        let (b, v) = Bucket::spend(None, 100, HOUR, 0.0, 500);
+        assert!(v.allowed);
+        let (_, v) = Bucket::spend(Some(b), 100, HOUR, 0.0, 500);
+        assert_eq!((v.allowed, v.retry_after), (false, 3600));
+        // a request bucket still lets the last token pay for a larger cost
+        let (b, _) = Bucket::take(None, 3, 0.0, 2);
+        assert!(Bucket::take(Some(b), 3, 0.0, 5).1.allowed);
     }
 }
