@@ -586,7 +586,7 @@ fn chain(chains: &[ChainConfig], chain_id: &str) -> ApiResult<ChainConfig> {
 }
 
 /// `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`,
-/// `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`.
+/// `UPLOAD_BYTES_PER_HOUR`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`.
 fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
     let gateways: Vec<String> = v
         .get("IPFS_GATEWAYS")
@@ -609,6 +609,7 @@ fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
         timeout_ms: v.number::<u64>("IPFS_TIMEOUT_SECONDS")? * 1000,
         max_bytes: usize::try_from(v.number::<u64>("IPFS_MAX_BYTES")?).unwrap_or(usize::MAX),
         upload_max_bytes: usize::try_from(v.number::<u64>("UPLOAD_MAX_BYTES")?).unwrap_or(usize::MAX),
+        upload_bytes_per_hour: v.number("UPLOAD_BYTES_PER_HOUR")?,
         cache_max_bytes: v.number("IPFS_CACHE_MAX_BYTES")?,
         allow_unverified: v.flag("IPFS_ALLOW_UNVERIFIED")?,
         stream_min_bytes: v.number("IPFS_STREAM_MIN_BYTES")?,

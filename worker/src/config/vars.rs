@@ -138,6 +138,7 @@ pub const VARS: &[Var] = &[
     var("IPFS_TIMEOUT_SECONDS", Value("15")),
     var("IPFS_MAX_BYTES", Value("10485760")),
     var("UPLOAD_MAX_BYTES", Value("5242880")),
+    var("UPLOAD_BYTES_PER_HOUR", Value("104857600")),
     var("IPFS_CACHE_MAX_BYTES", Value("1073741824")),
     var("IPFS_ALLOW_UNVERIFIED", Value("false")),
     var("IPFS_STREAM_MIN_BYTES", Value("262144")),

@@ -40,7 +40,8 @@ use crate::{
 /// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
 pub type Client<'a> = (&'a Request, &'a Setting<u32>);
 /// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`,
-/// `UPLOAD_MAX_BYTES`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`).
+/// `UPLOAD_MAX_BYTES`, `UPLOAD_BYTES_PER_HOUR`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`,
+/// `IPFS_STREAM_MIN_BYTES`).
 #[derive(Debug, Clone)]
 pub struct IpfsConfig {
     /// Gateway base URLs (`https://ipfs.io`), raced in this order.
@@ -54,6 +55,8 @@ pub struct IpfsConfig {
     pub max_bytes: usize,
     /// Largest upload.
     pub upload_max_bytes: usize,
+    /// Bytes a client address may upload an hour (0: no budget): [`crate::auth::spend_upload_budget`].
+    pub upload_bytes_per_hour: u64,
     /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
     pub cache_max_bytes: u64,
     /// Whether a gateway that serves no CAR may serve UnixFS content unverified (`IPFS_ALLOW_UNVERIFIED`, default
@@ -483,8 +486,9 @@ fn answer(req: &Request, status: u16, body: js_sys::Uint8Array, headers: Headers
     Ok(Response::from(native).with_status(status).with_headers(headers))
 }
 
-/// `POST /api/v0/add`: multipart upload (field `file`, or the first file field) stored in R2 under its CID.
-/// Answers like Kubo (`{"Name","Hash","Size"}`) and like Pinata (`{"IpfsHash","PinSize","Timestamp"}`).
+/// `POST /api/v0/add`: multipart upload (field `file`, or the first file field) stored in R2 under its CID, once
+/// its size is spent from the client address's hourly budget (`UPLOAD_BYTES_PER_HOUR`). Answers like Kubo
+/// (`{"Name","Hash","Size"}`) and like Pinata (`{"IpfsHash","PinSize","Timestamp"}`).
 pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
     let config = config.ipfs()?;
     let content_type = req.headers().get("content-type")?.unwrap_or_default();
@@ -521,7 +525,11 @@ pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Resp
             ));
         }
     };
-    upload_bytes(env, config, name, bytes).await
+    if bytes.len() > config.upload_max_bytes {
+        return Err(crate::body::too_large(config.upload_max_bytes));
+    }
+    crate::auth::spend_upload_budget(&req, env, config.upload_bytes_per_hour, bytes.len()).await?;
+    upload_bytes(env, name, bytes).await
 }
 
 /// Stores an upload under its CID, with the media type its bytes are sniffed as ([`content::upload_type`]), never
@@ -529,10 +537,7 @@ pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Resp
 /// stays, but an upload stored with another type (by a release that kept the uploader's) is stored again with the
 /// sniffed one; the same bytes cached by the relay (evictable) are stored again as an upload, which no cache evicts
 /// ([`crate::r2_cache`]).
-async fn upload_bytes(env: &Env, config: &IpfsConfig, name: String, bytes: Vec<u8>) -> ApiResult<Response> {
-    if bytes.len() > config.upload_max_bytes {
-        return Err(crate::body::too_large(config.upload_max_bytes));
-    }
+async fn upload_bytes(env: &Env, name: String, bytes: Vec<u8>) -> ApiResult<Response> {
     let cid = raw_cid(&bytes);
     let size = bytes.len();
     let content_type = upload_type(&bytes).to_owned();
