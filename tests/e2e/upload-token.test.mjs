@@ -7,6 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import jwt from '@tsndr/cloudflare-worker-jwt';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { sha256 } from 'multiformats/hashes/sha2';
 import { startStack } from '../../scripts/stack.mjs';
 
 const SECRET = randomBytes(24).toString('hex');
@@ -24,10 +27,10 @@ const walletToken = (secret = SECRET, { iss = 'extension', offsetMs = 0, algorit
   return jwt.sign({ iss, iat: now / 1000, exp: (now + 120_000) / 1000 }, secret, algorithm ? { algorithm } : undefined);
 };
 
-async function upload(token, content) {
+async function upload(token, content, headers = {}) {
   const form = new FormData();
   form.append('file', new Blob([content], { type: 'application/json' }));
-  return fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  return fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: form });
 }
 
 test('the wallet token uploads: 200, IpfsHash readable back through /ipfs', async () => {
@@ -64,4 +67,37 @@ test('forged, expired, future, foreign-issuer and other-algorithm tokens: 401 IN
   }
   const anonymous = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', body: new FormData() });
   assert.equal((await anonymous.json()).error.code, 'MISSING_API_KEY');
+});
+
+// The secret ships inside the wallet's pages and API keys inside dApps' pages: whoever holds either can upload, and
+// uploads are kept for good. What one client address can make the deployment store is bounded in bytes an hour,
+// whatever the credential or the number of requests.
+test('a client address uploads at most UPLOAD_BYTES_PER_HOUR: the upload that would pass it is refused whole', async () => {
+  await stack.restartWorker({ vars: { UPLOAD_JWT_RATE_LIMIT_PER_MINUTE: '1000', UPLOAD_BYTES_PER_HOUR: String(100 * 1024) } });
+  const from = (ip) => ({ 'cf-connecting-ip': ip });
+  const [alice, bob] = [from('198.51.100.7'), from('2001:db8:7:7::1')];
+  const bytes = (kib) => randomBytes(kib * 1024);
+  const status = async (res, expected) => {
+    const body = await res.json();
+    assert.equal(res.status, expected, JSON.stringify(body));
+    return { body, res };
+  };
+
+  await status(await upload(await walletToken(), bytes(60), alice), 200);
+  // 40 KiB left: 60 more are refused, with the wait for the 20 missing (100 KiB an hour: 12 minutes), and not stored
+  const refused = bytes(60);
+  const { body, res } = await status(await upload(await walletToken(), refused, alice), 429);
+  assert.equal(body.error.code, 'RATE_LIMITED');
+  assert.match(body.error.message, /100 KiB an hour per client address/);
+  const wait = Number(res.headers.get('retry-after'));
+  assert.ok(wait >= 700 && wait <= 730, `Retry-After ${wait}`);
+  const cid = CID.create(1, raw.code, await sha256.digest(refused)).toString();
+  assert.notEqual((await fetch(`${stack.workerUrl}/ipfs/${cid}`)).status, 200, 'the refused upload was not stored');
+  // the refusal took nothing: the 40 KiB left are there, for an API key as for a token (the budget is the address's)
+  await status(await upload(stack.apiKey, bytes(40), alice), 200);
+  await status(await upload(await walletToken(), bytes(1), alice), 429);
+  await status(await upload(stack.apiKey, bytes(1), alice), 429);
+  // another address (an IPv6 client by its /64) has its own budget
+  await status(await upload(await walletToken(), bytes(60), bob), 200);
+  await status(await upload(await walletToken(), bytes(60), from('2001:db8:7:7::2')), 429);
 });
