@@ -51,7 +51,9 @@ async fn create_profile_then_look_it_up_from_a_browser() {
         "metadata": { "LSP3Profile": { "name": "Browser Made", "description": "from Chromium", "links": [], "tags": [] } },
         "controllers": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
     });
-    let created = wait(relayer.create_profile(js(&input))).await.unwrap();
+    let created = wait(relayer.create_profile(js(&input), JsValue::UNDEFINED))
+        .await
+        .unwrap();
     let up = get(&created, "universalProfileAddress").as_string().unwrap();
     let predicted = predict_profile_address(&js(&json!({
         "salt": get(&created, "salt").as_string(),
@@ -63,18 +65,23 @@ async fn create_profile_then_look_it_up_from_a_browser() {
     let cid = get(&created, "metadataCid").as_string().unwrap();
     assert_eq!(get(&uri, "url").as_string().unwrap(), format!("ipfs://{cid}"));
 
-    let bytes: Uint8Array = wait(lookup.ipfs(cid.into())).await.unwrap().into();
+    let bytes: Uint8Array = wait(lookup.ipfs(cid.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap()
+        .into();
     assert!(
         String::from_utf8(bytes.to_vec())
             .unwrap()
             .contains("Browser Made")
     );
-    let record = wait(lookup.address(31337.into(), up.clone().into()))
+    let record = wait(lookup.address(31337.into(), up.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
     assert_eq!(get(&record, "name").as_string().unwrap(), "Browser Made");
     assert_eq!(get(&record, "metadataStatus").as_string().unwrap(), "verified");
-    let status = wait(relayer.profile_status(up.into())).await.unwrap();
+    let status = wait(relayer.profile_status(up.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
     assert_eq!(get(&status, "deployed").as_bool(), Some(true));
 }
 
@@ -85,15 +92,18 @@ async fn service_errors_reach_the_browser_with_code_and_status() {
         &json!({ "baseUrl": cfg["workerUrl"], "apiKey": format!("prk_{}", "0".repeat(64)) }),
     ))
     .unwrap();
-    let err = wait(relayer.deploy_profile(js(
-        &json!({ "lsp6ControllerAddress": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
-    )))
+    let err = wait(relayer.deploy_profile(
+        js(&json!({ "lsp6ControllerAddress": ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] })),
+        JsValue::UNDEFINED,
+    ))
     .await
     .unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "INVALID_API_KEY");
     assert_eq!(get(&err, "status").as_f64(), Some(401.0));
     let offline = LookupClient::new(js(&json!({ "baseUrl": "http://127.0.0.1:9" }))).unwrap();
-    let err = wait(offline.stats(31337.into())).await.unwrap_err();
+    let err = wait(offline.stats(31337.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "NETWORK_ERROR");
 }
 
@@ -127,22 +137,27 @@ async fn relay_clients_from_a_browser_digest_chain_reads_and_refusals() {
         "payload": call["payload"],
     }));
     Reflect::set(&input, &"sign".into(), sign.as_ref().unchecked_ref()).unwrap();
-    let err = wait(relayer.execute(input)).await.unwrap_err();
+    let err = wait(relayer.execute(input, JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
     assert_eq!(seen.borrow().as_slice(), [call["digest"].as_str().unwrap()]);
     assert_eq!(get(&err, "code").as_string().unwrap(), "PROFILE_NOT_REGISTERED");
     assert_eq!(get(&err, "status").as_f64(), Some(404.0));
 
     // a viem quota signature of 2022: outside the service's window
     let q = vector("quota");
-    let err = wait(relayer.quota(js(&json!({
-        "address": q["address"], "timestamp": q["timestamp"], "signature": q["signature"], "scheme": q["scheme"],
-    }))))
+    let err = wait(relayer.quota(
+        js(&json!({
+            "address": q["address"], "timestamp": q["timestamp"], "signature": q["signature"], "scheme": q["scheme"],
+        })),
+        JsValue::UNDEFINED,
+    ))
     .await
     .unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "TIMESTAMP_OUT_OF_WINDOW");
     assert_eq!(get(&err, "status").as_f64(), Some(401.0));
 
-    let err = wait(relayer.transaction(format!("0x{}", "ab".repeat(32)).into()))
+    let err = wait(relayer.transaction(format!("0x{}", "ab".repeat(32)).into(), JsValue::UNDEFINED))
         .await
         .unwrap_err();
     assert_eq!(get(&err, "code").as_string().unwrap(), "TRANSACTION_NOT_FOUND");
@@ -153,9 +168,12 @@ async fn relay_clients_from_a_browser_digest_chain_reads_and_refusals() {
     ))
     .unwrap();
     let controller = q["signer"].as_str().unwrap();
-    let deployed = wait(keyed.deploy_profile(js(&json!({ "lsp6ControllerAddress": [controller] }))))
-        .await
-        .unwrap();
+    let deployed = wait(keyed.deploy_profile(
+        js(&json!({ "lsp6ControllerAddress": [controller] })),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
     let params = wait(fetch_relay_call_params(js(&json!({
         "rpcUrl": cfg["rpcUrl"], "address": get(&deployed, "universalProfileAddress").as_string(), "controller": controller,
     }))))

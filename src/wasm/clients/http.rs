@@ -41,7 +41,7 @@ macro_rules! with_transport_keys {
 pub(super) use with_transport_keys;
 
 /// The transport options of a client's options (`timeout` ms per attempt, `signal`, `retries`, `maxRetryDelay` s,
-/// `fetch`), checked, copied into the object `prFetch` reads.
+/// `fetch`), checked, copied into the object `prFetch` reads (the signal as `signals`, a list: see [`over`]).
 pub(super) fn transport(options: &JsValue) -> Result<JsValue, Error> {
     let out = js_sys::Object::new();
     let bad = |key: &str, what: &str| Error::InvalidArgument(format!("options.{key} must be {what}"));
@@ -84,7 +84,7 @@ pub(super) fn transport(options: &JsValue) -> Result<JsValue, Error> {
         {
             return Err(bad("signal", "an AbortSignal"));
         }
-        let _ = Reflect::set(&out, &"signal".into(), &signal);
+        let _ = Reflect::set(&out, &"signals".into(), &Array::of1(&signal));
     }
     let fetch = get_dyn(options, "fetch");
     if !fetch.is_undefined() {
@@ -94,6 +94,31 @@ pub(super) fn transport(options: &JsValue) -> Result<JsValue, Error> {
         let _ = Reflect::set(&out, &"fetch".into(), &fetch);
     }
     Ok(out.into())
+}
+
+/// The transport of one call: a client's (`client`, made by [`transport`]) with the call's own options over it
+/// (`options`: `undefined`, or the same names, checked the same way). The call's `timeout`, `retries`,
+/// `maxRetryDelay` and `fetch` replace the client's; its `signal` is added to the client's — either aborts the call.
+pub(super) fn over(client: &JsValue, options: &JsValue) -> Result<JsValue, Error> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(client.clone());
+    }
+    let call = transport(options)?;
+    let signals = Array::new();
+    for from in [client, &call] {
+        let list = get_dyn(from, "signals");
+        if Array::is_array(&list) {
+            for s in Array::from(&list).iter() {
+                signals.push(&s);
+            }
+        }
+    }
+    let merged = js_sys::Object::assign(
+        &js_sys::Object::assign(&js_sys::Object::new(), client.unchecked_ref()),
+        call.unchecked_ref(),
+    );
+    let _ = Reflect::set(&merged, &"signals".into(), &signals);
+    Ok(merged.into())
 }
 
 /// What a request sends.

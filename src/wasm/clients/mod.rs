@@ -52,12 +52,14 @@ const TS_CLIENT_TYPES: &'static str = r#"
 export interface RelayerClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
 /** Options of `new LookupClient(…)`; `apiKey` is only needed for `upload`. */
 export interface LookupClientOptions extends TransportOptions { baseUrl: string; apiKey?: string; }
-/** How a client sends its requests. A request that cannot complete rejects with `NETWORK_ERROR`, the JS engine's
- * error as its `cause` (a `TypeError` from `fetch`, a `TimeoutError`, the signal's reason). */
+/** How a client sends its requests — given to the client (every call), or to one call as its last argument: a
+ * call's `timeout`, `retries`, `maxRetryDelay` and `fetch` replace the client's, its `signal` adds to the client's
+ * (either aborts the call). A request that cannot complete rejects with `NETWORK_ERROR`, the JS engine's error as its
+ * `cause` (a `TypeError` from `fetch`, a `TimeoutError`, the signal's reason). */
 export interface TransportOptions {
   /** Milliseconds each attempt may take (the answer's body included); default: no limit. */
   timeout?: number;
-  /** Aborts the client's requests (and their retry waits). */
+  /** Aborts the requests (and their retry waits): the client's, or one call's. */
   signal?: AbortSignal;
   /** Times a request refused with 429 or 503 is sent again, after its `Retry-After` seconds (else 0.5 s, 1 s,
    * 2 s, …); default 0. */
@@ -69,7 +71,8 @@ export interface TransportOptions {
 }
 /** A lookup / search record: one of the three kinds the index holds (types generated from the Rust records). */
 export type IndexRecord = ProfileRecord | AssetRecord | TokenRecord;
-export interface SearchOptions { page?: number; hitsPerPage?: number; }
+/** `search` / `searchIndex` options: the page, and the call's transport options. */
+export interface SearchOptions extends TransportOptions { page?: number; hitsPerPage?: number; }
 /** `GET /v1/:chainId/stats`: the assets index, then the profiles index. */
 export type Stats = [IndexStats, IndexStats];
 export interface UploadResult { cid: string; url: string; size: number; }
@@ -132,7 +135,11 @@ fn search_options(options: &JsValue) -> Result<Vec<(&'static str, u64)>, Error> 
     if args::is_absent(options) {
         return Ok(Vec::new());
     }
-    args::object(options, &["page", "hitsPerPage"], "options")?;
+    args::object(
+        options,
+        http::with_transport_keys!["page", "hitsPerPage"],
+        "options",
+    )?;
     let mut out = Vec::new();
     for key in ["page", "hitsPerPage"] {
         let v = args::get(options, key);
@@ -164,6 +171,15 @@ fn chain_in(value: &JsValue) -> Result<u32, Error> {
 /// The promise of a method whose arguments were refused.
 fn rejected(e: Error) -> Promise {
     Promise::reject(&e.into())
+}
+
+/// The transport of one call: the call's own `options` (`undefined`, or `TransportOptions`, checked as the
+/// client's are) over the client's `transport` ([`http::over`]).
+fn for_call(transport: &JsValue, options: &JsValue) -> Result<JsValue, Error> {
+    if !args::is_absent(options) {
+        args::object(options, http::with_transport_keys![], "options")?;
+    }
+    http::over(transport, options)
 }
 
 /// The JSON body of a checked deployment request.
@@ -214,13 +230,15 @@ impl RelayerClient {
     pub fn deploy_profile(
         &self,
         #[wasm_bindgen(unchecked_param_type = "DeployRequest")] request: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let transport = for_call(&this.transport, &options)?;
             let request = DeployRequest::from_value(&http::from_js(&request, "request")?)?;
             let url = this.url("/api/universal-profile");
             call(
-                &this.transport,
+                &transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -236,15 +254,17 @@ impl RelayerClient {
     pub fn register_profile(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let transport = for_call(&this.transport, &options)?;
             let address = text_in("address", &address)?;
             crate::hex::parse_address("universalProfileAddress", &address)?;
             let body = json!({ "universalProfileAddress": address });
             let url = this.url("/api/universal-profile/register");
             call(
-                &this.transport,
+                &transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -260,13 +280,15 @@ impl RelayerClient {
     pub fn profile_status(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let transport = for_call(&this.transport, &options)?;
             let address = text_in("address", &address)?;
             crate::hex::parse_address("address", &address)?;
             let url = this.url(&format!("/api/universal-profile/{address}"));
-            call(&this.transport, "GET", &url, this.api_key.as_deref(), Body::None)
+            call(&transport, "GET", &url, this.api_key.as_deref(), Body::None)
                 .await?
                 .typed(&ProfileStatus::SHAPE)
         })
@@ -278,9 +300,11 @@ impl RelayerClient {
     pub fn create_profile(
         &self,
         #[wasm_bindgen(unchecked_param_type = "CreateProfileInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let transport = for_call(&this.transport, &options)?;
             args::object(&input, &["metadata", "controllers", "network"], "input")?;
             let metadata = args::get(&input, "metadata");
             if args::is_absent(&metadata) {
@@ -305,7 +329,7 @@ impl RelayerClient {
                 .check(&document)
                 .map_err(|e| Error::InvalidMetadata(format!("LSP3Profile: {e}")))?;
             let uploaded = upload_bytes(
-                &this.transport,
+                &transport,
                 &this.base_url,
                 this.api_key.as_deref(),
                 text.as_bytes(),
@@ -324,7 +348,7 @@ impl RelayerClient {
             };
             let url = this.url("/api/universal-profile");
             let answer = call(
-                &this.transport,
+                &transport,
                 "POST",
                 &url,
                 this.api_key.as_deref(),
@@ -402,9 +426,12 @@ async fn upload_bytes(
     Ok(cid)
 }
 
-/// `GET url`, its answer checked against `shape`.
-fn get_typed(transport: &JsValue, url: String, shape: &'static Shape) -> Promise {
-    let transport = transport.clone();
+/// `GET url` with the call's transport (its options checked: [`for_call`]), its answer checked against `shape`.
+fn get_typed(transport: Result<JsValue, Error>, url: String, shape: &'static Shape) -> Promise {
+    let transport = match transport {
+        Ok(t) => t,
+        Err(e) => return rejected(e),
+    };
     future_to_promise(async move {
         call(&transport, "GET", &url, None, Body::None)
             .await?
@@ -438,6 +465,7 @@ impl LookupClient {
         &self,
         #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let args = chain_in(&chain_id).and_then(|c| Ok((c, text_in("address", &address)?)));
         let (chain_id, address) = match args {
@@ -448,7 +476,7 @@ impl LookupClient {
             return rejected(e);
         }
         get_typed(
-            &self.transport,
+            for_call(&self.transport, &options),
             format!("{}/v1/{chain_id}/address/{address}", self.base_url),
             &shape::LOOKUP,
         )
@@ -461,6 +489,7 @@ impl LookupClient {
         #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Address")] address: JsValue,
         #[wasm_bindgen(js_name = "tokenId", unchecked_param_type = "string")] token_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let args = chain_in(&chain_id).and_then(|c| {
             let address = text_in("address", &address)?;
@@ -473,7 +502,7 @@ impl LookupClient {
         };
         let encoded: String = js_sys::encode_uri_component(&token_id).into();
         get_typed(
-            &self.transport,
+            for_call(&self.transport, &options),
             format!("{}/v1/{chain_id}/address/{address}/{encoded}", self.base_url),
             &TokenRecord::SHAPE,
         )
@@ -484,13 +513,14 @@ impl LookupClient {
     pub fn stats(
         &self,
         #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let chain_id = match chain_in(&chain_id) {
             Ok(c) => c,
             Err(e) => return rejected(e),
         };
         get_typed(
-            &self.transport,
+            for_call(&self.transport, &options),
             format!("{}/v1/{chain_id}/stats", self.base_url),
             &shape::STATS,
         )
@@ -501,13 +531,14 @@ impl LookupClient {
     pub fn indexer(
         &self,
         #[wasm_bindgen(js_name = "chainId", unchecked_param_type = "number")] chain_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let chain_id = match chain_in(&chain_id) {
             Ok(c) => c,
             Err(e) => return rejected(e),
         };
         get_typed(
-            &self.transport,
+            for_call(&self.transport, &options),
             format!("{}/v1/{chain_id}/indexer", self.base_url),
             &IndexerStatus::SHAPE,
         )
@@ -521,8 +552,9 @@ impl LookupClient {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: JsValue,
     ) -> Promise {
-        let args =
-            chain_in(&chain_id).and_then(|c| Ok((c, text_in("query", &query)?, search_options(&options)?)));
+        let options_in = options;
+        let args = chain_in(&chain_id)
+            .and_then(|c| Ok((c, text_in("query", &query)?, search_options(&options_in)?)));
         let (chain_id, query, options) = match args {
             Ok(a) => a,
             Err(e) => return rejected(e),
@@ -535,7 +567,7 @@ impl LookupClient {
         for (key, n) in options {
             url.push_str(&format!("&{key}={n}"));
         }
-        get_typed(&self.transport, url, &SearchBoth::SHAPE)
+        get_typed(http::over(&self.transport, &options_in), url, &SearchBoth::SHAPE)
     }
 
     /// One index through the Algolia-compatible route (`POST /1/indexes/:indexName/query`); the index names are
@@ -547,20 +579,25 @@ impl LookupClient {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: JsValue,
     ) -> Promise {
-        let args = text_in("indexName", &index_name)
-            .and_then(|i| Ok((i, text_in("query", &query)?, search_options(&options)?)));
-        let (index_name, query, options) = match args {
+        let args = text_in("indexName", &index_name).and_then(|i| {
+            Ok((
+                i,
+                text_in("query", &query)?,
+                search_options(&options)?,
+                http::over(&self.transport, &options)?,
+            ))
+        });
+        let (index_name, query, search, transport) = match args {
             Ok(a) => a,
             Err(e) => return rejected(e),
         };
         let mut body = serde_json::Map::new();
         body.insert("query".into(), query.into());
-        for (key, n) in options {
+        for (key, n) in search {
             body.insert(key.into(), n.into());
         }
         let encoded: String = js_sys::encode_uri_component(&index_name).into();
         let url = format!("{}/1/indexes/{encoded}/query", self.base_url);
-        let transport = self.transport.clone();
         future_to_promise(async move {
             call(&transport, "POST", &url, None, Body::Json(&Value::Object(body)))
                 .await?
@@ -573,10 +610,12 @@ impl LookupClient {
     pub fn ipfs(
         &self,
         #[wasm_bindgen(js_name = "cidPath", unchecked_param_type = "string")] cid_path: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let base_url = self.base_url.clone();
         let transport = self.transport.clone();
         future_to_promise(async move {
+            let transport = for_call(&transport, &options)?;
             let cid_path = text_in("cidPath", &cid_path)?;
             let target = CidPath::parse(&cid_path)?;
             let url = format!("{base_url}/ipfs/{}", target.to_gateway_path());
@@ -602,9 +641,11 @@ impl LookupClient {
     pub fn upload(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ContentBytes | Blob | string | object")] data: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
     ) -> Promise {
         let this = self.clone();
         future_to_promise(async move {
+            let transport = for_call(&this.transport, &options)?;
             let blob = io::blob_bytes(&data);
             let (bytes, name) = if !blob.is_undefined() {
                 let read = JsFuture::from(Promise::from(blob))
@@ -621,14 +662,7 @@ impl LookupClient {
                     io::ContentArg::Json(text) => (text.into_bytes(), "file.json"),
                 }
             };
-            let cid = upload_bytes(
-                &this.transport,
-                &this.base_url,
-                this.api_key.as_deref(),
-                &bytes,
-                name,
-            )
-            .await?;
+            let cid = upload_bytes(&transport, &this.base_url, this.api_key.as_deref(), &bytes, name).await?;
             let result = io::object();
             let url = format!("ipfs://{cid}");
             result.put("cid", &cid.into());
@@ -677,10 +711,15 @@ impl RelayerClient {
     /// the quota left, or `"pending"` when the transaction was not mined within the relayer's wait (follow it with
     /// `transaction(hash)`).
     #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
-    pub fn execute(&self, #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue) -> Promise {
+    pub fn execute(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ExecuteInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
+    ) -> Promise {
         let url = self.url("/api/execute");
         let transport = self.transport.clone();
         future_to_promise(async move {
+            let transport = for_call(&transport, &options)?;
             let args = inputs::execute_args(&input)?;
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
@@ -711,10 +750,15 @@ impl RelayerClient {
     /// LSP15 `POST /api/quota`: the profile's gas quota, authenticated by a controller's `personal_sign` over the
     /// profile and a timestamp (`"packed"` scheme by default; see `quotaMessage`). No API key.
     #[wasm_bindgen(unchecked_return_type = "Promise<QuotaResponse>")]
-    pub fn quota(&self, #[wasm_bindgen(unchecked_param_type = "QuotaRequest")] input: JsValue) -> Promise {
+    pub fn quota(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "QuotaRequest")] input: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
+    ) -> Promise {
         let url = self.url("/api/quota");
         let transport = self.transport.clone();
         future_to_promise(async move {
+            let transport = for_call(&transport, &options)?;
             // whole seconds since the epoch: exact in an f64
             let now = (js_sys::Date::now() / 1000.0).floor() as u64;
             let args = inputs::quota_input_args(&input, now)?;
@@ -743,10 +787,14 @@ impl RelayerClient {
     /// `GET /api/transaction/:hash`: where a transaction this relayer sent is (pending, mined, reverted, replaced —
     /// then `replacedBy` — or dropped), its block, gas used and the gas charged to the profile.
     #[wasm_bindgen(unchecked_return_type = "Promise<TransactionStatus>")]
-    pub fn transaction(&self, #[wasm_bindgen(unchecked_param_type = "Hex")] hash: JsValue) -> Promise {
+    pub fn transaction(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Hex")] hash: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TransportOptions")] options: JsValue,
+    ) -> Promise {
         match text_in("hash", &hash).and_then(|hash| parse_fixed::<32>("hash", &hash)) {
             Ok(hash) => get_typed(
-                &self.transport,
+                for_call(&self.transport, &options),
                 self.url(&format!("/api/transaction/{hash}")),
                 &TransactionStatus::SHAPE,
             ),

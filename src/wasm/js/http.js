@@ -26,17 +26,18 @@ export function retryAfterSeconds(value, now) {
 /**
  * `fetch` (or `t.fetch`) and the whole body: resolves to `[status, retryAfter | null, body]` — `retryAfter` the
  * seconds of the answer's `Retry-After` ({@link retryAfterSeconds}), the body a string, or a `Uint8Array` for a
- * successful `binary` request; rejects when the service cannot be reached, the attempt timed out or the signal
- * aborted — before anything is sent when it is aborted already, and at once when it aborts during a retry's wait,
- * whether or not `t.fetch` honours it. A 429 or 503 is retried up to `t.retries` times after its `Retry-After` (else
- * 0.5 s, 1 s, 2 s, …) when that wait is at most `t.maxRetryDelay` seconds (default 60).
+ * successful `binary` request; rejects when the service cannot be reached, the attempt timed out or one of
+ * `t.signals` (the client's and the call's) aborted — before anything is sent when one is aborted already, and at
+ * once when one aborts during a retry's wait, whether or not `t.fetch` honours it. A 429 or 503 is retried up to
+ * `t.retries` times after its `Retry-After` (else 0.5 s, 1 s, 2 s, …) when that wait is at most `t.maxRetryDelay`
+ * seconds (default 60).
  * @param {string} method
  * @param {string} url
  * @param {string | undefined} auth a bearer token
  * @param {unknown} body
  * @param {boolean} json send `body` as JSON
  * @param {boolean} binary read a successful body as bytes
- * @param {{ fetch?: typeof fetch, signal?: AbortSignal, timeout?: number, retries?: number, maxRetryDelay?: number }} [t]
+ * @param {{ fetch?: typeof fetch, signals?: AbortSignal[], timeout?: number, retries?: number, maxRetryDelay?: number }} [t]
  */
 export function prFetch(method, url, auth, body, json, binary, t) {
   const headers = {};
@@ -47,21 +48,32 @@ export function prFetch(method, url, auth, body, json, binary, t) {
   }
   t = t || {};
   const send = t.fetch || fetch;
+  const user = t.signals || [];
+  const aborted = () => user.find((s) => s.aborted);
+  /** Calls `then` once one of `signals` aborts, with its reason; returns what stops listening. */
+  const onAbort = (signals, then) => {
+    const forward = (e) => {
+      stop();
+      then(e.target.reason);
+    };
+    const stop = () => {
+      for (const s of signals) s.removeEventListener('abort', forward);
+    };
+    for (const s of signals) s.addEventListener('abort', forward, { once: true });
+    return stop;
+  };
   const attempt = (n) => {
-    if (t.signal?.aborted) return Promise.reject(t.signal.reason);
+    const gone = aborted();
+    if (gone) return Promise.reject(gone.reason);
     const timeout = t.timeout ? AbortSignal.timeout(t.timeout) : undefined;
-    const signals = [t.signal, timeout].filter(Boolean);
+    const signals = [...user, timeout].filter(Boolean);
     let signal = signals[0];
     let done = () => {};
     if (signals.length > 1 && AbortSignal.any) signal = AbortSignal.any(signals);
     else if (signals.length > 1) {
       const c = new AbortController();
-      const forward = (e) => c.abort(e.target.reason);
-      for (const s of signals) s.addEventListener('abort', forward, { once: true });
       // the client's signal outlives the request: its listener goes with the request
-      done = () => {
-        for (const s of signals) s.removeEventListener('abort', forward);
-      };
+      done = onAbort(signals, (reason) => c.abort(reason));
       signal = c.signal;
     }
     return send(url, { method, headers, body, signal })
@@ -72,16 +84,16 @@ export function prFetch(method, url, auth, body, json, binary, t) {
         const wait = after ?? 2 ** n / 2;
         if ((r.status === 429 || r.status === 503) && n < (t.retries || 0) && wait <= (t.maxRetryDelay ?? 60))
           return new Promise((resolve, reject) => {
-            const abort = () => {
+            const gone = aborted();
+            if (gone) return reject(gone.reason);
+            const stop = onAbort(user, (reason) => {
               clearTimeout(id);
-              reject(t.signal.reason);
-            };
+              reject(reason);
+            });
             const id = setTimeout(() => {
-              t.signal?.removeEventListener('abort', abort);
+              stop();
               resolve(attempt(n + 1));
             }, wait * 1000);
-            if (t.signal?.aborted) abort();
-            else t.signal?.addEventListener('abort', abort, { once: true });
           });
         return [r.status, after, text];
       });
