@@ -160,7 +160,7 @@ test('http.js: an aborted signal stops requests even through a fetch that ignore
   const reason = new Error('gone');
   const aborted = AbortSignal.abort(reason);
   const deaf = fakeFetch([[200, 'x']]);
-  await assert.rejects(prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: deaf, signal: aborted }), (e) => e === reason);
+  await assert.rejects(prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: deaf, signals: [aborted] }), (e) => e === reason);
   assert.equal(deaf.requests.length, 0, 'already aborted: nothing is sent');
   // aborted while the first answer (a 429) is being read: no wait, no second request
   const controller = new AbortController();
@@ -173,23 +173,29 @@ test('http.js: an aborted signal stops requests even through a fetch that ignore
       return r;
     },
     retries: 1,
-    signal: controller.signal,
+    signals: [controller.signal],
   });
   await assert.rejects(pending, (e) => e === reason);
   assert.equal(slow.requests.length, 1);
   assert.ok(performance.now() - started < 2000);
 });
 
-test('http.js: the signal aborts a retry wait, and the timeout reaches fetch', async () => {
+test('http.js: the signals abort a retry wait, and the timeout reaches fetch', async () => {
   const controller = new AbortController();
   const f = fakeFetch([[503, '', { 'retry-after': '30' }]]);
-  const pending = prFetch('GET', 'http://x', undefined, undefined, false, false, { fetch: f, retries: 1, signal: controller.signal });
+  // two signals (the client's, a call's): the second one aborting ends the wait
+  const pending = prFetch('GET', 'http://x', undefined, undefined, false, false, {
+    fetch: f,
+    retries: 1,
+    signals: [new AbortController().signal, controller.signal],
+  });
   setTimeout(() => controller.abort(new Error('stop')), 20);
   await assert.rejects(pending, /stop/);
+  assert.equal(f.requests.length, 1);
   let seen;
   await prFetch('GET', 'http://x', undefined, undefined, false, false, {
     timeout: 50,
-    signal: new AbortController().signal,
+    signals: [new AbortController().signal, new AbortController().signal],
     fetch: async (_url, init) => {
       seen = init.signal;
       return new Response('x');

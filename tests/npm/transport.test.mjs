@@ -166,6 +166,58 @@ test('signal: aborting rejects the pending request and a retry wait, the reason 
   assert.equal(s.calls.length, 0);
 });
 
+test("one call's options: its signal adds to the client's, its timeout / retries / fetch replace the client's", async () => {
+  const reason = new Error('the view went away');
+  // a call's signal aborted already: nothing is sent, and the client goes on
+  const s = scripted(() => json(STATUS));
+  const relayer = new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: s.fetch });
+  await assert.rejects(relayer.profileStatus(up, { signal: AbortSignal.abort(reason) }), (e) => e.code === 'NETWORK_ERROR' && e.cause === reason);
+  assert.equal(s.calls.length, 0);
+  assert.deepEqual(await relayer.profileStatus(up), STATUS);
+  assert.equal(s.calls.length, 1);
+
+  // the client's signal and a call's: either aborts the call; the call's leaves the client as it was
+  const client = new AbortController();
+  const lookup = new sdk.LookupClient({ baseUrl: hangingUrl, signal: client.signal, timeout: 10_000 });
+  const call = new AbortController();
+  setTimeout(() => call.abort(reason), 100);
+  await assert.rejects(lookup.stats(42, { signal: call.signal }), (e) => e.code === 'NETWORK_ERROR' && e.cause === reason);
+  const clientReason = new Error('the page went away');
+  setTimeout(() => client.abort(clientReason), 100);
+  await assert.rejects(lookup.indexer(42, { signal: new AbortController().signal }), (e) => e.code === 'NETWORK_ERROR' && e.cause === clientReason);
+
+  // a call's timeout on a client without one
+  const started = performance.now();
+  await assert.rejects(new sdk.LookupClient({ baseUrl: hangingUrl }).stats(42, { timeout: 200 }), (e) => e.cause?.name === 'TimeoutError');
+  assert.ok(performance.now() - started < 3000);
+
+  // a call's retries on a client without them, and a call's fetch
+  const limited = () => refusal(429, 'RATE_LIMITED', { 'retry-after': '0' });
+  const r = scripted(limited, limited, () => json(STATUS));
+  const strict = new sdk.RelayerClient({ baseUrl: 'http://r.test', fetch: r.fetch });
+  await assert.rejects(strict.profileStatus(up), (e) => e.code === 'RATE_LIMITED');
+  assert.equal(r.calls.length, 1, 'the client retries nothing');
+  assert.deepEqual(await strict.profileStatus(up, { retries: 1 }), STATUS);
+  assert.equal(r.calls.length, 3, 'the call retried once');
+  const other = scripted(() => json(STATUS));
+  assert.deepEqual(await strict.profileStatus(up, { fetch: other.fetch }), STATUS);
+  assert.equal(other.calls.length, 1);
+
+  // search: the page options beside the call's, the signal given to fetch
+  const found = { hits: [], nbHits: 0, page: 0, nbPages: 0, hitsPerPage: 5, processingTimeMS: 1, query: 'alice', params: '', index: 'i' };
+  const q = scripted(() => json({ profiles: found, assets: found }));
+  const searching = new sdk.LookupClient({ baseUrl: 'http://l.test', fetch: q.fetch });
+  await searching.search(42, 'alice', { hitsPerPage: 5, signal: new AbortController().signal });
+  assert.equal(q.calls[0].url, 'http://l.test/v1/42/search?q=alice&hitsPerPage=5');
+  assert.ok(q.calls[0].init.signal instanceof AbortSignal);
+
+  // a call's options are checked as the client's, before anything is sent
+  for (const bad of [{ timeout: 0 }, { retries: 11 }, { signal: {} }, { fetch: 'fetch' }, { retry: 1 }, { page: 1 }]) {
+    await assert.rejects(strict.profileStatus(up, bad), (e) => e.code === 'INVALID_ARGUMENT' || e.code === 'UNKNOWN_FIELD', JSON.stringify(bad));
+  }
+  assert.equal(r.calls.length, 3);
+});
+
 test('transport options are checked when the client is made', () => {
   const bad = [
     { timeout: 0 },
