@@ -423,6 +423,11 @@ impl Rpc {
         self.nonce_at(address, "latest").await
     }
 
+    /// `eth_getTransactionCount(address, block)`: how many of the account's transactions are mined up to `block`.
+    pub async fn nonce_at_block(&self, address: Address, block: u64) -> Result<u64, RpcError> {
+        self.nonce_at(address, &format!("{block:#x}")).await
+    }
+
     async fn nonce_at(&self, address: Address, block: &str) -> Result<u64, RpcError> {
         let n: U256 = self
             .call("eth_getTransactionCount", json!([address, block]))

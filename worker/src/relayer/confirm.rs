@@ -10,14 +10,14 @@
 //!   to `pending` (a txlog state change, logged), and the lane's rounds broadcast the stored signed bytes again (the
 //!   node does not know it any more) until it is mined again — then it is watched again;
 //! - gone, and its nonce already given to another job (the lane was reconciled with the new chain before this pass
-//!   saw the reorganization: a restart, a pass that could not read the head): it stays watched, *displaced*. The
-//!   network may still mine its signed bytes (other nodes keep them): then it is charged as any mined transaction.
-//!   Once the nonce is used by another transaction — another job's receipt is watched at that nonce, or the chain's
-//!   nonce passed it with none of its hashes mined — it never can be: its reservation is released, its records
-//!   `dropped`.
+//!   saw the reorganization: a restart, a pass that could not read the head): it is *displaced* — kept in the
+//!   `displaced` table (by nonce and hash), not sent again. The network may still mine its signed bytes (other nodes
+//!   keep them): then it is watched there as above and charged at depth. Once its nonce is used `confirmations`
+//!   deep with none of its hashes mined (the relayer's transaction count at the block that deep has passed it), it
+//!   never can be: its reservation is released, its records `dropped`.
 //!
-//! Every change is made on the row as stored after the receipts were read ([`Relayer::still_watched`]): a row that
-//! another job's receipt replaced meanwhile is left to that job.
+//! Every change is made on the row as stored once the chain was read ([`Relayer::still`]): a row another step
+//! changed or removed across an await (a request finishing a job, the send lock's wait) is left as it is now.
 //!
 //! With `confirmations` 0 (the local stack) nothing is watched: the job is charged at its first receipt, as before.
 
@@ -43,14 +43,28 @@ pub(super) struct Watched {
     pub(super) tx: PendingTx,
     /// The hash that was mined.
     pub(super) hash: B256,
-    /// The block its receipt was last seen in.
+    /// The block its receipt was last seen in (0 for a displaced transaction not seen since).
     pub(super) block: u64,
     /// The gas that receipt used.
     pub(super) gas_used: u64,
-    /// Its receipt disappeared after its nonce was given to another job (not back in the lane): charged if it is
-    /// mined again, released once the nonce is used by another transaction.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(super) displaced: bool,
+}
+
+/// Where a watched transaction is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Table {
+    /// `confirming`: mined at its nonce, one row per nonce.
+    Confirming,
+    /// `displaced`: reorganized away after its nonce was given to another job, by nonce and hash.
+    Displaced,
+}
+
+impl Table {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Confirming => "confirming",
+            Self::Displaced => "displaced",
+        }
+    }
 }
 
 /// What a pass does with a watched transaction.
@@ -62,7 +76,8 @@ pub(super) enum Confirm {
     Wait { moved: Option<(u64, u64)> },
     /// The receipt is gone: back to the lane (or displaced, when the lane gave its nonce to another job).
     Reorganized,
-    /// Displaced, and its nonce is used by another transaction: it can never be mined; release its charge.
+    /// Displaced, and its nonce is used deep enough by another transaction: it can never be mined; release its
+    /// charge.
     Superseded,
 }
 
@@ -71,8 +86,8 @@ pub(super) enum Confirm {
 pub(super) enum Slot {
     /// Its own: it was mined at it (or is back in the lane).
     Own,
-    /// Given to another job after its receipt disappeared; `used`: the chain's nonce had passed it before its
-    /// receipts were read.
+    /// Given to another job after its receipt disappeared; `used`: the relayer's transactions mined `confirmations`
+    /// deep had passed it before its receipts were read.
     Displaced { used: bool },
 }
 
@@ -96,8 +111,7 @@ pub(super) const fn decide(
     if head >= block && head - block + 1 >= depth {
         return Confirm::Final { gas_used };
     }
-    // a displaced transaction mined again is watched as any other (its record is mined again): always a move
-    if matches!(slot, Slot::Own) && block == watched.0 && gas_used == watched.1 {
+    if block == watched.0 && gas_used == watched.1 {
         Confirm::Wait { moved: None }
     } else {
         Confirm::Wait {
@@ -121,10 +135,18 @@ struct Row {
 }
 
 impl Relayer {
-    fn confirming(&self) -> ApiResult<SqlStorage> {
+    fn table(&self, table: Table) -> ApiResult<SqlStorage> {
         let sql = self.sql()?;
         sql.exec(
-            "CREATE TABLE IF NOT EXISTS confirming (nonce INTEGER PRIMARY KEY, record TEXT NOT NULL)",
+            match table {
+                Table::Confirming => {
+                    "CREATE TABLE IF NOT EXISTS confirming (nonce INTEGER PRIMARY KEY, record TEXT NOT NULL)"
+                }
+                Table::Displaced => {
+                    "CREATE TABLE IF NOT EXISTS displaced (nonce INTEGER NOT NULL, hash TEXT NOT NULL, \
+                     record TEXT NOT NULL, PRIMARY KEY (nonce, hash))"
+                }
+            },
             Vec::new(),
         )?;
         Ok(sql)
@@ -138,24 +160,21 @@ impl Relayer {
             .map_or_else(|_| default_confirmations(chain_id), |c| c.confirmations)
     }
 
-    /// The watched transactions, by nonce.
-    pub(super) fn watched(&self) -> ApiResult<Vec<Watched>> {
-        self.watched_where("", Vec::new())
+    /// The watched transactions of `table`, by nonce.
+    pub(super) fn watched(&self, table: Table) -> ApiResult<Vec<Watched>> {
+        self.rows(table, "", Vec::new())
     }
 
-    /// The watched transaction at `nonce`.
-    fn watched_at(&self, nonce: u64) -> ApiResult<Option<Watched>> {
-        Ok(self
-            .watched_where("WHERE nonce = ?", vec![nonce_value(nonce)?])?
-            .into_iter()
-            .next())
+    /// Whether any transaction is watched (in either table): the alarm keeps going while one is.
+    pub(super) fn watching(&self) -> ApiResult<bool> {
+        Ok(!(self.watched(Table::Confirming)?.is_empty() && self.watched(Table::Displaced)?.is_empty()))
     }
 
-    fn watched_where(&self, filter: &str, params: Vec<SqlStorageValue>) -> ApiResult<Vec<Watched>> {
+    fn rows(&self, table: Table, filter: &str, params: Vec<SqlStorageValue>) -> ApiResult<Vec<Watched>> {
         let rows: Vec<Row> = self
-            .confirming()?
+            .table(table)?
             .exec(
-                &format!("SELECT record FROM confirming {filter} ORDER BY nonce"),
+                &format!("SELECT record FROM {} {filter} ORDER BY nonce", table.name()),
                 params,
             )?
             .to_array()?;
@@ -164,33 +183,58 @@ impl Relayer {
             .collect()
     }
 
-    /// The stored row of `w` when it is still the one a pass decided on (the same signed transaction, as it was);
-    /// `None` when another job's receipt replaced it, or another step changed it, meanwhile.
-    fn still_watched(&self, w: &Watched) -> ApiResult<Option<Watched>> {
-        Ok(self.watched_at(w.tx.nonce)?.filter(|stored| stored == w))
+    /// The row of `w` in `table` when it is still the one a pass decided on (the same signed transaction, as it
+    /// was); `None` when another step changed or removed it meanwhile.
+    fn still(&self, table: Table, w: &Watched) -> ApiResult<Option<Watched>> {
+        let found = match table {
+            Table::Confirming => self.rows(table, "WHERE nonce = ?", vec![nonce_value(w.tx.nonce)?])?,
+            Table::Displaced => self.rows(
+                table,
+                "WHERE nonce = ? AND hash = ?",
+                vec![nonce_value(w.tx.nonce)?, w.hash.to_string().into()],
+            )?,
+        };
+        Ok(found.into_iter().find(|stored| stored == w))
     }
 
-    fn watch_write(&self, remove: Option<u64>, put: Option<&Watched>) -> ApiResult<()> {
-        let sql = self.confirming()?;
-        if let Some(nonce) = remove {
-            sql.exec(
-                "DELETE FROM confirming WHERE nonce = ?",
-                vec![nonce_value(nonce)?],
-            )?;
-        }
-        if let Some(w) = put {
-            let record = serde_json::to_string(w).map_err(ApiError::internal)?;
-            sql.exec(
+    /// Stores `w` in `table` (in place of the row at its nonce, or of its nonce and hash).
+    fn put(&self, table: Table, w: &Watched) -> ApiResult<()> {
+        let record = serde_json::to_string(w).map_err(ApiError::internal)?;
+        let sql = self.table(table)?;
+        match table {
+            Table::Confirming => sql.exec(
                 "INSERT OR REPLACE INTO confirming (nonce, record) VALUES (?, ?)",
                 vec![nonce_value(w.tx.nonce)?, record.into()],
-            )?;
+            )?,
+            Table::Displaced => sql.exec(
+                "INSERT OR REPLACE INTO displaced (nonce, hash, record) VALUES (?, ?, ?)",
+                vec![nonce_value(w.tx.nonce)?, w.hash.to_string().into(), record.into()],
+            )?,
+        };
+        Ok(())
+    }
+
+    /// Removes the row of `w` from `table` if it is still that row (no await between the check and the delete).
+    fn remove(&self, table: Table, w: &Watched) -> ApiResult<()> {
+        if self.still(table, w)?.is_none() {
+            return Ok(());
         }
+        let sql = self.table(table)?;
+        match table {
+            Table::Confirming => sql.exec(
+                "DELETE FROM confirming WHERE nonce = ?",
+                vec![nonce_value(w.tx.nonce)?],
+            )?,
+            Table::Displaced => sql.exec(
+                "DELETE FROM displaced WHERE nonce = ? AND hash = ?",
+                vec![nonce_value(w.tx.nonce)?, w.hash.to_string().into()],
+            )?,
+        };
         Ok(())
     }
 
     /// Called by `finish` for a mined transaction: `true` when it is to be watched (and charged at depth) — it is
-    /// then stored and the alarm kept going; `false` (confirmations 0): charge it now. A displaced transaction
-    /// watched at the same nonce is superseded by this one (its nonce is used).
+    /// then stored and the alarm kept going; `false` (confirmations 0): charge it now.
     pub(super) async fn watch(
         &self,
         ctx: &Ctx,
@@ -201,102 +245,112 @@ impl Relayer {
         if self.confirmations(ctx) == 0 {
             return Ok(false);
         }
-        if let Some(before) = self.watched_at(tx.nonce)?
-            && !before.tx.hashes.iter().any(|h| tx.hashes.contains(h))
-        {
-            self.superseded(ctx, &before).await?;
-        }
         let watched = Watched {
             tx: tx.clone(),
             hash,
             block: u64::try_from(receipt.block_number).unwrap_or(u64::MAX),
             gas_used: u64::try_from(receipt.gas_used).unwrap_or(u64::MAX),
-            displaced: false,
         };
-        self.watch_write(None, Some(&watched))?;
+        self.put(Table::Confirming, &watched)?;
         self.ensure_alarm(super::ALARM_MS).await?;
         Ok(true)
     }
 
-    /// One pass over the watched transactions (the alarm, before the lane's rounds).
+    /// One pass over the watched transactions (the alarm, before the lane's rounds): those mined at their nonce,
+    /// then the displaced ones.
     pub(super) async fn confirm_all(&self, ctx: &Ctx) -> ApiResult<()> {
-        let watched = self.watched()?;
-        if watched.is_empty() {
+        let watched = self.watched(Table::Confirming)?;
+        let displaced = self.watched(Table::Displaced)?;
+        if watched.is_empty() && displaced.is_empty() {
             return Ok(());
         }
         let depth = self.confirmations(ctx);
         let head = ctx.rpc.block_number().await?;
         for w in watched {
-            // read before its receipts: a nonce passed then, with none of its hashes mined, went to another one
-            let slot = if w.displaced {
-                let latest = ctx.rpc.latest_nonce(ctx.signer.address()).await?;
-                Slot::Displaced {
-                    used: latest > w.tx.nonce,
-                }
-            } else {
-                Slot::Own
-            };
-            let mut receipt = None;
-            for hash in w.tx.hashes.iter().rev() {
-                if let Some(r) = ctx.rpc.receipt(*hash).await? {
-                    receipt = Some((*hash, r));
-                    break;
-                }
+            self.confirm_one(ctx, Table::Confirming, w, Slot::Own, head, depth)
+                .await?;
+        }
+        if !displaced.is_empty() {
+            // read before the receipts: the relayer's transactions mined `depth` deep (in the block that deep and
+            // before); a nonce below that count is used for good
+            let deep = ctx
+                .rpc
+                .nonce_at_block(ctx.signer.address(), (head + 1).saturating_sub(depth))
+                .await?;
+            for w in displaced {
+                let slot = Slot::Displaced {
+                    used: deep > w.tx.nonce,
+                };
+                self.confirm_one(ctx, Table::Displaced, w, slot, head, depth)
+                    .await?;
             }
-            let seen = receipt.as_ref().map(|(_, r)| {
-                (
-                    u64::try_from(r.block_number).unwrap_or(u64::MAX),
-                    u64::try_from(r.gas_used).unwrap_or(u64::MAX),
-                )
-            });
-            let decision = decide((w.block, w.gas_used), slot, seen, head, depth);
-            // the receipts were read across awaits: act only on the row as it still is
-            let Some(w) = self.still_watched(&w)? else {
-                continue;
-            };
-            match (decision, receipt) {
-                (Confirm::Final { gas_used }, Some((hash, r))) => {
-                    let charged = self.settle(ctx, w.tx.charge.as_ref(), gas_used).await?;
-                    self.log_update(ctx, hash, |rec| {
-                        rec.status = mined_state(&r);
-                        rec.block_number = seen.map(|(block, _)| block);
-                        rec.gas_used = Some(gas_used);
-                        rec.charged = charged.or(rec.charged);
-                    })?;
-                    self.watch_write(Some(w.tx.nonce), None)?;
-                    worker::console_log!(
-                        "{}",
-                        serde_json::json!({
-                            "event": "relayer.final", "hash": hash, "nonce": w.tx.nonce, "gasUsed": gas_used,
-                            "charged": charged, "confirmations": depth,
-                        })
-                    );
-                }
-                (
-                    Confirm::Wait {
-                        moved: Some((block, gas_used)),
-                    },
-                    Some((hash, r)),
-                ) => {
-                    self.log_update(ctx, hash, |rec| {
-                        rec.status = mined_state(&r);
-                        rec.block_number = Some(block);
-                        rec.gas_used = Some(gas_used);
-                    })?;
-                    let moved = Watched {
-                        hash,
-                        block,
-                        gas_used,
-                        displaced: false,
-                        ..w
-                    };
-                    self.watch_write(None, Some(&moved))?;
-                }
-                (Confirm::Reorganized, _) => self.reorganized(ctx, w).await?,
-                (Confirm::Superseded, _) => self.superseded(ctx, &w).await?,
-                // waiting, or a decision on a receipt that is not there (not made by `decide`)
-                _ => {}
+        }
+        Ok(())
+    }
+
+    /// Reads the receipt of `w` (kept in `table`) and acts on [`decide`], on the row as it is stored then.
+    async fn confirm_one(
+        &self,
+        ctx: &Ctx,
+        table: Table,
+        w: Watched,
+        slot: Slot,
+        head: u64,
+        depth: u64,
+    ) -> ApiResult<()> {
+        let mut receipt = None;
+        for hash in w.tx.hashes.iter().rev() {
+            if let Some(r) = ctx.rpc.receipt(*hash).await? {
+                receipt = Some((*hash, r));
+                break;
             }
+        }
+        let seen = receipt.as_ref().map(|(_, r)| {
+            (
+                u64::try_from(r.block_number).unwrap_or(u64::MAX),
+                u64::try_from(r.gas_used).unwrap_or(u64::MAX),
+            )
+        });
+        let decision = decide((w.block, w.gas_used), slot, seen, head, depth);
+        // the receipts were read across awaits: act only on the row as it still is
+        let Some(w) = self.still(table, &w)? else {
+            return Ok(());
+        };
+        match (decision, receipt, seen) {
+            (Confirm::Final { gas_used }, Some((hash, r)), Some((block, _))) => {
+                let charged = self.settle(ctx, w.tx.charge.as_ref(), gas_used).await?;
+                self.log_mined(ctx, &w.tx, hash, &r, block, gas_used, charged)?;
+                self.remove(table, &w)?;
+                worker::console_log!(
+                    "{}",
+                    serde_json::json!({
+                        "event": "relayer.final", "hash": hash, "nonce": w.tx.nonce, "gasUsed": gas_used,
+                        "charged": charged, "confirmations": depth, "displaced": table == Table::Displaced,
+                    })
+                );
+            }
+            (
+                Confirm::Wait {
+                    moved: Some((block, gas_used)),
+                },
+                Some((hash, r)),
+                _,
+            ) => {
+                self.log_mined(ctx, &w.tx, hash, &r, block, gas_used, None)?;
+                let moved = Watched {
+                    hash,
+                    block,
+                    gas_used,
+                    ..w.clone()
+                };
+                // a displaced row is kept by nonce and hash: another hash of it mined is a new row
+                self.remove(table, &w)?;
+                self.put(table, &moved)?;
+            }
+            (Confirm::Reorganized, _, _) => self.reorganized(ctx, w).await?,
+            (Confirm::Superseded, _, _) => self.superseded(ctx, &w).await?,
+            // waiting, or a decision on a receipt that is not there (not made by `decide`)
+            _ => {}
         }
         Ok(())
     }
@@ -305,6 +359,10 @@ impl Relayer {
     /// nonce to another job meanwhile, displaced: watched for its receipt, not sent again.
     async fn reorganized(&self, ctx: &Ctx, w: Watched) -> ApiResult<()> {
         let _guard = self.send_lock.lock().await;
+        // the lock's wait is an await: a request may have finished a job at this nonce meanwhile
+        let Some(w) = self.still(Table::Confirming, &w)? else {
+            return Ok(());
+        };
         let other = self.lane_get(w.tx.nonce)?;
         if let Some(other) = &other {
             worker::console_warn!(
@@ -314,20 +372,21 @@ impl Relayer {
                 other.job
             );
             let displaced = Watched {
-                displaced: true,
+                block: 0,
+                gas_used: 0,
                 ..w.clone()
             };
-            self.watch_write(None, Some(&displaced))?;
+            self.put(Table::Displaced, &displaced)?;
         } else {
             let back = PendingTx {
                 fees_checked_ms: now_ms(),
                 ..w.tx.clone()
             };
             self.lane_write(None, Some(&back))?;
-            self.watch_write(Some(w.tx.nonce), None)?;
             // the lane is reconciled again (its next nonce may be this one's)
             self.next_nonce.set(None);
         }
+        self.remove(Table::Confirming, &w)?;
         self.log_each(ctx, &w.tx, TransactionState::Pending)?;
         worker::console_warn!(
             "{}",
@@ -339,20 +398,47 @@ impl Relayer {
         Ok(())
     }
 
-    /// A displaced transaction whose nonce another transaction used: it can never be mined. Its reservation is
-    /// released, its records `dropped`, its row gone.
+    /// A displaced transaction whose nonce another transaction used deep enough: it can never be mined. Its
+    /// reservation is released, its records `dropped`, its row gone.
     async fn superseded(&self, ctx: &Ctx, w: &Watched) -> ApiResult<()> {
         self.release(w.tx.charge.as_ref()).await;
         self.log_each(ctx, &w.tx, TransactionState::Dropped)?;
-        if self.still_watched(w)?.is_some() {
-            self.watch_write(Some(w.tx.nonce), None)?;
-        }
+        self.remove(Table::Displaced, w)?;
         worker::console_warn!(
             "{}",
             serde_json::json!({
                 "event": "relayer.superseded", "hash": w.hash, "nonce": w.tx.nonce, "released": w.tx.charge.is_some(),
             })
         );
+        Ok(())
+    }
+
+    /// The records of `tx` mined as `hash` in `block`: that one mined (or reverted) with its gas and `charged`, the
+    /// others that were pending again `replaced` by it.
+    #[allow(clippy::too_many_arguments)]
+    fn log_mined(
+        &self,
+        ctx: &Ctx,
+        tx: &PendingTx,
+        hash: B256,
+        receipt: &Receipt,
+        block: u64,
+        gas_used: u64,
+        charged: Option<u64>,
+    ) -> ApiResult<()> {
+        for h in &tx.hashes {
+            self.log_update(ctx, *h, |r| {
+                if *h == hash {
+                    r.status = mined_state(receipt);
+                    r.block_number = Some(block);
+                    r.gas_used = Some(gas_used);
+                    r.charged = charged.or(r.charged);
+                } else if r.status == TransactionState::Pending {
+                    r.status = TransactionState::Replaced;
+                    r.replaced_by = Some(hash);
+                }
+            })?;
+        }
         Ok(())
     }
 
@@ -436,9 +522,9 @@ mod tests {
             decide((100, 5), free, None, 200, 3),
             Confirm::Wait { moved: None }
         );
-        // mined again, even in the block number and with the gas it had: watched again (its record is mined again)
+        // mined again: a displaced row holds no block (0), so its first receipt is a move (its record mined again)
         assert_eq!(
-            decide((100, 5), free, Some((100, 5)), 100, 3),
+            decide((0, 0), free, Some((100, 5)), 100, 3),
             Confirm::Wait {
                 moved: Some((100, 5))
             }
@@ -455,28 +541,5 @@ mod tests {
             decide((100, 5), Slot::Displaced { used: true }, None, 200, 3),
             Confirm::Superseded
         );
-    }
-
-    #[test]
-    fn a_row_without_the_displaced_mark_reads_as_its_own() {
-        // rows stored before the mark existed have no field: they are not displaced
-        let tx: PendingTx = serde_json::from_value(serde_json::json!({
-            "nonce": 7, "job": {"kind": "filler"}, "raw": "0x", "hashes": [], "feesCheckedMs": 0,
-        }))
-        .unwrap_or_else(|e| panic!("a lane row: {e}"));
-        let mut w = serde_json::to_value(Watched {
-            tx,
-            hash: B256::ZERO,
-            block: 1,
-            gas_used: 2,
-            displaced: false,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert!(w.get("displaced").is_none(), "not written when false");
-        let read: Watched = serde_json::from_value(w.clone()).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!read.displaced);
-        w["displaced"] = true.into();
-        let read: Watched = serde_json::from_value(w).unwrap_or_else(|e| panic!("{e}"));
-        assert!(read.displaced);
     }
 }

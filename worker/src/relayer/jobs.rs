@@ -15,6 +15,7 @@ use crate::{
     txlog,
 };
 
+use super::confirm::Table;
 use super::send::SendPlan;
 use super::wait::Waited;
 use super::{ALARM_MS, Ctx, Relayer, now_ms};
@@ -240,7 +241,13 @@ impl Relayer {
     /// its outcome for the same call, a refusal for another one (the nonce is used). `None` when there is none, or
     /// it reverted — the nonce is then unused, and a new transaction is a new attempt with a reservation of its own.
     fn mined_for(&self, wanted: &Job, calldata: &Bytes) -> ApiResult<Option<ExecuteOutcome>> {
-        for watched in self.watched()?.into_iter().filter(|w| &w.tx.job == wanted) {
+        let watched = self.watched(Table::Confirming)?;
+        let displaced = self.watched(Table::Displaced)?;
+        for watched in watched
+            .into_iter()
+            .chain(displaced)
+            .filter(|w| &w.tx.job == wanted)
+        {
             let Some((hash, facts)) = self.mined_facts(&[watched.hash])? else {
                 continue;
             };

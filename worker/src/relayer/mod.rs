@@ -327,7 +327,7 @@ impl DurableObject for Relayer {
         }
         let outbox_left = crate::webhooks::outbox::flush(&self.env, &self.state).await;
         // while transactions are pending, or mined and not yet confirmations-deep (`confirm`), or events wait
-        let watching = self.watched().map(|w| !w.is_empty()).unwrap_or(true);
+        let watching = self.watching().unwrap_or(true);
         if outbox_left || watching || self.lane().map(|l| !l.is_empty()).unwrap_or(true) {
             self.state.storage().set_alarm(ALARM_MS).await?;
         }
@@ -494,9 +494,7 @@ impl Relayer {
             return;
         }
         let result = match self.lane() {
-            Ok(lane) if !lane.is_empty() || self.watched().is_ok_and(|w| !w.is_empty()) => {
-                self.ensure_alarm(1).await
-            }
+            Ok(lane) if !lane.is_empty() || self.watching().unwrap_or(true) => self.ensure_alarm(1).await,
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
