@@ -173,11 +173,20 @@ pub fn client_ip(req: &Request) -> String {
 /// subscriber holds a whole /64, 2^64 addresses: keyed by address, each would have a bucket of its own); an
 /// IPv4-mapped IPv6 address as its IPv4 address. Anything else (`unknown`) as it is.
 pub fn client_key(ip: &str) -> String {
+    client_key_in(ip, 64)
+}
+
+/// [`client_key`] with an IPv6 client named by its `/prefix` (1 to 128).
+pub fn client_key_in(ip: &str, prefix: u32) -> String {
     match ip.trim().parse::<IpAddr>() {
         Ok(IpAddr::V4(v4)) => v4.to_string(),
         Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
             Some(v4) => v4.to_string(),
-            None => format!("{}/64", Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+            None => {
+                let prefix = prefix.clamp(1, 128);
+                let mask = u128::MAX << (128 - prefix);
+                format!("{}/{prefix}", Ipv6Addr::from(u128::from(v6) & mask))
+            }
         },
         Err(_) => ip.to_owned(),
     }
@@ -267,6 +276,9 @@ pub async fn limit_client_in(
 
 /// The bucket of [`spend_upload_budget`]: the KiB uploaded per client address.
 pub const UPLOAD_BUDGET_BUCKET: &str = "upload-bytes";
+/// An IPv6 client's upload budget is its /56's (a residential customer's usual assignment): a /64 each would give
+/// whoever holds a /48 65,536 budgets; a /56 gives 256.
+pub const UPLOAD_BUDGET_IPV6_PREFIX: u32 = 56;
 
 /// Spends `bytes` of the client address's upload budget, `per_hour` bytes an hour (`UPLOAD_BYTES_PER_HOUR`; 0: no
 /// budget), counted in KiB in its own `RateLimiter` bucket ([`UPLOAD_BUDGET_BUCKET`], an IPv6 client by its /64):
@@ -283,7 +295,10 @@ pub async fn spend_upload_budget(req: &Request, env: &Env, per_hour: u64, bytes:
     }
     let kib = |n: u64| u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX).max(1);
     let limit = kib(per_hour);
-    let name = format!("{UPLOAD_BUDGET_BUCKET}:{}", client_bucket(req));
+    let name = format!(
+        "{UPLOAD_BUDGET_BUCKET}:{}",
+        client_key_in(&client_ip(req), UPLOAD_BUDGET_IPV6_PREFIX)
+    );
     let hit = Hit {
         limit,
         now_ms: Date::now().as_millis() as f64,
@@ -422,5 +437,17 @@ mod tests {
         assert_eq!(client_key("::ffff:203.0.113.7"), "203.0.113.7");
         // not an address: as it is
         assert_eq!(client_key("unknown"), "unknown");
+        // the upload budget's /56: one budget for a customer's prefix, another for the next /56
+        assert_eq!(client_key_in("2001:db8:1:2ff::1", 56), "2001:db8:1:200::/56");
+        assert_eq!(
+            client_key_in("2001:db8:1:200::9", 56),
+            client_key_in("2001:db8:1:2ff::1", 56)
+        );
+        assert_ne!(
+            client_key_in("2001:db8:1:300::1", 56),
+            client_key_in("2001:db8:1:2ff::1", 56)
+        );
+        assert_eq!(client_key_in("203.0.113.7", 56), "203.0.113.7");
+        assert_eq!(client_key_in("2001:db8::1", 128), "2001:db8::1/128");
     }
 }

@@ -63,7 +63,7 @@ pub struct Verdict {
 }
 
 /// Token bucket state.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bucket {
     tokens: f64,
     updated_ms: f64,
@@ -115,7 +115,8 @@ impl Bucket {
             updated_ms: now_ms,
         });
         b.tokens = (b.tokens + (now_ms - b.updated_ms).max(0.0) * rate_per_ms).min(capacity);
-        b.updated_ms = now_ms;
+        // callers' clocks differ: a time behind the last one refills nothing, and the same time is not refilled twice
+        b.updated_ms = b.updated_ms.max(now_ms);
         if b.tokens >= needed {
             b.tokens = (b.tokens - f64::from(cost)).max(0.0);
             (
@@ -263,6 +264,8 @@ pub struct RateLimiter {
 }
 
 const REVOKED: &str = "revoked";
+/// Where a budget's bucket ([`Hit::whole`]) is kept: an hourly budget must not refill when the object is evicted.
+const BUDGET: &str = "budget";
 
 impl DurableObject for RateLimiter {
     fn new(state: State, _env: Env) -> Self {
@@ -296,7 +299,15 @@ impl DurableObject for RateLimiter {
             });
         }
         let hit: Hit = req.json().await?;
-        // no await from here on: concurrent requests take their tokens one after the other
+        if hit.whole && self.bucket.borrow().is_none() {
+            // a budget outlives the object: read back once (a storage read holds other events back)
+            let stored = self.state.storage().get::<Bucket>(BUDGET).await?;
+            let mut bucket = self.bucket.borrow_mut();
+            if bucket.is_none() {
+                *bucket = stored;
+            }
+        }
+        // no await from here on until the answer: concurrent requests take their tokens one after the other
         let current = *self.bucket.borrow();
         let (bucket, verdict) = if hit.lease > 0 {
             Bucket::lease(current, hit.limit, hit.now_ms, hit.lease, hit.refund)
@@ -313,6 +324,10 @@ impl DurableObject for RateLimiter {
             Bucket::take(current, hit.limit, hit.now_ms, hit.cost)
         };
         *self.bucket.borrow_mut() = Some(bucket);
+        if hit.whole {
+            // stored before the answer leaves (the output gate): a spent budget stays spent
+            self.state.storage().put(BUDGET, bucket).await?;
+        }
         Response::from_json(&verdict)
     }
 }
