@@ -97,7 +97,13 @@ test('a client address uploads at most UPLOAD_BYTES_PER_HOUR: the upload that wo
   await status(await upload(stack.apiKey, bytes(40), alice), 200);
   await status(await upload(await walletToken(), bytes(1), alice), 429);
   await status(await upload(stack.apiKey, bytes(1), alice), 429);
-  // another address (an IPv6 client by its /64) has its own budget
+  // another address has its own budget; an IPv6 client's is its /56's
   await status(await upload(await walletToken(), bytes(60), bob), 200);
   await status(await upload(await walletToken(), bytes(60), from('2001:db8:7:7::2')), 429);
+  await status(await upload(await walletToken(), bytes(60), from('2001:db8:7:ff::1')), 429);
+  await status(await upload(await walletToken(), bytes(60), from('2001:db8:7:100::1')), 200);
+  // a spent budget outlives its object: a new Worker (every Durable Object constructed anew) does not refill it
+  await stack.restartWorker({ vars: { UPLOAD_JWT_RATE_LIMIT_PER_MINUTE: '1000', UPLOAD_BYTES_PER_HOUR: String(100 * 1024) } });
+  await status(await upload(await walletToken(), bytes(30), alice), 429);
+  await status(await upload(await walletToken(), bytes(30), from('198.51.100.8')), 200);
 });
