@@ -289,6 +289,21 @@ impl Relayer {
             self.release(stored.charge.as_ref()).await;
             return Ok(Round::Gone);
         }
+        self.send_again(ctx, &stored, Some(stored.nonce)).await
+    }
+
+    /// A job whose transaction can never be mined (its nonce used by another transaction) sent again at a fresh
+    /// nonce — a relay call only if it still succeeds, a deployment only if the profile is not there yet — with the
+    /// same charge: `Pending` when sent, `Gone` when there is nothing to send (a relay call that no longer succeeds:
+    /// its charge released; a deployment found made). `replaces`: its lane row, removed with the new row's write (or
+    /// when given up); `None` for a transaction no longer in the lane (a displaced one, `confirm`). Caller holds
+    /// `send_lock`.
+    pub(super) async fn send_again(
+        &self,
+        ctx: &Ctx,
+        stored: &PendingTx,
+        replaces: Option<u64>,
+    ) -> ApiResult<Round> {
         match stored.job {
             Job::Execute { profile, .. } => {
                 // sent again only if the call still succeeds (its relay nonce may have been used meanwhile)
@@ -299,7 +314,7 @@ impl Relayer {
                     .await
                     .is_err()
                 {
-                    self.lane_write(Some(stored.nonce), None)?;
+                    self.lane_write(replaces, None)?;
                     self.release(stored.charge.as_ref()).await;
                     worker::console_warn!(
                         "{profile}: dropped relay call no longer succeeds; given up, quota released"
@@ -313,7 +328,7 @@ impl Relayer {
                     gas_limit: Some(request.gas_limit),
                     charge: stored.charge.clone(),
                     dropped,
-                    replaces: Some(stored.nonce),
+                    replaces,
                     ..SendPlan::default()
                 };
                 self.send_new(ctx, stored.job.clone(), request.to, request.input, plan)
@@ -322,13 +337,13 @@ impl Relayer {
             }
             // the hole it was to fill is filled
             Job::Filler => {
-                self.lane_write(Some(stored.nonce), None)?;
+                self.lane_write(replaces, None)?;
                 Ok(Round::Gone)
             }
             Job::Deploy { universal_profile } => {
                 if !ctx.rpc.code(universal_profile).await?.is_empty() {
                     // deployed by another transaction with the same salt: nothing to send
-                    self.lane_write(Some(stored.nonce), None)?;
+                    self.lane_write(replaces, None)?;
                     self.record(universal_profile, None).await?;
                     return Ok(Round::Gone);
                 }
@@ -339,7 +354,7 @@ impl Relayer {
                 let plan = SendPlan {
                     charge: stored.charge.clone(),
                     dropped,
-                    replaces: Some(stored.nonce),
+                    replaces,
                     ..SendPlan::default()
                 };
                 match self
@@ -355,7 +370,7 @@ impl Relayer {
                         Ok(Round::Pending)
                     }
                     Err(e) if e.is(Code::DeploymentWouldRevert) => {
-                        self.lane_write(Some(stored.nonce), None)?;
+                        self.lane_write(replaces, None)?;
                         Err(e)
                     }
                     // kept as it is: the next round tries again
