@@ -14,7 +14,9 @@
 //!   `displaced` table (by nonce and hash), not sent again. The network may still mine its signed bytes (other nodes
 //!   keep them): then it is watched there as above and charged at depth. Once its nonce is used `confirmations`
 //!   deep with none of its hashes mined (the relayer's transaction count at the block that deep has passed it), it
-//!   never can be: its reservation is released, its records `dropped`.
+//!   never can be: its records are `dropped` and its job is sent again at a fresh nonce with its charge, as a lane
+//!   transaction whose nonce went to another is (a relay call only if it still succeeds; nothing sent: its
+//!   reservation released).
 //!
 //! Every change is made on the row as stored once the chain was read ([`Relayer::still`]): a row another step
 //! changed or removed across an await (a request finishing a job, the send lock's wait) is left as it is now.
@@ -33,6 +35,7 @@ use crate::{
 };
 
 use super::lane::{PendingTx, nonce_value};
+use super::rounds::Round;
 use super::{Ctx, Relayer, now_ms};
 
 /// A mined transaction watched until it is deep enough.
@@ -398,16 +401,33 @@ impl Relayer {
         Ok(())
     }
 
-    /// A displaced transaction whose nonce another transaction used deep enough: it can never be mined. Its
-    /// reservation is released, its records `dropped`, its row gone.
+    /// A displaced transaction whose nonce another transaction used deep enough: it can never be mined. Its records
+    /// are `dropped`, its row goes, and its job is sent again at a fresh nonce with its charge, as a lane
+    /// transaction whose nonce went to another is (`rounds::send_again`: a relay call only if it still succeeds, a
+    /// deployment only if the profile is not there); when nothing is sent, its reservation is released.
     async fn superseded(&self, ctx: &Ctx, w: &Watched) -> ApiResult<()> {
-        self.release(w.tx.charge.as_ref()).await;
+        let _guard = self.send_lock.lock().await;
+        let Some(w) = self.still(Table::Displaced, w)? else {
+            return Ok(());
+        };
         self.log_each(ctx, &w.tx, TransactionState::Dropped)?;
-        self.remove(Table::Displaced, w)?;
+        self.remove(Table::Displaced, &w)?;
+        let again = if w.tx.cancelled_from.is_some() {
+            // cancelled by the operator: never sent again
+            Ok(Round::Gone)
+        } else {
+            self.send_again(ctx, &w.tx, None).await
+        };
+        let sent = matches!(again, Ok(Round::Pending));
+        if !sent {
+            // given up (or nothing to send): what was reserved for it goes back
+            self.release(w.tx.charge.as_ref()).await;
+        }
         worker::console_warn!(
             "{}",
             serde_json::json!({
-                "event": "relayer.superseded", "hash": w.hash, "nonce": w.tx.nonce, "released": w.tx.charge.is_some(),
+                "event": "relayer.superseded", "hash": w.hash, "nonce": w.tx.nonce, "sentAgain": sent,
+                "error": again.as_ref().err().map(|e| e.code),
             })
         );
         Ok(())
