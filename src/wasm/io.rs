@@ -288,7 +288,8 @@ pub(crate) enum ContentArg {
 
 /// What `INVALID_CONTENT` says a content argument must be, by what the function takes.
 pub(crate) mod content {
-    /// Bytes only.
+    /// Bytes only (`computeCid`, in the full entry).
+    #[cfg(feature = "wasm")]
     pub(crate) const BYTES: &str = "bytes (a Uint8Array, an ArrayBuffer or another typed array or DataView)";
     /// A string or bytes.
     pub(crate) const TEXT_OR_BYTES: &str =
