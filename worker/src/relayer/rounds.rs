@@ -40,6 +40,16 @@ pub(super) async fn any_known(rpc: &Rpc, hashes: &[B256]) -> ApiResult<bool> {
     Ok(false)
 }
 
+/// The receipt of whichever of `hashes` is mined (newest first: usually the first answer decides), with its hash.
+pub(super) async fn mined_receipt(rpc: &Rpc, hashes: &[B256]) -> ApiResult<Option<(B256, Receipt)>> {
+    for hash in hashes.iter().rev() {
+        if let Some(receipt) = rpc.receipt(*hash).await? {
+            return Ok(Some((*hash, receipt)));
+        }
+    }
+    Ok(None)
+}
+
 pub(super) fn log_rebroadcast(tx: &PendingTx, result: &core::result::Result<B256, RpcError>) {
     match SendOutcome::of(result) {
         SendOutcome::Accepted => worker::console_warn!(
@@ -60,13 +70,7 @@ impl Relayer {
     /// Reads the chain for `tx` (the caller's copy) and acts on [`next_step`]. Every change happens under
     /// `send_lock` on the copy reloaded from storage, and only if that copy still is the one decided on.
     pub(super) async fn round(&self, ctx: &Ctx, tx: &PendingTx) -> ApiResult<Round> {
-        let mut mined = None;
-        for hash in tx.hashes.iter().rev() {
-            if let Some(receipt) = ctx.rpc.receipt(*hash).await? {
-                mined = Some((*hash, receipt));
-                break;
-            }
-        }
+        let mined = mined_receipt(&ctx.rpc, &tx.hashes).await?;
         let facts = match &mined {
             Some((hash, _)) => Facts {
                 mined: Some(*hash),
