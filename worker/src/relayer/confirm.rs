@@ -35,7 +35,7 @@ use crate::{
 };
 
 use super::lane::{PendingTx, nonce_value};
-use super::rounds::Round;
+use super::rounds::{Round, mined_receipt};
 use super::{Ctx, Relayer, now_ms};
 
 /// A mined transaction watched until it is deep enough.
@@ -67,6 +67,18 @@ impl Table {
             Self::Confirming => "confirming",
             Self::Displaced => "displaced",
         }
+    }
+
+    /// The `WHERE` clause naming the row of `w` in this table, and its values: its nonce, and in `displaced` its hash.
+    fn key(self, w: &Watched) -> ApiResult<(&'static str, Vec<SqlStorageValue>)> {
+        let nonce = nonce_value(w.tx.nonce)?;
+        Ok(match self {
+            Self::Confirming => ("WHERE nonce = ?", vec![nonce]),
+            Self::Displaced => (
+                "WHERE nonce = ? AND hash = ?",
+                vec![nonce, w.hash.to_string().into()],
+            ),
+        })
     }
 }
 
@@ -189,15 +201,11 @@ impl Relayer {
     /// The row of `w` in `table` when it is still the one a pass decided on (the same signed transaction, as it
     /// was); `None` when another step changed or removed it meanwhile.
     fn still(&self, table: Table, w: &Watched) -> ApiResult<Option<Watched>> {
-        let found = match table {
-            Table::Confirming => self.rows(table, "WHERE nonce = ?", vec![nonce_value(w.tx.nonce)?])?,
-            Table::Displaced => self.rows(
-                table,
-                "WHERE nonce = ? AND hash = ?",
-                vec![nonce_value(w.tx.nonce)?, w.hash.to_string().into()],
-            )?,
-        };
-        Ok(found.into_iter().find(|stored| stored == w))
+        let (filter, params) = table.key(w)?;
+        Ok(self
+            .rows(table, filter, params)?
+            .into_iter()
+            .find(|stored| stored == w))
     }
 
     /// Stores `w` in `table` (in place of the row at its nonce, or of its nonce and hash).
@@ -222,17 +230,9 @@ impl Relayer {
         if self.still(table, w)?.is_none() {
             return Ok(());
         }
-        let sql = self.table(table)?;
-        match table {
-            Table::Confirming => sql.exec(
-                "DELETE FROM confirming WHERE nonce = ?",
-                vec![nonce_value(w.tx.nonce)?],
-            )?,
-            Table::Displaced => sql.exec(
-                "DELETE FROM displaced WHERE nonce = ? AND hash = ?",
-                vec![nonce_value(w.tx.nonce)?, w.hash.to_string().into()],
-            )?,
-        };
+        let (filter, params) = table.key(w)?;
+        self.table(table)?
+            .exec(&format!("DELETE FROM {} {filter}", table.name()), params)?;
         Ok(())
     }
 
@@ -301,13 +301,7 @@ impl Relayer {
         head: u64,
         depth: u64,
     ) -> ApiResult<()> {
-        let mut receipt = None;
-        for hash in w.tx.hashes.iter().rev() {
-            if let Some(r) = ctx.rpc.receipt(*hash).await? {
-                receipt = Some((*hash, r));
-                break;
-            }
-        }
+        let receipt = mined_receipt(&ctx.rpc, &w.tx.hashes).await?;
         let seen = receipt.as_ref().map(|(_, r)| {
             (
                 u64::try_from(r.block_number).unwrap_or(u64::MAX),
