@@ -98,15 +98,13 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
         return Err(revoked());
     }
     if !verdict.allowed {
-        let mut err = ApiError::new(
-            Code::RateLimited,
+        return Err(rate_limited(
             format!(
                 "this API key allows {} requests per minute",
                 record.rate_limit_per_minute
             ),
-        );
-        err.retry_after = Some(verdict.retry_after);
-        return Err(err);
+            &verdict,
+        ));
     }
     Ok(record)
 }
@@ -140,6 +138,13 @@ async fn ask(env: &Env, name: &str, hit: &Hit) -> ApiResult<Verdict> {
         .id_from_name(name)?
         .get_stub()?;
     crate::plumbing::call_do(&stub, "/hit", hit).await
+}
+
+/// 429 `RATE_LIMITED` saying `message`, with the verdict's wait as `Retry-After`.
+fn rate_limited(message: impl Into<String>, verdict: &Verdict) -> ApiError {
+    let mut err = ApiError::new(Code::RateLimited, message);
+    err.retry_after = Some(verdict.retry_after);
+    err
 }
 
 /// Takes `cost` tokens from the bucket named `name` (0: only asks).
@@ -266,12 +271,10 @@ pub async fn limit_client_in(
     if verdict.allowed {
         return Ok(());
     }
-    let mut err = ApiError::new(
-        Code::RateLimited,
+    Err(rate_limited(
         format!("{what} are limited to {limit} requests per minute per client address"),
-    );
-    err.retry_after = Some(verdict.retry_after);
-    Err(err)
+        &verdict,
+    ))
 }
 
 /// The bucket of [`spend_upload_budget`]: the KiB uploaded per client address.
@@ -281,8 +284,9 @@ pub const UPLOAD_BUDGET_BUCKET: &str = "upload-bytes";
 pub const UPLOAD_BUDGET_IPV6_PREFIX: u32 = 56;
 
 /// Spends `bytes` of the client address's upload budget, `per_hour` bytes an hour (`UPLOAD_BYTES_PER_HOUR`; 0: no
-/// budget), counted in KiB in its own `RateLimiter` bucket ([`UPLOAD_BUDGET_BUCKET`], an IPv6 client by its /64):
-/// an upload is stored only when the budget holds all of it ([`crate::ratelimit::Bucket::spend`]), so a client
+/// budget), counted in KiB in its own `RateLimiter` bucket ([`UPLOAD_BUDGET_BUCKET`], an IPv6 client by its /56:
+/// [`UPLOAD_BUDGET_IPV6_PREFIX`]; kept in the object's storage, so that neither an idle object's eviction nor a
+/// deployment refills it): an upload is stored only when the budget holds all of it ([`crate::ratelimit::Bucket::spend`]), so a client
 /// address stores at most its budget an hour plus one hour's burst, whatever the number of requests or API keys
 /// (keys and upload tokens ship inside pages: neither proves a user). An upload above the whole budget waits for a
 /// full bucket.
@@ -312,12 +316,10 @@ pub async fn spend_upload_budget(req: &Request, env: &Env, per_hour: u64, bytes:
     if verdict.allowed {
         return Ok(());
     }
-    let mut err = ApiError::new(
-        Code::RateLimited,
+    Err(rate_limited(
         format!("uploads are limited to {limit} KiB an hour per client address"),
-    );
-    err.retry_after = Some(verdict.retry_after);
-    Err(err)
+        &verdict,
+    ))
 }
 
 /// Authenticates an upload: either an API key with the `upload` scope ([`authenticate`]) or, when the operator set
@@ -370,12 +372,10 @@ pub async fn authenticate_admin(req: &Request, env: &Env, config: &Config) -> Ap
     let bucket = format!("admin:{}", client_bucket(req));
     let verdict = hit(env, &bucket, limit, 1).await?;
     if !verdict.allowed {
-        let mut err = ApiError::new(
-            Code::RateLimited,
+        return Err(rate_limited(
             "too many wrong admin tokens from this address; retry later",
-        );
-        err.retry_after = Some(verdict.retry_after);
-        return Err(err);
+            &verdict,
+        ));
     }
     let Ok(Some(given)) = bearer(req) else {
         return Err(invalid_admin());
