@@ -2,8 +2,8 @@
 // relayer key, an admin token and a development API key. Used by scripts/dev.mjs and the end-to-end tests.
 import { execFile, spawn } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,6 +85,36 @@ export async function applyMigrations(stateDir) {
 }
 
 /**
+ * The local D1 state of a new deployment (every migration applied by `applyMigrations`, nothing else), made once per
+ * content of worker/migrations/ and wrangler's version and kept in the temporary directory: a stack whose state
+ * directory is new starts from a copy of it instead of running wrangler once more (seconds of CPU per stack). A
+ * state directory that holds anything already (a test's older schema) is migrated as a deployment is.
+ */
+async function migratedState() {
+  const migrations = join(root, 'worker/migrations');
+  const hash = createHash('sha256').update(readFileSync(join(root, 'node_modules/wrangler/package.json')));
+  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+  const dir = join(tmpdir(), `profile-relayer-migrated-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(join(dir, 'complete'))) return dir;
+  const work = mkdtempSync(join(tmpdir(), 'profile-relayer-migrating-'));
+  try {
+    await applyMigrations(join(work, 'state'));
+    writeFileSync(join(work, 'complete'), '');
+    renameSync(work, dir);
+  } catch (e) {
+    rmSync(work, { recursive: true, force: true });
+    if (!existsSync(join(dir, 'complete'))) throw e; // else another process made it first
+  }
+  return dir;
+}
+
+/** Applies the migrations to `stateDir`: from the copy of a migrated new state when the directory is new or empty. */
+async function migrateState(stateDir) {
+  if (existsSync(stateDir) && readdirSync(stateDir).length > 0) return applyMigrations(stateDir);
+  cpSync(join(await migratedState(), 'state', 'v3', 'd1'), join(stateDir, 'v3', 'd1'), { recursive: true });
+}
+
+/**
  * Starts chain + Worker. Options: chainPort, chainId (of the relayer's chain, default 31337), workerPort (0 =
  * random), vars (extra Worker vars), log, extraChains: more anvil chains (each with the LUKSO contracts) served by
  * the same Worker, `[{ chainId, indexPrefix, ...CHAINS fields }]`; with them the Worker gets a `CHAINS` var listing
@@ -140,8 +170,8 @@ export async function startStack({
   let stderr = '';
   // wrangler dev on the chain with the persisted state (KV, D1, Durable Objects): started here and by restartWorker,
   // after the D1 migrations (worker/migrations), applied as a deployment applies them
-  const launch = async (port, extraVars = {}, migrate = true) => {
-    if (migrate) await applyMigrations(state);
+  const launch = async (port, extraVars = {}, migrations = true) => {
+    if (migrations) await migrateState(state);
     const inspectorPort = await freePort();
     const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
     const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
