@@ -2,59 +2,81 @@
 # Runs every test of the project. Does all set-up first (scripts/setup.sh: idempotent, cached tool installs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Each step is timed; the table at the end (also when a step fails) shows where the time went.
+STEP_ROWS=()
+step_label=
+step_start=$SECONDS
+end_step() { # status
+  if [ -n "$step_label" ]; then STEP_ROWS+=("$(printf '%6ss  %-7s %s' "$((SECONDS - step_start))" "$1" "$step_label")"); fi
+  step_label=
+}
+step() { # label, description
+  end_step ok
+  step_label=$1
+  step_start=$SECONDS
+  printf '\n\033[1;32m==> %s: %s\033[0m\n' "$1" "$2"
+}
+summary() {
+  local rc=$?
+  end_step "$([ "$rc" = 0 ] && echo ok || echo FAILED)"
+  printf '\n\033[1m%s\033[0m\n' "test command: time per step"
+  printf '%s\n' "${STEP_ROWS[@]}"
+  printf '%6ss  %-7s %s\n' "$SECONDS" "$([ "$rc" = 0 ] && echo passed || echo FAILED)" "total"
+}
+trap summary EXIT
+
+step "set-up" "tools (cached when present) and npm dependencies"
 # shellcheck source=scripts/setup.sh
 source scripts/setup.sh
 
-step() { printf '\n\033[1;32m==> %s\033[0m\n' "$*"; }
-
-step "lint: rustfmt"
+step "lint: rustfmt" "cargo fmt --check"
 cargo fmt --all --check
 
-step "lint: JS/TS (Biome: format and lint of tests/, scripts/, www/, worker/js/; fix with npx biome check --write)"
+step "lint: biome" "format and lint of the JS/TS in tests/, scripts/, www/, worker/js/ (fix: npx biome check --write)"
 npx --no-install biome ci --error-on-warnings .
 
-step "lint: clippy (core, native; also with the schema feature the OpenAPI generator uses)"
+step "lint: clippy native" "core, native; also with the schema feature the OpenAPI generator uses"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features schema -- -D warnings
-step "lint: clippy (core + wasm bindings, wasm32)"
+step "lint: clippy wasm32" "core + wasm bindings, and the worker, wasm32"
 cargo clippy --target wasm32-unknown-unknown --features wasm,wasm-recover --all-targets -- -D warnings
-step "lint: clippy (worker, wasm32)"
 cargo clippy -p profile-relayer-worker --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step "lint: cargo doc, warnings denied (workspace native; core with the wasm features)"
+step "lint: rustdoc" "cargo doc, warnings denied (workspace native; core with the wasm features)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --target wasm32-unknown-unknown --features wasm,wasm-recover --quiet
 
-step "core: unit, property, vector and doc tests (native)"
+step "test: core" "unit, property, vector and doc tests (native)"
 cargo test
-step "worker: unit tests (native)"
+step "test: worker" "unit tests (native)"
 cargo test -p profile-relayer-worker
 
-step "wasm: wasm-bindgen tests in Node and headless Chromium"
+step "test: wasm" "wasm-bindgen tests in Node and headless Chromium"
 cargo test --target wasm32-unknown-unknown --features wasm --test wasm_node --test wasm_browser
 
-step "npm package: build pkg/"
+step "build: pkg" "the npm package: scripts/build-pkg.sh"
 scripts/build-pkg.sh
 
-step "worker: build (worker-build)"
+step "build: worker" "scripts/build-worker.sh (worker-build)"
 scripts/build-worker.sh
 
-step "worker: schemathesis against worker/openapi.json (wrangler dev + anvil)"
+step "test: schemathesis" "the Worker against worker/openapi.json (wrangler dev + anvil)"
 node scripts/schemathesis.mjs
 
-step "wasm: typed clients in headless Chromium against the real Worker (wrangler dev + anvil)"
+step "test: wasm clients" "typed clients in headless Chromium against the real Worker (wrangler dev + anvil)"
 node scripts/with-stack.mjs cargo test --target wasm32-unknown-unknown --features wasm --test wasm_clients
 
-step "npm package: TypeScript declarations (tsc --noEmit)"
+step "test: tsc" "the npm package's TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.node10.json)
 
-step "npm package (Node, Chromium), local chain, Worker in wrangler dev: node --test"
+step "test: node --test" "npm package (Node, Chromium), e2e: local chain + Worker in wrangler dev"
 (cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
 
-step "npm package: sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js) install the packed tarball"
+step "test: sample apps" "Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js install the packed tarball"
 (cd tests && node --test apps/apps.test.mjs)
 
-step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts, its outputs checked (≈ 2.5 min)"
+step "bench: quick runs" "every benchmark of BENCHMARKS.md with small counts, its outputs checked"
 (
   cd tests
   node bench/sdk.bench.mjs --quick
@@ -68,4 +90,4 @@ step "benchmarks, quick runs: every benchmark of BENCHMARKS.md with small counts
   node bench/ipfs-relay.bench.mjs --quick
 )
 
-step "all tests passed"
+end_step ok
