@@ -17,6 +17,17 @@ SCHEMATHESIS_VERSION=4.32.5
 # shellcheck source=scripts/setup-build.sh
 source "$PROJECT_DIR/scripts/setup-build.sh"
 
+# CI clones the repository afresh for every run: there its builds share one target directory in the tool cache, so
+# a machine compiles the dependencies once (cargo's fingerprints still rebuild whatever changed; the workspace's own
+# crates are rebuilt per checkout path). Emptied when it grows past 16 GiB.
+if [ "${CI:-}" = true ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  export CARGO_TARGET_DIR=$PR_TOOLS_HOME/target
+  if [ "$(du -sk "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt $((16 * 1024 * 1024)) ] 2>/dev/null; then
+    log "the shared target directory is over 16 GiB: emptied"
+    rm -rf "$CARGO_TARGET_DIR"
+  fi
+fi
+
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. Debian packages: headless Chromium + driver for the browser tests, curl for health checks.
