@@ -43,7 +43,7 @@ before(async () => {
   });
   await new Promise((r) => gateway.listen(0, '127.0.0.1', r));
   stack = await startStack({
-    vars: { IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_TIMEOUT_SECONDS: '5', UPLOAD_MAX_BYTES: '2000000' },
+    vars: { IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`, IPFS_TIMEOUT_SECONDS: '15', UPLOAD_MAX_BYTES: '2000000' },
   });
 });
 after(async () => {

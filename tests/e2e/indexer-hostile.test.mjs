@@ -101,7 +101,7 @@ before(async () => {
       INDEXER_RETRY_SECONDS: '3600',
       METADATA_ALLOW_HTTP: 'true',
       METADATA_MAX_BYTES: '65536',
-      METADATA_TIMEOUT_SECONDS: '2',
+      METADATA_TIMEOUT_SECONDS: '10',
       LOOKUP_RATE_LIMIT_PER_MINUTE: '5',
       IPFS_GATEWAYS: `http://127.0.0.1:${gateway.address().port}`,
     },

@@ -91,7 +91,7 @@ let stack;
 let urls;
 before(async () => {
   urls = { liar: await serve('liar', liar), honest: await serve('honest', honest), plain: await serve('plain', plain) };
-  stack = await startStack({ vars: { IPFS_GATEWAYS: [urls.liar, urls.honest, urls.plain].join(','), IPFS_TIMEOUT_SECONDS: '5' } });
+  stack = await startStack({ vars: { IPFS_GATEWAYS: [urls.liar, urls.honest, urls.plain].join(','), IPFS_TIMEOUT_SECONDS: '15' } });
 });
 after(async () => {
   await stack?.stop();
@@ -133,7 +133,7 @@ test('an honest gateway: a multi-block file (1.5 MB, 6 leaves), verified and kep
   assert.equal(part.status, 206);
   assert.deepEqual(await bytesOf(part), new Uint8Array(content.subarray(1_000_000, 1_000_010)));
   // kept in R2 once verified: asked again with no gateway able to answer, it is still served
-  const end = Date.now() + 10_000;
+  const end = Date.now() + 60_000;
   honestMissing.add(root.toString());
   for (;;) {
     const again = await relay(stack.workerUrl, root.toString());
@@ -359,16 +359,20 @@ test('a large file streams while it is verified: bytes reach the client before t
     },
   ]);
   honestMissing.add(root.toString());
-  const within = (promise, ms, what) => Promise.race([promise, new Promise((_, no) => setTimeout(() => no(new Error(`${what}: not within ${ms} ms`)), ms))]);
+  const within = (promise, ms, what) => {
+    let timer;
+    const late = new Promise((_, no) => (timer = setTimeout(() => no(new Error(`${what}: not within ${ms} ms`)), ms)));
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  };
   try {
-    const res = await within(relay(stack.workerUrl, root.toString()), 10_000, 'the answer');
+    const res = await within(relay(stack.workerUrl, root.toString()), 60_000, 'the answer');
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-length'), String(content.length));
     const reader = res.body.getReader();
     const chunks = [];
     let got = 0;
     while (got < 300_000) {
-      const { value, done } = await within(reader.read(), 10_000, 'the first verified leaves');
+      const { value, done } = await within(reader.read(), 60_000, 'the first verified leaves');
       assert.ok(!done, 'the body ended early');
       chunks.push(value);
       got += value.length;
@@ -549,7 +553,7 @@ test('a gateway that serves no CAR: refused by default (CONTENT_UNVERIFIED), not
 });
 
 test('IPFS_ALLOW_UNVERIFIED=true: plain bytes served, never immutable nor kept; a verified answer still wins', async () => {
-  const loose = await startStack({ vars: { IPFS_GATEWAYS: [urls.plain, urls.honest].join(','), IPFS_TIMEOUT_SECONDS: '5', IPFS_ALLOW_UNVERIFIED: 'true' } });
+  const loose = await startStack({ vars: { IPFS_GATEWAYS: [urls.plain, urls.honest].join(','), IPFS_TIMEOUT_SECONDS: '15', IPFS_ALLOW_UNVERIFIED: 'true' } });
   try {
     const json = new TextEncoder().encode('{"LSP3Profile":{"name":"served unverified"}}');
     const { root } = await addUnixfs([{ path: 'u.json', content: json }]);
