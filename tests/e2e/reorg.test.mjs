@@ -426,7 +426,8 @@ const everyGasCharged = async ({ profile, before, from }) => {
   await eventually(async () => (await relayerView()).today.gasReserved === 0, 20_000, 'nothing left reserved');
   const spent = await spentSince(from);
   await eventually(async () => (await relayerView()).today.gasUsed - before.today.gasUsed === spent, 20_000, `the day charged ${spent}`);
-  assert.equal(await quotaLeft(profile.account, profile.up), QUOTA - spent);
+  // the profile's meter is settled beside the day's (at once, not after it)
+  await eventually(async () => (await quotaLeft(profile.account, profile.up)) === QUOTA - spent, 20_000, `the profile charged ${spent}`);
   return spent;
 };
 
