@@ -70,11 +70,21 @@ node scripts/with-stack.mjs cargo test --target wasm32-unknown-unknown --feature
 step "test: tsc" "the npm package's TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.node10.json)
 
-step "test: node --test" "npm package (Node, Chromium), e2e: local chain + Worker in wrangler dev"
-(cd tests && node --test --test-concurrency=1 npm/*.test.mjs browser/*.test.mjs e2e/*.test.mjs)
-
-step "test: sample apps" "Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js install the packed tarball"
-(cd tests && node --test apps/apps.test.mjs)
+# Each test file is a process of its own with its own stack (anvil + wrangler dev, random ports, its own state), so
+# files run side by side: most of their time is spent waiting on the chain, the Worker and Chromium. The longest
+# files are listed first so that none starts last. TEST_CONCURRENCY sets how many run at once.
+step "test: node --test" "sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js install the packed \
+tarball), npm package (Node, Chromium), e2e (local chain + Worker in wrangler dev); ${TEST_CONCURRENCY:-3} files at a time"
+(
+  cd tests
+  first=(apps/apps.test.mjs e2e/reorg.test.mjs e2e/ready.test.mjs e2e/nonce-lane.test.mjs e2e/multichain.test.mjs
+    e2e/webhooks.test.mjs e2e/gasless.test.mjs e2e/migrations.test.mjs e2e/indexer-oversized.test.mjs e2e/bounds.test.mjs)
+  files=("${first[@]}")
+  for f in e2e/*.test.mjs browser/*.test.mjs npm/*.test.mjs; do
+    [[ " ${first[*]} " == *" $f "* ]] || files+=("$f")
+  done
+  node --test --test-concurrency="${TEST_CONCURRENCY:-3}" "${files[@]}"
+)
 
 step "bench: quick runs" "every benchmark of BENCHMARKS.md with small counts, its outputs checked"
 (
