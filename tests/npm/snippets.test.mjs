@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { decodedUri, keyValue, knownIndex, predicted, presentFields, smallUint, unknownKey, utf8In } from '../../src/wasm/js/io.js';
 import { prFetch, retryAfterSeconds } from '../../src/wasm/js/http.js';
 import { ProfileRelayerError, isProfileRelayerError, newError } from '../../src/wasm/js/errors.js';
+import { settle } from '../helpers/settle.mjs';
 
 test('io.js: result objects sliced from one string', () => {
   const all = '0x6f357c6a' + '0x' + 'ab'.repeat(32) + 'ipfs://x';
@@ -71,11 +72,6 @@ test('errors.js: the error class, its guard and its factory agree', () => {
 });
 
 /** A `fetch` answering `answers` in turn (each `[status, body, headers?]`), recording the requests. */
-/** Lets the promise jobs queued so far run (and those they queue): a few turns of the event loop, no timer. */
-const settle = async () => {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
-};
-
 function fakeFetch(answers) {
   const requests = [];
   const f = async (url, init) => {

@@ -4,6 +4,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import * as sdk from 'profile-relayer';
+import { settle } from '../helpers/settle.mjs';
 
 const up = '0xBB645D97B0c7D101ca0d73131e521fe89B463BFD';
 const STATUS = {
@@ -17,11 +18,6 @@ const STATUS = {
 };
 const json = (body, status = 200, headers = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 const refusal = (status, code, headers) => json({ error: { code, message: code } }, status, headers);
-
-/** Lets the promise jobs queued so far run (and those they queue): a few turns of the event loop, no timer. */
-const settle = async () => {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
-};
 
 /** A fetch answering `answers` in turn, recording each call. */
 function scripted(...answers) {
