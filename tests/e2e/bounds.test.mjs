@@ -168,8 +168,10 @@ test('a contract answering megabytes: the lookup refuses it quickly, having read
   const { status, body, ms } = await lookup(huge);
   const grew = (await workerPeak()) - before;
   console.log(`huge answer: lookup ${Math.round(ms)} ms, workerd peak RSS +${(grew / 2 ** 20).toFixed(1)} MiB`);
-  // measured: ≈ +15 MiB; read whole (RPC_MAX_RESPONSE_BYTES lifted), the same lookup grew it by ≈ +67 MiB
-  assert.ok(grew < 32 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
+  // measured: +18 to +26 MiB on a quiet machine, up to +32.5 MiB under load (the peak also holds what workerd
+  // buffered from the socket and garbage not yet collected: both vary with the machine's speed); read whole
+  // (RPC_MAX_RESPONSE_BYTES lifted), the same lookup grew it by +68 to +73 MiB. The bound lies between the two.
+  assert.ok(grew < 48 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
   assert.equal(status, 200, JSON.stringify(body));
   assert.equal(body.LSPStandard, 'UnknownContract');
   assert.equal(body.unindexable?.code, 'ANSWER_TOO_LARGE', JSON.stringify(body));
