@@ -47,7 +47,16 @@ const rpcLog = [];
 let ipCounter = 0;
 const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
 
+/**
+ * The 4000×4000 PNGs of the image test, made before any connection is open: encoding one blocks the event loop
+ * for seconds (28 s on a loaded 2-core machine), long enough for the server to close an idle keep-alive socket that
+ * fetch would then reuse ("fetch failed").
+ */
+const images = {};
+
 before(async () => {
+  images.gray = squares(4000, 0);
+  images.rgba = squares(4000, 6);
   proxy = createServer(async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
@@ -220,7 +229,7 @@ test('the indexer meets a contract answering megabytes: recorded unindexable, th
 
 test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; the RGBA one is refused', async () => {
   // early on a fresh Worker: its wasm heap has grown little yet, so the peak moves with what this request takes
-  const gray = squares(4000, 0);
+  const gray = images.gray;
   assert.ok(gray.length < 200_000, `${gray.length} bytes`);
   const cid = await upload(gray, 'image/png');
   const warm = await fetch(`${stack.workerUrl}/image/${cid}`, { headers: { 'cf-connecting-ip': freshIp() } });
@@ -239,7 +248,7 @@ test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; t
   // the resize's working set is ≈ 16 MB decoded + 16 MB scaled (it grew the Worker by 211 MB before)
   assert.ok(grew < 96 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
   // RGBA: 64 MB decoded + 16 M output pixels × 8 bytes passes the 96 MiB working budget: refused before decoding
-  const rgba = await upload(squares(4000, 6), 'image/png');
+  const rgba = await upload(images.rgba, 'image/png');
   const refused = await fetch(`${stack.workerUrl}/image/${rgba}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
   const body = await refused.json();
   assert.equal(refused.status, 413, JSON.stringify(body));
