@@ -77,3 +77,40 @@ pub async fn response_bytes(res: &mut Response, max: usize) -> Result<Vec<u8>, R
         Err(_) => Ok(Vec::new()),
     }
 }
+
+/// A runtime error (a thrown JS value) as text.
+pub(crate) fn js_text(e: &wasm_bindgen::JsValue) -> String {
+    e.as_string()
+        .or_else(|| wasm_bindgen::JsCast::dyn_ref::<js_sys::Error>(e).map(|e| String::from(e.message())))
+        .unwrap_or_else(|| "runtime error".to_owned())
+}
+
+/// A body with exactly `bytes`, and a promise that settles once the runtime has taken the last of them from it
+/// (the answer is on its way to the client, or the client went away). The body is a `FixedLengthStream`, so the
+/// answer keeps its `Content-Length`.
+pub(crate) fn body_with_end(
+    bytes: &js_sys::Uint8Array,
+) -> Result<(worker::web_sys::ReadableStream, js_sys::Promise), String> {
+    let pipe = worker::worker_sys::FixedLengthStream::new(bytes.length()).map_err(|e| js_text(&e))?;
+    let source = worker::web_sys::Response::new_with_opt_buffer_source(Some(bytes))
+        .map_err(|e| js_text(&e))?
+        .body()
+        .ok_or("a body without a stream")?;
+    let sent = source.pipe_to(&pipe.writable());
+    Ok((pipe.readable(), sent))
+}
+
+/// A body of exactly the runtime-held `bytes` (a `FixedLengthStream`, whose length R2 and the client's answer
+/// take as given). The pipe's end is awaited on its own, so that a reader that gives up (an R2 write that fails
+/// half-way) leaves no unhandled rejection behind.
+///
+/// # Errors
+/// A runtime error, as text.
+pub(crate) fn native_body(bytes: &js_sys::Uint8Array) -> Result<worker::web_sys::ReadableStream, String> {
+    let (body, sent) = body_with_end(bytes)?;
+    worker::wasm_bindgen_futures::spawn_local(async move {
+        // settled either way: the bytes were all taken, or the reader cancelled
+        let _ = worker::wasm_bindgen_futures::JsFuture::from(sent).await;
+    });
+    Ok(body)
+}

@@ -4,8 +4,6 @@
 use profile_relayer::api::ErrorBody;
 use worker::Response;
 
-use crate::rpc::RpcError;
-
 // Every error code the Worker answers with itself, declared in the core's wire module (`api::codes`) with its status
 // and meaning; core errors keep the core's codes (`profile_relayer::Error::ALL_CODES`).
 pub use profile_relayer::api::codes::ServiceCode as Code;
@@ -121,28 +119,6 @@ impl From<profile_relayer::Error> for ApiError {
 impl From<worker::Error> for ApiError {
     fn from(e: worker::Error) -> Self {
         Self::internal(e)
-    }
-}
-
-impl From<RpcError> for ApiError {
-    fn from(e: RpcError) -> Self {
-        match e {
-            RpcError::Unavailable(detail) => {
-                worker::console_warn!("rpc unavailable: {detail}");
-                let mut err = Self::new(
-                    Code::RpcUnavailable,
-                    "the chain's RPC node cannot be reached; retry later",
-                );
-                err.retry_after = Some(5);
-                err
-            }
-            RpcError::Node { code, message, .. } => Self::new(
-                Code::RpcError,
-                format!("the RPC node answered an error ({code}): {message}"),
-            ),
-            RpcError::Decode(detail) => Self::new(Code::RpcError, format!("unexpected RPC answer: {detail}")),
-            RpcError::TooLarge(detail) => Self::new(Code::RpcAnswerTooLarge, detail),
-        }
     }
 }
 

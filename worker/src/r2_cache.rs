@@ -43,7 +43,7 @@ impl Bytes<'_> {
     fn data(self) -> ApiResult<worker::Data> {
         Ok(match self {
             Self::Worker(bytes) => bytes.to_vec().into(),
-            Self::Runtime(bytes) => crate::ipfs::native_body(bytes)
+            Self::Runtime(bytes) => crate::body::native_body(bytes)
                 .map_err(ApiError::internal)?
                 .into(),
         })

@@ -10,7 +10,10 @@ use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
-use crate::body::ReadError;
+use crate::{
+    body::ReadError,
+    error::{ApiError, Code},
+};
 
 /// What went wrong talking to the node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -474,6 +477,30 @@ impl Rpc {
     /// `eth_getTransactionReceipt` (`None` while pending).
     pub async fn receipt(&self, hash: B256) -> Result<Option<Receipt>, RpcError> {
         self.call("eth_getTransactionReceipt", json!([hash])).await
+    }
+}
+
+/// How the service answers a failed node call: 503 with `Retry-After` when the node cannot be reached, 502 for
+/// its errors and malformed or oversized answers.
+impl From<RpcError> for ApiError {
+    fn from(e: RpcError) -> Self {
+        match e {
+            RpcError::Unavailable(detail) => {
+                worker::console_warn!("rpc unavailable: {detail}");
+                let mut err = Self::new(
+                    Code::RpcUnavailable,
+                    "the chain's RPC node cannot be reached; retry later",
+                );
+                err.retry_after = Some(5);
+                err
+            }
+            RpcError::Node { code, message, .. } => Self::new(
+                Code::RpcError,
+                format!("the RPC node answered an error ({code}): {message}"),
+            ),
+            RpcError::Decode(detail) => Self::new(Code::RpcError, format!("unexpected RPC answer: {detail}")),
+            RpcError::TooLarge(detail) => Self::new(Code::RpcAnswerTooLarge, detail),
+        }
     }
 }
 

@@ -86,21 +86,6 @@ impl Content {
     }
 }
 
-/// A body of exactly the runtime-held `bytes` (a `FixedLengthStream`, whose length R2 and the client's answer
-/// take as given). The pipe's end is awaited on its own, so that a reader that gives up (an R2 write that fails
-/// half-way) leaves no unhandled rejection behind.
-///
-/// # Errors
-/// A runtime error, as text.
-pub(crate) fn native_body(bytes: &js_sys::Uint8Array) -> Result<worker::web_sys::ReadableStream, String> {
-    let (body, sent) = native::body_with_end(bytes)?;
-    worker::wasm_bindgen_futures::spawn_local(async move {
-        // settled either way: the bytes were all taken, or the reader cancelled
-        let _ = worker::wasm_bindgen_futures::JsFuture::from(sent).await;
-    });
-    Ok(body)
-}
-
 /// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
 const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_millis(150);
 
@@ -308,7 +293,7 @@ pub async fn relay(
         // while the answer was still going out delayed its end: BENCHMARKS.md#ipfs-relay; in production nothing but
         // the time the block reaches R2)
         Some(store) if req.method() != Method::Head => {
-            let (body, sent) = native::body_with_end(&content.bytes).map_err(ApiError::internal)?;
+            let (body, sent) = crate::body::body_with_end(&content.bytes).map_err(ApiError::internal)?;
             ctx.wait_until(async move {
                 // settles when the body has been read to its end or abandoned: the block is verified either way
                 let _ = worker::wasm_bindgen_futures::JsFuture::from(sent).await;

@@ -13,13 +13,7 @@ use worker::{
 };
 
 use super::content::SNIFF_BYTES;
-
-/// A runtime error as text.
-fn text(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
-        .unwrap_or_else(|| "runtime error".to_owned())
-}
+use crate::body::js_text as text;
 
 /// Reads a body stream whole, in the runtime (one native buffer, no copy into the Worker). For bodies whose
 /// length is known to be within bounds: the caller checks `Content-Length` (or the R2 object's size) first.
@@ -64,19 +58,6 @@ async fn sha256(bytes: &Uint8Array) -> Result<Vec<u8>, String> {
 /// The leading bytes media-type sniffing reads ([`SNIFF_BYTES`]).
 pub(super) fn head(bytes: &Uint8Array) -> Vec<u8> {
     bytes.subarray(0, bytes.length().min(SNIFF_BYTES as u32)).to_vec()
-}
-
-/// A body with exactly `bytes`, and a promise that settles once the runtime has taken the last of them from it
-/// (the answer is on its way to the client, or the client went away). The body is a `FixedLengthStream`, so the
-/// answer keeps its `Content-Length`.
-pub(super) fn body_with_end(bytes: &Uint8Array) -> Result<(web_sys::ReadableStream, Promise), String> {
-    let pipe = worker::worker_sys::FixedLengthStream::new(bytes.length()).map_err(|e| text(&e))?;
-    let source = web_sys::Response::new_with_opt_buffer_source(Some(bytes))
-        .map_err(|e| text(&e))?
-        .body()
-        .ok_or("a body without a stream")?;
-    let sent = source.pipe_to(&pipe.writable());
-    Ok((pipe.readable(), sent))
 }
 
 /// The least a [`Reader`] piece holds (but the body's last): a gateway's answer is read in pieces of tens of KiB,
