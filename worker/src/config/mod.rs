@@ -5,6 +5,7 @@
 //! [`Setting`], so a malformed IPFS variable fails the IPFS routes, not the relayer's.
 
 mod chains;
+mod ipfs;
 pub mod vars;
 
 use alloy_primitives::B256;
@@ -15,14 +16,16 @@ use profile_relayer::{
 };
 use worker::Env;
 
-pub use self::chains::{ChainConfig, default_confirmations};
+pub use self::{
+    chains::{ChainConfig, default_confirmations},
+    ipfs::IpfsConfig,
+};
 use self::{
     chains::{ChainDefaults, parse_chains},
     vars::Vars,
 };
 use crate::{
     error::{ApiError, ApiResult, Code},
-    ipfs::IpfsConfig,
     rpc::{Rpc, RpcBounds},
     signer::Signer,
 };
@@ -195,7 +198,7 @@ impl Config {
     /// Parses the values read.
     pub fn parse(v: &Vars) -> Self {
         let secret = |name: &str| v.get(name).map(|s| Secret(s.to_owned()));
-        let ipfs = ipfs(v);
+        let ipfs = ipfs::parse(v);
         Self {
             relayer: RelayerConfig::parse(v).into(),
             chains: chains(v).into(),
@@ -582,37 +585,6 @@ fn chain(chains: &[ChainConfig], chain_id: &str) -> ApiResult<ChainConfig> {
                 chain_id_hex(id)
             ),
         )
-    })
-}
-
-/// `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`, `UPLOAD_MAX_BYTES`,
-/// `UPLOAD_BYTES_PER_HOUR`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`, `IPFS_STREAM_MIN_BYTES`.
-fn ipfs(v: &Vars) -> ApiResult<IpfsConfig> {
-    let gateways: Vec<String> = v
-        .get("IPFS_GATEWAYS")
-        .unwrap_or_default()
-        .split([',', ' ', '\n'])
-        .map(|g| g.trim().trim_end_matches('/').to_owned())
-        .filter(|g| !g.is_empty())
-        .collect();
-    if gateways
-        .iter()
-        .any(|g| !(g.starts_with("https://") || g.starts_with("http://")))
-    {
-        return Err(ApiError::config(
-            "IPFS_GATEWAYS must be http(s) URLs separated by commas",
-        ));
-    }
-    Ok(IpfsConfig {
-        gateways,
-        hedge_ms: v.number("IPFS_HEDGE_MS")?,
-        timeout_ms: v.number::<u64>("IPFS_TIMEOUT_SECONDS")? * 1000,
-        max_bytes: usize::try_from(v.number::<u64>("IPFS_MAX_BYTES")?).unwrap_or(usize::MAX),
-        upload_max_bytes: usize::try_from(v.number::<u64>("UPLOAD_MAX_BYTES")?).unwrap_or(usize::MAX),
-        upload_bytes_per_hour: v.number("UPLOAD_BYTES_PER_HOUR")?,
-        cache_max_bytes: v.number("IPFS_CACHE_MAX_BYTES")?,
-        allow_unverified: v.flag("IPFS_ALLOW_UNVERIFIED")?,
-        stream_min_bytes: v.number("IPFS_STREAM_MIN_BYTES")?,
     })
 }
 

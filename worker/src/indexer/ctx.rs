@@ -5,9 +5,8 @@ use std::cell::Cell;
 use worker::{Date, Env};
 
 use crate::{
-    config::{AlgoliaConfig, ChainConfig, Config, IndexerConfig, Setting},
+    config::{AlgoliaConfig, ChainConfig, Config, IndexerConfig, IpfsConfig, Setting},
     error::ApiResult,
-    ipfs::IpfsConfig,
     rpc::Rpc,
 };
 

@@ -22,12 +22,13 @@ use profile_relayer::ipfs::CidPath;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use super::{
-    Content, IpfsConfig, car,
+    Content, car,
     content::{SNIFF_BYTES, content_type_of},
     native,
 };
 use crate::{
     body::ReadError,
+    config::IpfsConfig,
     error::{ApiError, ApiResult, Code},
 };
 const MAX_GATEWAYS: usize = 6;

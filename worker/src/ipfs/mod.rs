@@ -33,40 +33,12 @@ use self::{
     gateways::{Fetched, Streaming, race_gateways},
 };
 use crate::{
-    config::{Config, Setting},
+    config::{Config, IpfsConfig, Setting},
     error::{ApiError, ApiResult, Code},
 };
 
 /// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
 pub type Client<'a> = (&'a Request, &'a Setting<u32>);
-/// IPFS configuration (vars `IPFS_GATEWAYS`, `IPFS_HEDGE_MS`, `IPFS_TIMEOUT_SECONDS`, `IPFS_MAX_BYTES`,
-/// `UPLOAD_MAX_BYTES`, `UPLOAD_BYTES_PER_HOUR`, `IPFS_CACHE_MAX_BYTES`, `IPFS_ALLOW_UNVERIFIED`,
-/// `IPFS_STREAM_MIN_BYTES`).
-#[derive(Debug, Clone)]
-pub struct IpfsConfig {
-    /// Gateway base URLs (`https://ipfs.io`), raced in this order.
-    pub gateways: Vec<String>,
-    /// The race's hedge (`IPFS_HEDGE_MS`): each gateway is asked once the one before it has failed or has run this
-    /// long without serving the content; 0 asks every gateway at once.
-    pub hedge_ms: u64,
-    /// Overall timeout for a gateway fetch.
-    pub timeout_ms: u64,
-    /// Largest content relayed.
-    pub max_bytes: usize,
-    /// Largest upload.
-    pub upload_max_bytes: usize,
-    /// Bytes a client address may upload an hour (0: no budget): [`crate::auth::spend_upload_budget`].
-    pub upload_bytes_per_hour: u64,
-    /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
-    pub cache_max_bytes: u64,
-    /// Whether a gateway that serves no CAR may serve UnixFS content unverified (`IPFS_ALLOW_UNVERIFIED`, default
-    /// `false`): such content is never marked immutable nor kept in R2.
-    pub allow_unverified: bool,
-    /// Relayed content at least this long is answered as it is verified (`IPFS_STREAM_MIN_BYTES`); shorter content
-    /// is verified whole first.
-    pub stream_min_bytes: u64,
-}
-
 /// Content and its type.
 #[derive(Debug, Clone)]
 pub struct Content {
