@@ -24,8 +24,15 @@ pub(crate) fn json_response<T: Serialize>(status: u16, body: &T) -> ApiResult<Re
     Ok(Response::from_json(body)?.with_status(status))
 }
 
+/// The clock: Unix milliseconds now. The Worker's one reading of the time; everything else reads it here (metering
+/// moves it by `CLOCK_OFFSET_SECONDS`: `Config::now`).
+pub(crate) fn now_ms() -> u64 {
+    Date::now().as_millis()
+}
+
+/// Unix seconds now ([`now_ms`]).
 pub(crate) fn now() -> u64 {
-    Date::now().as_millis() / 1000
+    now_ms() / 1000
 }
 
 /// Reads a JSON body: `application/json`, at most `max` bytes (counted while it is read), UTF-8.

@@ -153,11 +153,7 @@ impl BoundedCache {
         db.prepare(format!(
             "INSERT OR REPLACE INTO {table} ({column}, size, stored_at) VALUES (?1, ?2, ?3)"
         ))
-        .bind_params(&[
-            object.key.into(),
-            size.into(),
-            worker::Date::now().as_millis().into(),
-        ])?
+        .bind_params(&[object.key.into(), size.into(), crate::plumbing::now_ms().into()])?
         .run()
         .await
         .map_err(ApiError::internal)?;

@@ -10,7 +10,7 @@
 use std::{cell::RefCell, collections::HashMap};
 
 use serde::Serialize;
-use worker::{Date, Request};
+use worker::Request;
 
 /// What a request's handlers noted for its log line.
 #[derive(Debug, Default)]
@@ -91,7 +91,7 @@ impl RequestLog {
             id: ray.unwrap_or_else(random_id),
             panic_id: crate::panic_guard::request_id(req),
             method: req.method().to_string(),
-            started_ms: Date::now().as_millis(),
+            started_ms: crate::plumbing::now_ms(),
         }
     }
 
@@ -112,7 +112,7 @@ impl RequestLog {
             method: &self.method,
             route: notes.route,
             status,
-            duration_ms: Date::now().as_millis().saturating_sub(self.started_ms),
+            duration_ms: crate::plumbing::now_ms().saturating_sub(self.started_ms),
             key_id: notes.key_id,
             code,
         };
@@ -135,7 +135,7 @@ fn random_id() -> String {
     let mut bytes = [0u8; 16];
     // without randomness the id is still unique enough within the isolate's log: the time
     if getrandom::fill(&mut bytes).is_err() {
-        bytes[..8].copy_from_slice(&Date::now().as_millis().to_be_bytes());
+        bytes[..8].copy_from_slice(&crate::plumbing::now_ms().to_be_bytes());
     }
     alloy_primitives::hex::encode(bytes)
 }

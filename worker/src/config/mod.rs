@@ -290,7 +290,7 @@ impl Config {
     /// # Errors
     /// `CONFIGURATION_ERROR` for a malformed `CLOCK_OFFSET_SECONDS`.
     pub fn now(&self) -> ApiResult<u64> {
-        let real = worker::Date::now().as_millis() / 1000;
+        let real = crate::plumbing::now();
         Ok(real.saturating_add_signed(self.clock_offset.value()?))
     }
 }
@@ -448,7 +448,7 @@ impl RelayerConfig {
 
     /// Unix seconds now, as metering sees it (`CLOCK_OFFSET_SECONDS` lets tests move into the next month).
     pub fn now(&self) -> u64 {
-        let real = worker::Date::now().as_millis() / 1000;
+        let real = crate::plumbing::now();
         real.saturating_add_signed(self.clock_offset)
     }
 

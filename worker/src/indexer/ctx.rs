@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use worker::{Date, Env};
+use worker::Env;
 
 use crate::{
     config::{AlgoliaConfig, ChainConfig, Config, IndexerConfig, IpfsConfig, Setting},
@@ -108,13 +108,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) concurrency: usize,
 }
 
-pub(crate) fn now_ms() -> u64 {
-    Date::now().as_millis()
-}
-
-pub(crate) fn now() -> u64 {
-    now_ms() / 1000
-}
+pub(crate) use crate::plumbing::{now, now_ms};
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(

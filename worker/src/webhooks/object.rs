@@ -14,14 +14,15 @@ use profile_relayer::api::admin::{
 };
 use serde::{Deserialize, Serialize};
 use worker::{
-    Date, DurableObject, Env, Headers, Method, Request, RequestInit, RequestRedirect, Response, Result,
-    SqlStorage, SqlStorageValue, State, durable_object,
+    DurableObject, Env, Headers, Method, Request, RequestInit, RequestRedirect, Response, Result, SqlStorage,
+    SqlStorageValue, State, durable_object,
 };
 
 use super::{Event, policy, sign};
 use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
+    plumbing::now_ms,
     rpc::{TimedFetchError, fetch_with_timeout},
 };
 
@@ -126,10 +127,6 @@ struct NextRow {
 #[derive(Deserialize)]
 struct AlertRow {
     fired_ms: u64,
-}
-
-fn now_ms() -> u64 {
-    Date::now().as_millis()
 }
 
 fn int(value: u64) -> ApiResult<SqlStorageValue> {
