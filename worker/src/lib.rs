@@ -32,7 +32,6 @@ mod search;
 mod signer;
 mod store;
 mod txlog;
-mod upload_token;
 mod webhooks;
 #[cfg(test)]
 mod wire;

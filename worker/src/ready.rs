@@ -13,9 +13,9 @@ use serde::Serialize;
 use worker::{Env, Request, Response};
 
 use crate::{
-    auth,
     config::{ChainConfig, Config, RelayerConfig},
     error::ApiResult,
+    ratelimit,
 };
 
 /// One check's result.
@@ -173,13 +173,13 @@ async fn balance_checks(config: &RelayerConfig, min: u128) -> Vec<Check> {
 
 /// `GET /ready`.
 pub async fn ready(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
-    auth::limit_client_in(
+    ratelimit::limit_client_in(
         req,
         env,
         "ready",
         config.limits.ready.value()?,
         "readiness checks",
-        auth::Taking::EachRequest,
+        ratelimit::Taking::EachRequest,
     )
     .await?;
     let mut checks = vec![

@@ -170,7 +170,7 @@ async fn dispatch(
 
 /// The public rate limit of the relay routes (per client).
 async fn limit_relay(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
-    auth::limit_client(req, env, config.limits.public.value()?, "relay requests").await
+    crate::ratelimit::limit_client(req, env, config.limits.public.value()?, "relay requests").await
 }
 
 fn decode_slashes(target: &str) -> String {

@@ -1,5 +1,4 @@
-//! The KV key formats, all of them here, and the registered profiles' records. KV `API_KEYS`: `key:<sha256(api key)>`
-//! → the key's record, `id:<id>` → that hash ([`api_key_key`], [`api_key_id_key`]).
+//! The registered profiles' records and their KV key formats (the API keys' are `crate::auth::keys`'s).
 //!
 //! Registered profiles and their monthly gas usage, in KV `PROFILES`:
 //! `profile:<address>` → [`ProfileRecord`]; `usage:<address>:<month start, unix seconds>` → gas used (written by
@@ -37,16 +36,6 @@ fn usage_key(address: Address, now: u64) -> String {
 /// `usage:<address>:<month start>`: a profile's settled gas of one month (written by its `Meter` object).
 pub fn usage_key_of_month(address: Address, month_start: u64) -> String {
     format!("usage:{address:#x}:{month_start}")
-}
-
-/// `key:<hash>`: an API key's record, by the SHA-256 (hex) of the key.
-pub fn api_key_key(hash: &str) -> String {
-    format!("key:{hash}")
-}
-
-/// `id:<id>`: the hash of the API key with this id.
-pub fn api_key_id_key(id: &str) -> String {
-    format!("id:{id}")
 }
 
 /// Reads a profile record.

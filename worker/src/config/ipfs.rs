@@ -19,7 +19,7 @@ pub struct IpfsConfig {
     pub max_bytes: usize,
     /// Largest upload.
     pub upload_max_bytes: usize,
-    /// Bytes a client address may upload an hour (0: no budget): [`crate::auth::spend_upload_budget`].
+    /// Bytes a client address may upload an hour (0: no budget): [`crate::ratelimit::spend_upload_budget`].
     pub upload_bytes_per_hour: u64,
     /// Bytes the relay may keep in R2 for content fetched on anyone's request (`IPFS_CACHE_MAX_BYTES`).
     pub cache_max_bytes: u64,

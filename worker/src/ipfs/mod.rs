@@ -154,18 +154,18 @@ async fn fetch_content_deferred(
 /// Takes one token from the client IP's miss bucket (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`, 0 turns it off): every
 /// `/ipfs` or `/image` request whose content is not in R2 (gateways are raced for it), and every `/image` resize
 /// not in the derived-image cache. What R2 already holds costs nothing. A client that keeps missing takes its tokens
-/// a lease at a time ([`crate::auth::Taking::Leases`]): no object call for most of its misses.
+/// a lease at a time ([`crate::ratelimit::Taking::Leases`]): no object call for most of its misses.
 ///
 /// # Errors
 /// 429 `RATE_LIMITED` with `Retry-After`.
 pub async fn limit_miss(req: &Request, env: &Env, limit: u32) -> ApiResult<()> {
-    crate::auth::limit_client_in(
+    crate::ratelimit::limit_client_in(
         req,
         env,
         "miss",
         limit,
         "IPFS and image requests for content not stored here",
-        crate::auth::Taking::Leases,
+        crate::ratelimit::Taking::Leases,
     )
     .await
 }
@@ -485,7 +485,7 @@ pub async fn add(mut req: Request, env: &Env, config: &Config) -> ApiResult<Resp
     if bytes.len() > config.upload_max_bytes {
         return Err(crate::body::too_large(config.upload_max_bytes));
     }
-    crate::auth::spend_upload_budget(&req, env, config.upload_bytes_per_hour, bytes.len()).await?;
+    crate::ratelimit::spend_upload_budget(&req, env, config.upload_bytes_per_hour, bytes.len()).await?;
     upload_bytes(env, name, bytes).await
 }
 

@@ -30,20 +30,20 @@ use crate::{
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
 pub(crate) async fn limit_ip(req: &Request, env: &Env, config: &Config) -> ApiResult<()> {
-    crate::auth::limit_client(req, env, config.limits.lookup.value()?, "lookups").await
+    crate::ratelimit::limit_client(req, env, config.limits.lookup.value()?, "lookups").await
 }
 
 /// Takes `more` tokens at once from the same bucket as [`limit_ip`]: a request that does the work of several
 /// lookups (a multi-query's further queries).
 pub(crate) async fn limit_ip_more(req: &Request, env: &Env, config: &Config, more: u32) -> ApiResult<()> {
     let limit = config.limits.lookup.value()?;
-    crate::auth::limit_client_in(
+    crate::ratelimit::limit_client_in(
         req,
         env,
-        crate::auth::IP_BUCKET,
+        crate::ratelimit::IP_BUCKET,
         limit,
         "lookups",
-        crate::auth::Taking::Several(more),
+        crate::ratelimit::Taking::Several(more),
     )
     .await
 }

@@ -16,12 +16,11 @@ use worker::{Env, Request, Response};
 
 use crate::plumbing::{integer, json_response, now, query_integer, read_body};
 use crate::{
-    auth::{self, ApiKeyRecord, Scope},
+    auth::{self, ApiKeyRecord, ApiKeys, Scope, StoredKey},
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, MeterOp, Period, Subject},
     relayer::{LaneStatus, pool},
-    store,
 };
 
 pub(super) async fn relayer_status(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
@@ -320,27 +319,12 @@ pub(super) async fn create_key(req: Request, env: &Env, config: &Config) -> ApiR
         gas_remaining_this_month: None,
         webhook_url: None,
     };
-    let kv = env.kv("API_KEYS")?;
-    let hash = auth::hash_secret(&secret);
-    store_key(&kv, &hash, &record).await?;
-    json_response(201, &CreatedApiKey::new(record, secret))
-}
-
-/// Writes a key record under `key:<hash>` (for authentication) and `id:<id>` → hash with the record as metadata
-/// (for listing and revoking).
-pub(super) async fn store_key(kv: &worker::kv::KvStore, hash: &str, record: &ApiKeyRecord) -> ApiResult<()> {
-    kv.put(&store::api_key_key(hash), record)
-        .map_err(ApiError::internal)?
-        .execute()
-        .await
-        .map_err(ApiError::internal)?;
-    kv.put(&store::api_key_id_key(&record.id), hash)
-        .map_err(ApiError::internal)?
-        .metadata(record)
-        .map_err(ApiError::internal)?
-        .execute()
-        .await
-        .map_err(ApiError::internal)
+    let key = StoredKey {
+        hash: auth::hash_secret(&secret),
+        record,
+    };
+    ApiKeys::of(env)?.put(&key).await?;
+    json_response(201, &CreatedApiKey::new(key.record, secret))
 }
 
 pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiResult<Response> {
@@ -355,23 +339,7 @@ pub(super) async fn list_keys(req: &Request, env: &Env, config: &Config) -> ApiR
 
 /// Every stored key (revoked ones too) with this month's deploy gas from its meter (the authoritative counter).
 async fn keys_with_usage(env: &Env, config: &Config) -> ApiResult<Vec<ApiKeyRecord>> {
-    let kv = env.kv("API_KEYS")?;
-    let mut keys = Vec::new();
-    let mut cursor = None;
-    loop {
-        let mut list = kv.list().prefix("id:".to_owned());
-        if let Some(c) = cursor.take() {
-            list = list.cursor(c);
-        }
-        let page = list.execute().await.map_err(ApiError::internal)?;
-        for metadata in page.keys.into_iter().filter_map(|k| k.metadata) {
-            keys.push(serde_json::from_value::<ApiKeyRecord>(metadata).map_err(ApiError::internal)?);
-        }
-        match page.cursor {
-            Some(c) if !page.list_complete => cursor = Some(c),
-            _ => break,
-        }
-    }
+    let keys = ApiKeys::of(env)?.list().await?;
     let config = config.relayer()?;
     let now = config.now();
     let mut listed = Vec::with_capacity(keys.len());
@@ -430,37 +398,9 @@ pub(super) async fn usage(req: &Request, env: &Env, config: &Config) -> ApiResul
     )
 }
 
-/// The hash and record of the key `id`; 404 `API_KEY_NOT_FOUND` when there is none (or `id` is not one).
-pub(super) async fn stored_key(kv: &worker::kv::KvStore, id: &str) -> ApiResult<(String, ApiKeyRecord)> {
-    let not_found = || ApiError::new(Code::ApiKeyNotFound, format!("no API key with id {id}"));
-    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(not_found());
-    }
-    let hash: String = kv
-        .get(&store::api_key_id_key(id))
-        .text()
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(not_found)?;
-    let record: ApiKeyRecord = kv
-        .get(&store::api_key_key(&hash))
-        .json()
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(not_found)?;
-    Ok((hash, record))
-}
-
 pub(super) async fn revoke_key(req: &Request, env: &Env, config: &Config, id: &str) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
-    let kv = env.kv("API_KEYS")?;
-    let (hash, mut record) = stored_key(&kv, id).await?;
-    if record.revoked_at.is_none() {
-        record.revoked_at = Some(now());
-        store_key(&kv, &hash, &record).await?;
-    }
-    // effective on the key's next request, whatever KV still caches
-    auth::revoke(env, id).await?;
+    let record = ApiKeys::of(env)?.revoke(env, id, now()).await?;
     json_response(200, &record)
 }
 
@@ -485,26 +425,21 @@ pub(super) async fn update_key(req: Request, env: &Env, config: &Config, id: &st
         Some(Value::Null) => Some(None),
         Some(v) => Some(Some(budget_field(v)?)),
     };
-    let kv = env.kv("API_KEYS")?;
-    let (hash, mut record) = stored_key(&kv, id).await?;
-    if record.revoked_at.is_some() {
-        return Err(ApiError::new(
-            Code::ApiKeyRevoked,
-            format!("the API key {id} is revoked: its record is kept, not changed"),
-        ));
-    }
-    if let Some(name) = name {
-        record.name = name;
-    }
-    if let Some(scopes) = scopes {
-        record.scopes = scopes;
-    }
-    if let Some(rate_limit) = rate_limit {
-        record.rate_limit_per_minute = rate_limit;
-    }
-    if let Some(budget) = budget {
-        record.gas_budget_per_month = budget;
-    }
-    store_key(&kv, &hash, &record).await?;
+    let record = ApiKeys::of(env)?
+        .update(id, "its record is kept, not changed", |record| {
+            if let Some(name) = name {
+                record.name = name;
+            }
+            if let Some(scopes) = scopes {
+                record.scopes = scopes;
+            }
+            if let Some(rate_limit) = rate_limit {
+                record.rate_limit_per_minute = rate_limit;
+            }
+            if let Some(budget) = budget {
+                record.gas_budget_per_month = budget;
+            }
+        })
+        .await?;
     json_response(200, &record)
 }

@@ -8,7 +8,7 @@ use worker::{Env, Request, Response};
 
 use crate::plumbing::{json_response, query_integer, read_body};
 use crate::{
-    auth::{self, ApiKeyRecord},
+    auth::{self, ApiKeys, StoredKey},
     config::Config,
     error::{ApiError, ApiResult, Code},
     webhooks::{OPERATOR, WebhookOp, WebhooksClient, key_object, policy},
@@ -23,12 +23,9 @@ const DEFAULT_LIMIT: u64 = 20;
 
 /// Whose webhook a route addresses: the key `id` (its stored hash and record; 404 `API_KEY_NOT_FOUND` when there is
 /// none) or, without an id, the operator's — with the name of the `Webhooks` object that holds it.
-async fn endpoint(
-    kv: &worker::kv::KvStore,
-    id: Option<&str>,
-) -> ApiResult<(String, Option<(String, ApiKeyRecord)>)> {
+async fn endpoint(keys: &ApiKeys, id: Option<&str>) -> ApiResult<(String, Option<StoredKey>)> {
     match id {
-        Some(id) => Ok((key_object(id), Some(super::admin::stored_key(kv, id).await?))),
+        Some(id) => Ok((key_object(id), Some(keys.by_id(id).await?))),
         None => Ok((OPERATOR.to_owned(), None)),
     }
 }
@@ -56,9 +53,9 @@ fn url_of(body: &str, allow_http: bool) -> ApiResult<String> {
 /// secret. Replacing a webhook makes a new secret; undelivered events go to the new URL, signed with it.
 pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&str>) -> ApiResult<Response> {
     auth::authenticate_admin(&req, env, config).await?;
-    let kv = env.kv("API_KEYS")?;
-    let (name, key) = endpoint(&kv, id).await?;
-    if let Some((_, record)) = &key
+    let keys = ApiKeys::of(env)?;
+    let (name, key) = endpoint(&keys, id).await?;
+    if let Some(StoredKey { record, .. }) = &key
         && record.revoked_at.is_some()
     {
         // its log stays readable (the deploys it asked for still finish and are reported); nothing new is set up
@@ -77,9 +74,9 @@ pub(super) async fn set(req: Request, env: &Env, config: &Config, id: Option<&st
     let created: CreatedWebhook = WebhooksClient::new(env, &name)?
         .send(&WebhookOp::Set { url: url.clone() })
         .await?;
-    if let Some((hash, mut record)) = key {
-        record.webhook_url = Some(url);
-        super::admin::store_key(&kv, &hash, &record).await?;
+    if let Some(mut key) = key {
+        key.record.webhook_url = Some(url);
+        keys.put(&key).await?;
     }
     json_response(201, &created)
 }
@@ -92,14 +89,14 @@ pub(super) async fn remove(
     id: Option<&str>,
 ) -> ApiResult<Response> {
     auth::authenticate_admin(req, env, config).await?;
-    let kv = env.kv("API_KEYS")?;
-    let (name, key) = endpoint(&kv, id).await?;
+    let keys = ApiKeys::of(env)?;
+    let (name, key) = endpoint(&keys, id).await?;
     let removed: RemovedWebhook = WebhooksClient::new(env, &name)?.send(&WebhookOp::Remove).await?;
-    if let Some((hash, mut record)) = key
-        && record.webhook_url.is_some()
+    if let Some(mut key) = key
+        && key.record.webhook_url.is_some()
     {
-        record.webhook_url = None;
-        super::admin::store_key(&kv, &hash, &record).await?;
+        key.record.webhook_url = None;
+        keys.put(&key).await?;
     }
     json_response(200, &removed)
 }
@@ -128,7 +125,7 @@ pub(super) async fn deliveries(
             cursor = Some(value.into_owned());
         }
     }
-    let (name, _) = endpoint(&env.kv("API_KEYS")?, id).await?;
+    let (name, _) = endpoint(&ApiKeys::of(env)?, id).await?;
     let page: WebhookDeliveries = WebhooksClient::new(env, &name)?
         .send(&WebhookOp::Deliveries { limit, cursor })
         .await?;
