@@ -25,7 +25,7 @@
 
 use alloy_primitives::B256;
 use profile_relayer::api::TransactionState;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use worker::{SqlStorage, SqlStorageValue};
 
 use crate::{
@@ -34,32 +34,11 @@ use crate::{
     rpc::Receipt,
 };
 
-use super::lane::{PendingTx, nonce_value};
-use super::rounds::{Round, mined_receipt};
+use super::lane::nonce_value;
+use super::model::{Confirm, PendingTx, Round, Slot, Table, Watched};
+use super::policy::{decide, mined_state};
+use super::rounds::mined_receipt;
 use super::{Ctx, Relayer, now_ms};
-
-/// A mined transaction watched until it is deep enough.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Watched {
-    /// The lane row it was (its signed bytes, hashes, charge): what goes back to the lane if its receipt disappears.
-    pub(super) tx: PendingTx,
-    /// The hash that was mined.
-    pub(super) hash: B256,
-    /// The block its receipt was last seen in (0 for a displaced transaction not seen since).
-    pub(super) block: u64,
-    /// The gas that receipt used.
-    pub(super) gas_used: u64,
-}
-
-/// Where a watched transaction is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Table {
-    /// `confirming`: mined at its nonce, one row per nonce.
-    Confirming,
-    /// `displaced`: reorganized away after its nonce was given to another job, by nonce and hash.
-    Displaced,
-}
 
 impl Table {
     const fn name(self) -> &'static str {
@@ -79,68 +58,6 @@ impl Table {
                 vec![nonce, w.hash.to_string().into()],
             ),
         })
-    }
-}
-
-/// What a pass does with a watched transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Confirm {
-    /// Deep enough: charge `gas_used` and stop watching.
-    Final { gas_used: u64 },
-    /// Not yet; the receipt's block and gas, when they changed (mined again elsewhere).
-    Wait { moved: Option<(u64, u64)> },
-    /// The receipt is gone: back to the lane (or displaced, when the lane gave its nonce to another job).
-    Reorganized,
-    /// Displaced, and its nonce is used deep enough by another transaction: it can never be mined; release its
-    /// charge.
-    Superseded,
-}
-
-/// Where a watched transaction's nonce stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Slot {
-    /// Its own: it was mined at it (or is back in the lane).
-    Own,
-    /// Given to another job after its receipt disappeared; `used`: the relayer's transactions mined `confirmations`
-    /// deep had passed it before its receipts were read.
-    Displaced { used: bool },
-}
-
-/// The decision for a watched transaction (pure): `watched` its `(block, gasUsed)` as stored, `slot` its nonce's
-/// standing, `receipt` its receipt now as `(block, gasUsed)` (`None`: no receipt), `head` the chain's head, `depth`
-/// the confirmations asked (a transaction in the head block has 1).
-pub(super) const fn decide(
-    watched: (u64, u64),
-    slot: Slot,
-    receipt: Option<(u64, u64)>,
-    head: u64,
-    depth: u64,
-) -> Confirm {
-    let Some((block, gas_used)) = receipt else {
-        return match slot {
-            Slot::Own => Confirm::Reorganized,
-            Slot::Displaced { used: false } => Confirm::Wait { moved: None },
-            Slot::Displaced { used: true } => Confirm::Superseded,
-        };
-    };
-    if head >= block && head - block + 1 >= depth {
-        return Confirm::Final { gas_used };
-    }
-    if block == watched.0 && gas_used == watched.1 {
-        Confirm::Wait { moved: None }
-    } else {
-        Confirm::Wait {
-            moved: Some((block, gas_used)),
-        }
-    }
-}
-
-/// A transaction's record state from its receipt.
-fn mined_state(receipt: &Receipt) -> TransactionState {
-    if receipt.status.is_zero() {
-        TransactionState::Reverted
-    } else {
-        TransactionState::Mined
     }
 }
 
@@ -473,87 +390,3 @@ impl Relayer {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deep_enough_is_final_with_the_gas_of_the_receipt_now() {
-        // mined in 100, head 102: 3 confirmations
-        assert_eq!(
-            decide((100, 21_000), Slot::Own, Some((100, 21_000)), 102, 3),
-            Confirm::Final { gas_used: 21_000 }
-        );
-        // mined again in 101 with other gas: the gas of the receipt that stays is charged
-        assert_eq!(
-            decide((100, 21_000), Slot::Own, Some((101, 30_000)), 103, 3),
-            Confirm::Final { gas_used: 30_000 }
-        );
-    }
-
-    #[test]
-    fn not_deep_enough_waits_and_follows_a_move() {
-        assert_eq!(
-            decide((100, 5), Slot::Own, Some((100, 5)), 101, 3),
-            Confirm::Wait { moved: None }
-        );
-        assert_eq!(
-            decide((100, 5), Slot::Own, Some((101, 6)), 101, 3),
-            Confirm::Wait {
-                moved: Some((101, 6))
-            }
-        );
-        // a head behind the receipt's block (a node that is behind) is not depth
-        assert_eq!(
-            decide((100, 5), Slot::Own, Some((100, 5)), 90, 1),
-            Confirm::Wait { moved: None }
-        );
-    }
-
-    #[test]
-    fn a_receipt_that_disappears_is_reorganized() {
-        assert_eq!(decide((100, 5), Slot::Own, None, 200, 3), Confirm::Reorganized);
-        assert_eq!(decide((100, 5), Slot::Own, None, 100, 1), Confirm::Reorganized);
-    }
-
-    #[test]
-    fn one_confirmation_is_the_head_block() {
-        assert_eq!(
-            decide((7, 1), Slot::Own, Some((7, 1)), 7, 1),
-            Confirm::Final { gas_used: 1 }
-        );
-        assert_eq!(
-            decide((7, 1), Slot::Own, Some((7, 1)), 7, 2),
-            Confirm::Wait { moved: None }
-        );
-    }
-
-    #[test]
-    fn a_displaced_transaction_waits_for_its_receipt_and_is_charged_if_mined_again() {
-        let free = Slot::Displaced { used: false };
-        // no receipt, the nonce not used yet: it may still be mined (other nodes keep its bytes)
-        assert_eq!(
-            decide((100, 5), free, None, 200, 3),
-            Confirm::Wait { moved: None }
-        );
-        // mined again: a displaced row holds no block (0), so its first receipt is a move (its record mined again)
-        assert_eq!(
-            decide((0, 0), free, Some((100, 5)), 100, 3),
-            Confirm::Wait {
-                moved: Some((100, 5))
-            }
-        );
-        assert_eq!(
-            decide((100, 5), Slot::Displaced { used: true }, Some((101, 6)), 103, 3),
-            Confirm::Final { gas_used: 6 }
-        );
-    }
-
-    #[test]
-    fn a_displaced_transaction_whose_nonce_is_used_is_superseded() {
-        assert_eq!(
-            decide((100, 5), Slot::Displaced { used: true }, None, 200, 3),
-            Confirm::Superseded
-        );
-    }
-}

@@ -1,11 +1,10 @@
 //! What the lane transactions are for: deploy, register and relay jobs, their metering (reserve → settle or
 //! release) and their transaction log records.
 
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use profile_relayer::{api::Quota, lsp23::deploy_erc1167_proxies_calldata};
-use serde::{Deserialize, Serialize};
+use alloy_primitives::{Address, B256, Bytes};
+use profile_relayer::lsp23::deploy_erc1167_proxies_calldata;
 
-use profile_relayer::api::{TransactionKind, TransactionState, TransactionStatus};
+use profile_relayer::api::{TransactionState, TransactionStatus};
 
 use crate::{
     error::{ApiError, ApiResult, Code},
@@ -15,153 +14,12 @@ use crate::{
     txlog,
 };
 
-use super::confirm::Table;
-use super::send::SendPlan;
-use super::wait::Waited;
-use super::{ALARM_MS, Ctx, Relayer, now_ms};
-
-/// A relay call handed to the Relayer object, checked; its gas is reserved by the object, for the transaction it
-/// sends.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecuteJob {
-    /// The signed nonce's id ([`execute_id`]): one pending transaction per profile and signed nonce, so a replayed
-    /// or concurrent call is answered with the transaction sent for it, and no two profiles share one. Not the
-    /// reservation id: each transaction sent has its own ([`attempt_charge_id`]).
-    pub id: B256,
-    /// The profile (charged).
-    pub profile: Address,
-    /// Its KeyManager (the transaction's `to`).
-    pub key_manager: Address,
-    /// `executeRelayCall` calldata.
-    pub calldata: Bytes,
-    /// Gas limit (what is reserved).
-    pub gas_limit: u64,
-}
-
-/// The reservation id of a relay call: `keccak256("execute" ‖ chain id ‖ profile ‖ key manager ‖ signer ‖
-/// nonce)` (the LSP25 nonce carries the channel in its upper 128 bits).
-pub fn execute_id(
-    chain_id: u64,
-    profile: Address,
-    key_manager: Address,
-    signer: Address,
-    nonce: U256,
-) -> B256 {
-    let mut input = Vec::with_capacity(7 + 8 + 3 * 20 + 32);
-    input.extend_from_slice(b"execute");
-    input.extend_from_slice(&chain_id.to_be_bytes());
-    input.extend_from_slice(profile.as_slice());
-    input.extend_from_slice(key_manager.as_slice());
-    input.extend_from_slice(signer.as_slice());
-    input.extend_from_slice(&nonce.to_be_bytes::<32>());
-    keccak256(&input)
-}
-
-/// The reservation id of one transaction sent for the signed nonce `id`, made under the send lock at `now_ms`.
-///
-/// Per transaction, not per signed nonce: a relay call whose transaction reverted leaves its LSP25 nonce unused,
-/// so the same nonce may be relayed again — by the same signed call or another one — and that second transaction
-/// spends gas of its own. Under one id it would find the first one's reservation open (`Existing`: no limit
-/// checked) and settle to nothing (an id is settled once): gas charged to no one.
-pub(super) fn attempt_charge_id(id: B256, now_ms: u64) -> String {
-    format!("execute:{id}:{now_ms}")
-}
-
-/// What the Relayer object answers for an execute job.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecuteOutcome {
-    /// The transaction (the mined one, or the latest sent).
-    pub transaction_hash: B256,
-    /// Receipt facts when mined within the wait.
-    pub mined: Option<MinedFacts>,
-}
-
-/// A receipt, as the service reports it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MinedFacts {
-    /// Whether it succeeded.
-    pub success: bool,
-    /// `gasUsed` (what was charged).
-    pub gas_used: u64,
-    /// The block.
-    pub block_number: u64,
-}
-
-/// A deployment to perform.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DeployJob {
-    /// Salt.
-    pub salt: B256,
-    /// `postDeploymentCallData`.
-    pub post_deployment_call_data: Bytes,
-    /// Predicted profile.
-    pub universal_profile: Address,
-    /// Predicted KeyManager.
-    pub key_manager: Address,
-    /// The API key that asked (its monthly gas budget pays).
-    #[serde(default)]
-    pub key_id: Option<String>,
-    /// That key's monthly gas budget.
-    #[serde(default)]
-    pub key_budget: u64,
-}
-
-/// What happened to a deployment.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DeployOutcome {
-    /// The transaction (the mined one, or the latest sent while pending); `None` if nothing was sent.
-    pub transaction_hash: Option<B256>,
-    /// Whether the profile exists on chain now.
-    pub deployed: bool,
-}
-
-/// A profile to register.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RegisterJob {
-    /// The profile.
-    pub address: Address,
-}
-
-/// Registration result.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RegisterOutcome {
-    /// Whether this call created the registration.
-    pub newly_registered: bool,
-    /// The profile's quota.
-    pub quota: Quota,
-}
-
-/// What a lane transaction is for: decides how it is finished when mined and what happens when it is dropped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub(super) enum Job {
-    /// An LSP23 deployment of this profile (the calldata is in the signed transaction).
-    #[serde(rename_all = "camelCase")]
-    Deploy { universal_profile: Address },
-    /// An LSP25 `executeRelayCall` for this profile; `id` is the signed nonce's ([`ExecuteJob::id`]).
-    #[serde(rename_all = "camelCase")]
-    Execute { id: B256, profile: Address },
-    /// A 0-value transfer to the relayer itself that fills a nonce hole.
-    Filler,
-}
-
-impl Job {
-    /// The kind and profile shown by the transaction status route (`None` for fillers).
-    pub(super) fn described(&self) -> Option<(TransactionKind, Address)> {
-        match self {
-            Self::Deploy { universal_profile } => Some((TransactionKind::Deploy, *universal_profile)),
-            Self::Execute { profile, .. } => Some((TransactionKind::Execute, *profile)),
-            Self::Filler => None,
-        }
-    }
-}
+use super::model::{
+    DeployJob, DeployOutcome, ExecuteJob, ExecuteOutcome, Job, MinedFacts, RegisterOutcome, SendPlan, Table,
+    Waited,
+};
+use super::policy::{ALARM_MS, attempt_charge_id};
+use super::{Ctx, Relayer, now_ms};
 
 impl Relayer {
     /// Settles `charge` on each of its meters to `gas_used`; the first meter's charge is returned.

@@ -16,9 +16,8 @@ use crate::{
     txlog,
 };
 
-use super::lane::PendingTx;
-use super::resign::Resign;
-use super::send::{TRANSFER_GAS, fee_too_high};
+use super::model::{PendingTx, Resign};
+use super::policy::{TRANSFER_GAS, fee_too_high};
 use super::{Ctx, ManagedTx, Relayer};
 
 /// How an operator changes a pending transaction.

@@ -22,6 +22,8 @@ mod confirm;
 mod jobs;
 mod lane;
 mod manage;
+mod model;
+mod policy;
 pub mod pool;
 mod resign;
 mod rounds;
@@ -34,13 +36,15 @@ use alloy_primitives::{Address, B256};
 use futures_util::lock::Mutex;
 use profile_relayer::api::TransactionStatus;
 use profile_relayer::api::admin::{PendingKind, PendingTransaction};
-use serde::{Deserialize, Serialize};
 use worker::{Date, DurableObject, Env, Request, Response, Result, State, durable_object};
 
-use self::jobs::Job;
-pub use self::jobs::{
-    DeployJob, DeployOutcome, ExecuteJob, ExecuteOutcome, RegisterJob, RegisterOutcome, execute_id,
+use self::model::{Envelope, Job};
+pub use self::model::{
+    DeployJob, DeployOutcome, ExecuteJob, ExecuteOutcome, LaneList, LaneStatus, ManagedTx, RegisterJob,
+    RegisterOutcome, RelayerOp, RouteAnswer,
 };
+use self::policy::ALARM_MS;
+pub use self::policy::execute_id;
 use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
@@ -48,11 +52,6 @@ use crate::{
     signer::Signer,
     txlog,
 };
-
-/// How long a `FEE_TOO_HIGH` client should wait.
-const FEE_RETRY_AFTER_SECONDS: u64 = 60;
-
-const ALARM_MS: i64 = 2_000;
 
 /// The Durable Object.
 #[allow(missing_debug_implementations, missing_docs)]
@@ -71,88 +70,6 @@ pub struct Relayer {
     started: Cell<bool>,
     /// The signer of this lane, once known (from a request, or stored).
     signer: Cell<Option<Address>>,
-}
-
-/// What the `Relayer` object is asked: the body of every request to it ([`RelayerClient`] sends them).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "camelCase")]
-pub enum RelayerOp {
-    /// Deploy a profile (answers [`DeployOutcome`]).
-    Deploy(DeployJob),
-    /// Register a profile (answers [`RegisterOutcome`]).
-    Register(RegisterJob),
-    /// Send a checked relay call (answers [`ExecuteOutcome`]).
-    Execute(ExecuteJob),
-    /// The lane (answers [`LaneStatus`]).
-    Status,
-    /// The lane's pending transactions, the `limit` lowest nonces (answers [`LaneList`]).
-    List {
-        /// At most this many.
-        limit: u64,
-    },
-    /// The record of a transaction (answers `Option<TransactionStatus>`).
-    Transaction {
-        /// Its hash.
-        hash: B256,
-    },
-    /// The pending deployment of a profile (answers `Option<B256>`, its latest hash).
-    Pending {
-        /// The profile.
-        address: Address,
-    },
-    /// Where a profile's work may go (answers [`RouteAnswer`]).
-    Route {
-        /// The profile (a deploy's predicted address).
-        profile: Address,
-    },
-    /// Drains the signer (`true`: no new work, pending work finishes) or makes it active again (answers
-    /// [`LaneStatus`]).
-    Drain {
-        /// Whether it drains.
-        draining: bool,
-    },
-    /// Cancels a pending transaction: a 0-value self-transfer at its nonce, fees bumped to replace it (answers
-    /// [`ManagedTx`]).
-    Cancel {
-        /// Any hash signed for it.
-        hash: B256,
-    },
-    /// Replaces a pending transaction: the same job re-signed at its nonce with higher fees (answers
-    /// [`ManagedTx`]).
-    Replace {
-        /// Any hash signed for it.
-        hash: B256,
-    },
-}
-
-/// A request to a `Relayer` object: the signer whose lane it is, and the operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Envelope {
-    signer: Address,
-    #[serde(flatten)]
-    op: RelayerOp,
-}
-
-/// What [`RelayerOp::Route`] answers: the lane's state as the assignment needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RouteAnswer {
-    /// The signer takes no new work.
-    pub draining: bool,
-    /// The lane has pending work for the profile: its next work must go here too (LSP25 nonces in order).
-    pub holds: bool,
-}
-
-/// What an admin cancel or replace did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ManagedTx {
-    /// The nonce.
-    pub nonce: u64,
-    /// The transaction replaced (the latest signed before).
-    pub replaced: B256,
-    /// The replacement broadcast.
-    pub transaction_hash: B256,
 }
 
 /// The name of the `Relayer` object of a signer: the chain alone for the legacy key (`RELAYER_PRIVATE_KEY`, the
@@ -251,31 +168,6 @@ impl RelayerClient {
     pub async fn pending(&self, address: Address) -> ApiResult<Option<B256>> {
         self.ask(&RelayerOp::Pending { address }).await
     }
-}
-
-/// What [`RelayerOp::Status`] answers: the lane of the relayer key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LaneStatus {
-    /// Transactions sent and not mined yet (fillers included).
-    pub pending: u64,
-    /// Seconds since the oldest of them was first sent.
-    pub oldest_pending_age_seconds: Option<u64>,
-    /// The next nonce, when the lane has been reconciled with the chain since the object started.
-    pub next_nonce: Option<u64>,
-    /// The signer takes no new work.
-    #[serde(default)]
-    pub draining: bool,
-}
-
-/// What [`RelayerOp::List`] answers: the lane's pending transactions, by nonce.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LaneList {
-    /// The transactions.
-    pub transactions: Vec<PendingTransaction>,
-    /// The lane holds more than listed.
-    pub truncated: bool,
 }
 
 /// Everything a round needs.

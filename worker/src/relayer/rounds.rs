@@ -13,22 +13,9 @@ use crate::{
     txlog,
 };
 
-use super::jobs::Job;
-use super::lane::{Facts, PendingTx, Step, next_step};
-use super::resign::Resign;
-use super::send::SendPlan;
+use super::model::{Facts, Job, PendingTx, Resign, Round, SendPlan, Step};
+use super::policy::next_step;
 use super::{Ctx, Relayer, now_ms};
-
-/// What one round did to a lane transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Round {
-    /// Mined (and the job finished) with this hash.
-    Mined(B256),
-    /// Still pending (possibly re-broadcast, replaced or re-sent under another nonce).
-    Pending,
-    /// No longer in the lane, without a hash of its own being mined.
-    Gone,
-}
 
 /// Whether the node knows any of `hashes` (newest first: usually the first answer decides).
 pub(super) async fn any_known(rpc: &Rpc, hashes: &[B256]) -> ApiResult<bool> {

@@ -7,43 +7,15 @@ use profile_relayer::api::TransactionState;
 
 use crate::{
     error::{ApiError, ApiResult, Code},
-    meter::{Charge, Limit, Subject, reserve_all},
+    meter::{Charge, Subject, reserve_all},
     rpc::{RpcError, SendOutcome},
     signer::{TxRequest, initial_fees_capped},
     txlog,
 };
 
-use super::jobs::Job;
-use super::lane::PendingTx;
-use super::{Ctx, FEE_RETRY_AFTER_SECONDS, Relayer, now_ms};
-
-/// How `send_new` sends: a known gas limit (else estimated) and the reservations to make before signing.
-#[derive(Debug, Default)]
-pub(super) struct SendPlan {
-    pub(super) gas_limit: Option<u64>,
-    pub(super) charge: Option<Charge>,
-    /// Subjects to reserve the gas limit on (under `charge`'s id) before signing.
-    pub(super) reserve: Vec<Limit>,
-    /// Earlier hashes of the job that were dropped.
-    pub(super) dropped: Vec<B256>,
-    /// The lane row this send replaces (a dropped job sent again), removed in the same write.
-    pub(super) replaces: Option<u64>,
-}
-
-/// Gas of a plain transfer to an account without code.
-pub(super) const TRANSFER_GAS: u64 = 21_000;
-
-pub(super) fn fee_too_high(base: u128, tip: u128, cap: u128) -> ApiError {
-    let mut err = ApiError::new(
-        Code::FeeTooHigh,
-        format!(
-            "the network asks {base} wei base fee + {tip} wei tip per gas, above the relayer's limit of {cap} wei; \
-             retry later"
-        ),
-    );
-    err.retry_after = Some(FEE_RETRY_AFTER_SECONDS);
-    err
-}
+use super::model::{Job, PendingTx, SendPlan};
+use super::policy::fee_too_high;
+use super::{Ctx, Relayer, now_ms};
 
 impl Relayer {
     /// Signs `request`, stores it (removing the row `replaces` in the same write) and then broadcasts it; when the
