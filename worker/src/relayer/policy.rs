@@ -12,7 +12,8 @@ use profile_relayer::api::TransactionState;
 use profile_relayer::api::admin::{PendingKind, PendingTransaction};
 
 use super::model::{
-    Confirm, Facts, GapPlan, Job, LaneList, LaneStatus, LogPlan, PendingTx, Resign, Round, SendPlan, Slot, Step,
+    Confirm, Facts, GapPlan, Job, LaneList, LaneStatus, LogPlan, PendingTx, Resign, Round, SendPlan, Slot,
+    Step,
 };
 use crate::{
     error::{ApiError, ApiResult, Code},
@@ -301,7 +302,12 @@ pub(super) fn holds(lane: &[PendingTx], profile: Address) -> bool {
 }
 
 /// The lane as the operator sees it: how many transactions are pending and since when.
-pub(super) fn lane_status(lane: &[PendingTx], now_ms: u64, next_nonce: Option<u64>, draining: bool) -> LaneStatus {
+pub(super) fn lane_status(
+    lane: &[PendingTx],
+    now_ms: u64,
+    next_nonce: Option<u64>,
+    draining: bool,
+) -> LaneStatus {
     let oldest = lane.iter().map(|tx| tx.sent_ms).filter(|ms| *ms > 0).min();
     LaneStatus {
         pending: u64::try_from(lane.len()).unwrap_or(u64::MAX),
@@ -538,7 +544,11 @@ mod tests {
             (5, 6, true, true, Step::Wait),
         ];
         for (nonce, latest, known, due, step) in cases {
-            assert_eq!(next_step(nonce, facts(None, latest, known), due), step, "{nonce} {latest} {known}");
+            assert_eq!(
+                next_step(nonce, facts(None, latest, known), due),
+                step,
+                "{nonce} {latest} {known}"
+            );
         }
     }
 
@@ -552,7 +562,11 @@ mod tests {
             (5, 5, true, false, Step::Wait),
         ];
         for (nonce, latest, known, due, step) in cases {
-            assert_eq!(next_step(nonce, facts(None, latest, known), due), step, "{nonce} {latest} {known} {due}");
+            assert_eq!(
+                next_step(nonce, facts(None, latest, known), due),
+                step,
+                "{nonce} {latest} {known} {due}"
+            );
         }
     }
 
@@ -575,7 +589,8 @@ mod tests {
     #[test]
     fn holes_between_the_chain_and_the_highest_stored_nonce_are_filled() {
         // (stored, latest, pending) → (holes, next nonce)
-        let cases: [(&[u64], u64, u64, &[u64], u64); 6] = [
+        type Case = (&'static [u64], u64, u64, &'static [u64], u64);
+        let cases: [Case; 6] = [
             // stored 5 and 7, chain at 5, the pool holds 5 (so pending is 6): 6 is a hole
             (&[5, 7], 5, 6, &[6], 8),
             // the pool holds something at 6 (pending 8): no hole
@@ -643,9 +658,21 @@ mod tests {
         // (watched, receipt now, head, depth) → decision
         let cases = [
             // mined in 100, head 102: 3 confirmations
-            ((100, 21_000), (100, 21_000), 102, 3, Confirm::Final { gas_used: 21_000 }),
+            (
+                (100, 21_000),
+                (100, 21_000),
+                102,
+                3,
+                Confirm::Final { gas_used: 21_000 },
+            ),
             // mined again in 101 with other gas: the gas of the receipt that stays is charged
-            ((100, 21_000), (101, 30_000), 103, 3, Confirm::Final { gas_used: 30_000 }),
+            (
+                (100, 21_000),
+                (101, 30_000),
+                103,
+                3,
+                Confirm::Final { gas_used: 30_000 },
+            ),
         ];
         for (watched, receipt, head, depth, decision) in cases {
             assert_eq!(decide(watched, Slot::Own, Some(receipt), head, depth), decision);
@@ -709,10 +736,20 @@ mod tests {
                     moved: Some((100, 5)),
                 },
             ),
-            ((100, 5), used, Some((101, 6)), 103, Confirm::Final { gas_used: 6 }),
+            (
+                (100, 5),
+                used,
+                Some((101, 6)),
+                103,
+                Confirm::Final { gas_used: 6 },
+            ),
         ];
         for (watched, slot, receipt, head, decision) in cases {
-            assert_eq!(decide(watched, slot, receipt, head, 3), decision, "{slot:?} {receipt:?}");
+            assert_eq!(
+                decide(watched, slot, receipt, head, 3),
+                decision,
+                "{slot:?} {receipt:?}"
+            );
         }
     }
 
@@ -772,7 +809,11 @@ mod tests {
             (Resign::Cancel, false, false, None),
         ];
         for (why, described, cancelled, plan) in cases {
-            assert_eq!(why.log_plan(described, cancelled), plan, "{why:?} {described} {cancelled}");
+            assert_eq!(
+                why.log_plan(described, cancelled),
+                plan,
+                "{why:?} {described} {cancelled}"
+            );
         }
     }
 
@@ -862,7 +903,11 @@ mod tests {
             ((100, 10), 1, 1, 109, None),
         ];
         for (previous, base, tip, cap, fees) in cases {
-            assert_eq!(bumped_fees(previous, base, tip, cap), fees, "{previous:?} {base} {tip} {cap}");
+            assert_eq!(
+                bumped_fees(previous, base, tip, cap),
+                fees,
+                "{previous:?} {base} {tip} {cap}"
+            );
         }
     }
 
@@ -940,7 +985,11 @@ mod tests {
 
     #[test]
     fn the_lane_status_counts_and_ages_the_pending() {
-        let lane = [at(1, Job::Filler, 0), at(2, Job::Filler, 5_000), at(3, Job::Filler, 9_000)];
+        let lane = [
+            at(1, Job::Filler, 0),
+            at(2, Job::Filler, 5_000),
+            at(3, Job::Filler, 9_000),
+        ];
         // (lane, now) → (pending, oldest age)
         let cases: [(&[PendingTx], u64, u64, Option<u64>); 4] = [
             (&[], 10_000, 0, None),
@@ -982,18 +1031,36 @@ mod tests {
         // (limit) → (listed, truncated)
         for (limit, listed, truncated) in [(0, 0, true), (1, 1, true), (2, 2, false), (5, 2, false)] {
             let list = lane_list(rows(), SIGNER, limit);
-            assert_eq!((list.transactions.len(), list.truncated), (listed, truncated), "{limit}");
+            assert_eq!(
+                (list.transactions.len(), list.truncated),
+                (listed, truncated),
+                "{limit}"
+            );
         }
         let list = lane_list(rows(), SIGNER, 2);
         let deploy = list.transactions.first().unwrap();
         assert_eq!(
-            (deploy.hash, deploy.signer, deploy.nonce, deploy.kind, deploy.profile),
+            (
+                deploy.hash,
+                deploy.signer,
+                deploy.nonce,
+                deploy.kind,
+                deploy.profile
+            ),
             (H2, SIGNER, 1, PendingKind::Deploy, Some(PROFILE))
         );
-        assert_eq!((deploy.first_sent_at, deploy.fee_bumps, deploy.cancelled), (Some(2), 1, false));
+        assert_eq!(
+            (deploy.first_sent_at, deploy.fee_bumps, deploy.cancelled),
+            (Some(2), 1, false)
+        );
         let filler = list.transactions.get(1).unwrap();
         assert_eq!(
-            (filler.kind, filler.profile, filler.first_sent_at, filler.cancelled),
+            (
+                filler.kind,
+                filler.profile,
+                filler.first_sent_at,
+                filler.cancelled
+            ),
             (PendingKind::Filler, None, None, true)
         );
     }
@@ -1054,18 +1121,39 @@ mod tests {
     fn a_cancelled_job_pays_the_relayer_and_releases_the_others() {
         let charge = Charge {
             id: "deploy:1".to_owned(),
-            meters: vec![Subject::Key("k".to_owned()), Subject::Relayer(42), Subject::Profile(PROFILE)],
+            meters: vec![
+                Subject::Key("k".to_owned()),
+                Subject::Relayer(42),
+                Subject::Profile(PROFILE),
+            ],
         };
         let (relayer, others) = split_cancelled(&charge);
         assert_eq!(relayer.meters, vec![Subject::Relayer(42)]);
-        assert_eq!(others.meters, vec![Subject::Key("k".to_owned()), Subject::Profile(PROFILE)]);
-        assert_eq!((relayer.id.as_str(), others.id.as_str()), ("deploy:1", "deploy:1"));
+        assert_eq!(
+            others.meters,
+            vec![Subject::Key("k".to_owned()), Subject::Profile(PROFILE)]
+        );
+        assert_eq!(
+            (relayer.id.as_str(), others.id.as_str()),
+            ("deploy:1", "deploy:1")
+        );
     }
 
     #[test]
     fn a_waiting_request_polls_fast_first() {
-        for (waited, ms) in [(0, 10), (99, 10), (100, 50), (999, 50), (1_000, 250), (u64::MAX, 250)] {
-            assert_eq!(poll_interval(waited), core::time::Duration::from_millis(ms), "{waited}");
+        for (waited, ms) in [
+            (0, 10),
+            (99, 10),
+            (100, 50),
+            (999, 50),
+            (1_000, 250),
+            (u64::MAX, 250),
+        ] {
+            assert_eq!(
+                poll_interval(waited),
+                core::time::Duration::from_millis(ms),
+                "{waited}"
+            );
         }
     }
 }

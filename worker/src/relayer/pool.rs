@@ -19,7 +19,8 @@ use profile_relayer::api::TransactionStatus;
 use profile_relayer::api::admin::PendingTransaction;
 use worker::Env;
 
-use super::{LaneStatus, RelayerClient, RouteAnswer};
+use super::client::RelayerClient;
+use super::model::{LaneStatus, RouteAnswer};
 use crate::{
     config::RelayerConfig,
     error::{ApiError, ApiResult, Code},

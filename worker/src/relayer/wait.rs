@@ -3,30 +3,28 @@
 
 use worker::Delay;
 
-use crate::error::ApiResult;
-
+use super::ctx::{Ctx, now_ms};
 use super::model::{Job, PendingTx, Round, Waited};
 use super::policy::poll_interval;
-use super::{Ctx, Relayer, now_ms};
+use super::rounds::round;
+use crate::error::ApiResult;
 
-impl Relayer {
-    /// Follows the lane transaction of `wanted` (replaced, or sent again under another nonce) through rounds until
-    /// it is mined, leaves the lane some other way, or `DEPLOY_WAIT_SECONDS` pass.
-    pub(super) async fn wait(&self, ctx: &Ctx, wanted: &Job, mut tx: PendingTx) -> ApiResult<Waited> {
-        let started_ms = now_ms();
-        let deadline = started_ms + ctx.config.deploy_wait_ms;
-        loop {
-            if let Round::Mined(hash) = self.round(ctx, &tx).await? {
-                return Ok(Waited::Mined(hash));
-            }
-            match self.find_job(wanted)? {
-                Some(current) => tx = current,
-                None => return Ok(Waited::Gone(tx)),
-            }
-            if now_ms() >= deadline {
-                return Ok(Waited::Pending(tx));
-            }
-            Delay::from(poll_interval(now_ms().saturating_sub(started_ms))).await;
+/// Follows the lane transaction of `wanted` (replaced, or sent again under another nonce) through rounds until
+/// it is mined, leaves the lane some other way, or `DEPLOY_WAIT_SECONDS` pass.
+pub(super) async fn wait(cx: &Ctx<'_>, wanted: &Job, mut tx: PendingTx) -> ApiResult<Waited> {
+    let started_ms = now_ms();
+    let deadline = started_ms + cx.config.deploy_wait_ms;
+    loop {
+        if let Round::Mined(hash) = round(cx, &tx).await? {
+            return Ok(Waited::Mined(hash));
         }
+        match cx.store().find_job(wanted)? {
+            Some(current) => tx = current,
+            None => return Ok(Waited::Gone(tx)),
+        }
+        if now_ms() >= deadline {
+            return Ok(Waited::Pending(tx));
+        }
+        Delay::from(poll_interval(now_ms().saturating_sub(started_ms))).await;
     }
 }
