@@ -8,7 +8,7 @@ use std::cell::Cell;
 use alloy_primitives::{Address, B256};
 use futures_util::lock::Mutex;
 use profile_relayer::api::{TransactionState, TransactionStatus};
-use worker::{Date, Env};
+use worker::Env;
 
 use super::model::{LaneStatus, MinedFacts};
 use super::policy;
@@ -22,10 +22,7 @@ use crate::{
     txlog,
 };
 
-/// Milliseconds since the epoch.
-pub(super) fn now_ms() -> u64 {
-    Date::now().as_millis()
-}
+pub(super) use crate::plumbing::now_ms;
 
 /// What the object remembers of the chain between requests (lost with the object: re-read then).
 #[derive(Debug, Default)]
