@@ -1,6 +1,6 @@
 //! The service's error codes: every code the Worker answers with itself, with its HTTP status and meaning, declared
 //! once here (the wire module, shared with the clients). [`ServiceCode::ALL`] drives the Worker's answers and the
-//! checks of the OpenAPI document and the README; [`SERVICE_CODE_TS`] is the npm package's `ServiceErrorCode`
+//! checks of the OpenAPI document and docs/relayer-api.md; [`SERVICE_CODE_TS`] is the npm package's `ServiceErrorCode`
 //! union, generated with the clients' own codes ([`CLIENT_CODES`]). Core errors keep the core's codes
 //! ([`crate::Error::ALL_CODES`]).
 
@@ -25,7 +25,7 @@ macro_rules! service_codes {
                 }
             }
 
-            /// What the code means (its documentation), for the README's table.
+            /// What the code means (its documentation), for the table of docs/relayer-api.md.
             #[must_use]
             pub fn meaning(self) -> &'static str {
                 match self {
@@ -132,7 +132,7 @@ service_codes! {
     InsufficientScope = (403, "INSUFFICIENT_SCOPE"),
     /// The signer lacks the permission the relay call needs.
     NotAuthorised = (403, "NOT_AUTHORISED"),
-    /// The contract claims LSP0 but its code is no known Universal Profile (README: Genuine profiles only).
+    /// The contract claims LSP0 but its code is no known Universal Profile (docs/gasless.md: Genuine profiles only).
     ProfileCodeUnknown = (403, "UNKNOWN_PROFILE_CODE"),
     /// The profile's owner is a contract whose code is no known LSP6 KeyManager.
     KeyManagerCodeUnknown = (403, "UNKNOWN_KEY_MANAGER_CODE"),

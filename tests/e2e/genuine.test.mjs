@@ -1,4 +1,4 @@
-// Genuine profiles only (README "Genuine profiles only"): the relayer pays for a profile only when its runtime code
+// Genuine profiles only (docs/gasless.md, "Genuine profiles only"): the relayer pays for a profile only when its runtime code
 // and its KeyManager's are LUKSO's and the KeyManager's target() is the profile. Attacker contracts
 // (tests/fixtures/attackers/FakeProfiles.sol, compiled here with solc from npm) try to pass for profiles; each is
 // refused with its own code, nothing is sent (the relayer's nonce and balance do not move) and nothing is
@@ -183,10 +183,10 @@ async function quota(account, up) {
 }
 
 test('the table of accepted code matches the npm artifacts of 0.12.1, 0.14.0 and split 0.15.5', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../docs/gasless.md', import.meta.url), 'utf8');
   const row = (release) => {
-    const line = readme.split('\n').find((l) => l.startsWith(`| ${release} | \``));
-    assert.ok(line, `README lists ${release}`);
+    const line = doc.split('\n').find((l) => l.startsWith(`| ${release} | \``));
+    assert.ok(line, `docs/gasless.md lists ${release}`);
     return line.match(/0x[0-9a-f]{64}/g);
   };
   const hash = (artifact) => keccak256(require(artifact).deployedBytecode);

@@ -74,7 +74,7 @@ const tx: Hex = encodeDeployCalldata({
 try {
   decodeVerifiableUri('0x');
 } catch (e: unknown) {
-  // the README's example: the guard narrows `unknown` (no cast)
+  // docs/sdk.md's example: the guard narrows `unknown` (no cast)
   if (isProfileRelayerError(e)) console.log(e.code);
   if (isProfileRelayerError(e)) {
     const err: ProfileRelayerError = e;

@@ -1,6 +1,6 @@
 //! Every variable and secret the Worker reads, with its default, listed once ([`VARS`]); and [`Vars`], their
-//! values as one request (or one Durable Object) read them. The README's configuration table and the `[vars]` of
-//! `wrangler.toml` are checked against [`VARS`] (tests below).
+//! values as one request (or one Durable Object) read them. The configuration table of docs/operations.md and the
+//! `[vars]` of `wrangler.toml` are checked against [`VARS`] (tests below).
 
 use std::collections::HashMap;
 
@@ -48,7 +48,7 @@ const fn secret(name: &'static str) -> Var {
 
 use self::DefaultValue::{Derived, Required, Unset, Value};
 
-/// Every variable and secret, with its default. Their meanings are the README's configuration table.
+/// Every variable and secret, with its default. Their meanings are the configuration table of docs/operations.md.
 pub const VARS: &[Var] = &[
     // the relayer
     var("CHAIN_ID", Required),
@@ -319,14 +319,14 @@ mod tests {
         );
     }
 
-    /// The rows of the README's configuration table (after "| variable | meaning | default |"): the names in the
-    /// first column, and the default column.
-    fn readme_rows() -> Vec<(Vec<String>, String)> {
-        let readme = include_str!("../../../README.md");
-        let table = readme
+    /// The rows of the configuration table of docs/operations.md (after "| variable | meaning | default |"): the
+    /// names in the first column, and the default column.
+    fn doc_rows() -> Vec<(Vec<String>, String)> {
+        let doc = include_str!("../../../docs/operations.md");
+        let table = doc
             .split("| variable | meaning | default |")
             .nth(1)
-            .expect("README has the configuration table");
+            .expect("docs/operations.md has the configuration table");
         let mut rows = Vec::new();
         for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
             let cells: Vec<&str> = line.split(" | ").collect();
@@ -348,21 +348,21 @@ mod tests {
     }
 
     #[test]
-    fn readme_table_lists_every_variable_once_with_its_default() {
-        let rows = readme_rows();
+    fn docs_table_lists_every_variable_once_with_its_default() {
+        let rows = doc_rows();
         let names: Vec<&String> = rows.iter().flat_map(|(n, _)| n).collect();
         for v in VARS {
             assert_eq!(
                 names.iter().filter(|n| **n == v.name).count(),
                 1,
-                "README's configuration table must list {} once",
+                "docs/operations.md's configuration table must list {} once",
                 v.name
             );
         }
         for (row, default) in &rows {
             for n in row {
                 let var =
-                    entry(n).unwrap_or_else(|| panic!("README lists {n}, which config/vars.rs does not"));
+                    entry(n).unwrap_or_else(|| panic!("docs/operations.md lists {n}, which config/vars.rs does not"));
                 let ok = match var.default {
                     Value(d) => default.starts_with(d),
                     Required => default.starts_with("required"),
@@ -371,7 +371,7 @@ mod tests {
                 };
                 assert!(
                     ok,
-                    "README's default of {n} is {default:?}, config/vars.rs says {:?}",
+                    "docs/operations.md's default of {n} is {default:?}, config/vars.rs says {:?}",
                     var.default
                 );
             }

@@ -1,6 +1,6 @@
-// The README's SDK examples, as written, type-check against the package's declarations under `tsc --strict` with
-// `skipLibCheck: false` and no `esnext` lib (tests/tsconfig.json): every ```js block from "## SDK (npm)" up to
-// "## Core crate (Rust)" becomes a module of its own; the few names the examples leave to the reader (a wallet
+// The SDK reference's examples (docs/sdk.md), as written, type-check against the package's declarations under
+// `tsc --strict` with `skipLibCheck: false` and no `esnext` lib (tests/tsconfig.json): every ```js block of the page
+// becomes a module of its own; the few names the examples leave to the reader (a wallet
 // `account`, a `profile` address, …) are declared once, globally, with the types a dApp would have.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 const tests = fileURLToPath(new URL('../', import.meta.url));
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../docs/sdk.md', import.meta.url), 'utf8');
 
 const GLOBALS = `import type { Address, Hex } from 'profile-relayer';
 declare global {
@@ -26,13 +26,11 @@ declare global {
 export {};
 `;
 
-test("README: the SDK section's examples type-check (tsc --strict, skipLibCheck false)", () => {
-  const start = readme.indexOf('\n## SDK (npm)');
-  const end = readme.indexOf('\n## Core crate (Rust)');
-  assert.ok(start > 0 && end > start, 'README sections not found');
-  const blocks = [...readme.slice(start, end).matchAll(/\n```(?:js|ts)\n([\s\S]*?)\n```/g)].map((m) => m[1]);
+test("docs/sdk.md: the SDK reference's examples type-check (tsc --strict, skipLibCheck false)", () => {
+  assert.ok(doc.startsWith('# SDK (npm)\n'), 'docs/sdk.md is not the SDK reference');
+  const blocks = [...doc.matchAll(/\n```(?:js|ts)\n([\s\S]*?)\n```/g)].map((m) => m[1]);
   assert.ok(blocks.length >= 4, `only ${blocks.length} examples found`);
-  const dir = join(tests, 'output', 'readme-types');
+  const dir = join(tests, 'output', 'sdk-doc-types');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'globals.d.ts'), GLOBALS);
@@ -56,5 +54,5 @@ test("README: the SDK section's examples type-check (tsc --strict, skipLibCheck 
   } catch (e) {
     out = `${e.stdout}${e.stderr}`;
   }
-  assert.equal(out, '', `the README's examples do not type-check:\n${out}`);
+  assert.equal(out, '', `docs/sdk.md's examples do not type-check:\n${out}`);
 });
