@@ -104,7 +104,7 @@ impl JsonSchema for Record {
             generator.subschema_for::<TokenRecord>(),
         ];
         json_schema!({
-            "description": "A search record, in the shape clients of LUKSO's api.universalprofile.cloud read: a profile, an asset (LSP7 or LSP8 collection) or an LSP8 token. Image URLs are absolute (PUBLIC_BASE_URL + /image/<cid> for ipfs:// images), \"\" when there is none. Metadata is parsed tolerantly: entries that do not parse are left out and named in metadataDropped, and the raw JSON is kept in metadataRaw (at most 8 KiB). Stored records are capped (strings cut, at most 32 entries per list, at most 64 KiB of JSON; see the README); a record that lost anything has metadataTruncated: true.",
+            "description": "A search record, in the shape clients of LUKSO's api.universalprofile.cloud read: a profile, an asset (LSP7 or LSP8 collection) or an LSP8 token. Image URLs are absolute (PUBLIC_BASE_URL + /image/<cid> for ipfs:// images), \"\" when there is none. Metadata is parsed tolerantly: entries that do not parse are left out and named in metadataDropped, and the raw JSON is kept in metadataRaw (at most 8 KiB). Stored records are capped (strings cut, at most 32 entries per list, at most 64 KiB of JSON; see docs/lookup.md); a record that lost anything has metadataTruncated: true.",
             "anyOf": kinds
         })
     }

@@ -1,7 +1,7 @@
 // Workers Analytics Engine data points on the real stack. `wrangler dev` binds ANALYTICS to miniflare's local
 // simulator, whose writeDataPoint discards the point, so the Worker runs with ANALYTICS_LOG=true (tests only): every
 // point it hands to the dataset is also logged as {"event":"analytics",index,blobs,doubles}. Checked against the
-// chain (receipts), the indexer's answer and the requests made: the hooks fire where the README's schema says.
+// chain (receipts), the indexer's answer and the requests made: the hooks fire where the schema of docs/operations.md says.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../scripts/stack.mjs';

@@ -23,7 +23,7 @@ import { waitForReceipt } from '../../scripts/chain.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
 import { tokenBucket } from './helpers/bucket.mjs';
 
-/** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (README): the stack runs with them. */
+/** Defaults of RPC_MAX_RESPONSE_BYTES and RPC_CALL_GAS_CAP (docs/operations.md): the stack runs with them. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const CALL_GAS_CAP = 10_000_000;
 /** LOOKUP_MISS_SECONDS of this stack: long, so that a miss expires only when a test dates it back (in D1). */

@@ -3,7 +3,7 @@
 // after deploys on three different days (the Worker's test clock, CLOCK_OFFSET_SECONDS), a key created (its secret
 // shown once and working), given a budget and revoked (then refused), the token never in a cookie or Web Storage.
 // Also the read-only route behind the charts (GET /admin/usage) and PATCH /admin/api-keys/{id}, with bad input.
-// Screenshots: into a temporary folder on every run; with UPDATE_SCREENSHOTS=1 also into docs/console/ (README).
+// Screenshots: into a temporary folder on every run; with UPDATE_SCREENSHOTS=1 also into docs/console/ (docs/operations.md).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // Upgrading a single-key deployment to a signer pool: a deploy left pending by the one-key Worker (RELAYER_PRIVATE_KEY,
 // the Relayer object named by the chain) is finished after the Worker restarts with RELAYER_PRIVATE_KEYS added: the
 // key of RELAYER_PRIVATE_KEY keeps its lane. Then the old key is drained and new work goes to the new one (the
-// rotation path of the README). anvil with automine off while the deploy is pending; the Worker in `wrangler dev`.
+// rotation path of docs/operations.md). anvil with automine off while the deploy is pending; the Worker in `wrangler dev`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';

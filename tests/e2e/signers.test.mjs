@@ -27,7 +27,7 @@ before(async () => {
       // no automatic fee bumps: the replacements of this file are the operator's
       REPLACE_AFTER_SECONDS: '600',
     },
-    // the format documented in the README: comma-separated, blanks and a trailing comma ignored
+    // the format documented in docs/operations.md: comma-separated, blanks and a trailing comma ignored
     secrets: { RELAYER_PRIVATE_KEYS: ` ${extraKeys[0]}, ${extraKeys[1].slice(2)} ,` },
   });
   for (const key of extraKeys) {

@@ -1,6 +1,6 @@
 //! Workers Analytics Engine data points, written to the dataset bound as `ANALYTICS` (optional: without the binding
 //! nothing is written and nothing fails). One dataset holds every kind; `blob1` names the kind, so a query selects
-//! one with `WHERE blob1 = 'request'`. The schema (README, "Analytics Engine"):
+//! one with `WHERE blob1 = 'request'`. The schema (docs/operations.md, "Analytics Engine"):
 //!
 //! | kind | index1 | blobs | doubles |
 //! |---|---|---|---|

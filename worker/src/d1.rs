@@ -1,7 +1,7 @@
 //! The D1 database. Its schema is the SQL files of `worker/migrations/`, applied by wrangler
 //! (`wrangler d1 migrations apply DB`, `migrations_dir` in `wrangler.toml`) before the Worker runs: the dev stack and
-//! the tests apply them when they start the Worker, a deployment before `wrangler deploy` (README). The Worker
-//! creates no table: a database missing one of [`MIGRATIONS`] answers `CONFIGURATION_ERROR` naming it (checked once
+//! the tests apply them when they start the Worker, a deployment before `wrangler deploy` (README, "Deploying").
+//! The Worker creates no table: a database missing one of [`MIGRATIONS`] answers `CONFIGURATION_ERROR` naming it (checked once
 //! per isolate, and by `/ready`).
 //!
 //! Statements bind typed [`Param`]s ([`Statement::bind_params`]): integers are checked against JavaScript's safe range

@@ -1,6 +1,6 @@
 //! Genuine profiles only: the relayer pays for a profile only when its code and its KeyManager's are LUKSO's and
-//! the two are linked (README "Genuine profiles only"). The judging is the core's ([`profile_relayer::genuine`]);
-//! this module reads the code, `owner()` and `target()` over RPC:
+//! the two are linked (docs/gasless.md, "Genuine profiles only"). The judging is the core's
+//! ([`profile_relayer::genuine`]); this module reads the code, `owner()` and `target()` over RPC:
 //!
 //! ```text
 //! is_up(a)    := code(a) is an ERC-1167 proxy ? keccak(code(implementation)) ∈ UP implementations
