@@ -2,11 +2,22 @@
 // The import structure of the two crates, counted from their `use crate::…` / `use super::…` lines and inline
 // `crate::…` paths: which module uses which, the import cycles (strongly connected components), the imports from
 // outside `routes` into it (upward: the dispatcher is above every feature module), and the spec modules of the core
-// that use the wire layer (`api`). Test modules (`#[cfg(test)] mod … { … }`) are left out. Prints the figures
-// ARCHITECTURE.md quotes.
+// that use the wire layer (`api`) or the bindings (`wasm`). Test modules — a `mod` item, inline or a file, under a
+// `#[cfg(…)]` that names `test` outside a `not(…)`: `cfg(test)`, `cfg(all(test, …))`, `cfg(any(test, …))` — are
+// left out. ARCHITECTURE.md quotes its output.
 //
 //   node scripts/imports.mjs            figures
 //   node scripts/imports.mjs --edges    also every edge (module -> module)
+//   node scripts/imports.mjs --check    figures, then exit 1 naming what breaks a rule below (the test command runs it)
+
+/**
+ * The largest import cycle `--check` allows in the Worker, in modules: today's largest (the read side's), so that no
+ * cycle grows past it. It goes down as the restructuring of issue 41 lands (the read side's and the relayer's cycles
+ * taken apart) and ends at 0: no cycle at all. The other rules have no figure: nothing imports the dispatcher
+ * (`routes`), and no spec module of the core imports `api` or `wasm`.
+ */
+const MAX_WORKER_CYCLE = 9;
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,20 +48,56 @@ function code(text) {
   );
 }
 
-/** The code without its `#[cfg(test)] mod … { … }` blocks: what tests import is no part of the structure. */
+/** The index just past the bracket that closes the one at `open` (`(`, `[` or `{`). */
+function closing(text, open) {
+  const [o, c] = { '(': '()', '[': '[]', '{': '{}' }[text[open]];
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === o) depth++;
+    else if (text[i] === c && --depth === 0) return i + 1;
+  }
+  return text.length;
+}
+
+/** Whether a `cfg` predicate names `test` outside a `not(…)`: `test`, `all(test, …)`, `any(test, …)`. */
+function namesTest(predicate) {
+  let rest = predicate;
+  for (let m = /\bnot\s*\(/.exec(rest); m; m = /\bnot\s*\(/.exec(rest)) {
+    const open = m.index + m[0].length - 1;
+    rest = rest.slice(0, m.index) + rest.slice(closing(rest, open));
+  }
+  return /\btest\b/.test(rest);
+}
+
+/**
+ * The code without its test modules, and the names of the test modules it declares as files (`mod tests;`): what
+ * tests import is no part of the structure.
+ */
 function withoutTests(text) {
   let out = text;
-  for (;;) {
-    const m = /#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*mod\s+\w+\s*\{/.exec(out);
-    if (!m) return out;
-    let depth = 1;
-    let i = m.index + m[0].length;
-    for (; i < out.length && depth > 0; i++) {
-      if (out[i] === '{') depth++;
-      else if (out[i] === '}') depth--;
+  const fileModules = [];
+  const cfg = /#\s*\[\s*cfg\s*\(/g;
+  for (let m = cfg.exec(out); m; m = cfg.exec(out)) {
+    const open = m.index + m[0].length - 1;
+    const afterPredicate = closing(out, open);
+    if (!namesTest(out.slice(open + 1, afterPredicate - 1))) continue;
+    // the attribute's `]`, then other attributes, then the item
+    let i = out.indexOf(']', afterPredicate) + 1;
+    for (;;) {
+      const attribute = /^\s*#\s*\[/.exec(out.slice(i));
+      if (!attribute) break;
+      i = closing(out, i + attribute[0].length - 1);
     }
-    out = out.slice(0, m.index) + out.slice(i);
+    const rest = out.slice(i);
+    const item = /^\s*(?:pub(?:\s*\([^)]*\))?\s+)?(?:mod\s+(\w+)\s*([{;])|use\b[^;]*;)/.exec(rest);
+    if (!item) continue; // another test-only item (a function, an `impl`): what it names is counted
+    let end = i + item[0].length;
+    if (item[2] === '{') end = closing(out, end - 1);
+    else if (item[2] === ';') fileModules.push(item[1]);
+    out = out.slice(0, m.index) + out.slice(end);
+    cfg.lastIndex = m.index;
   }
+  return { code: out, fileModules };
 }
 
 /** Expands a use tree (`a::{b, c::{d}}`) into paths. */
@@ -75,8 +122,13 @@ function expand(tree) {
   return items.filter((s) => s.trim()).flatMap((item) => expand(prefix + item.trim()));
 }
 
+const inside = (module, top) => module === top || module.startsWith(`${top}::`);
+
 function crateGraph(srcDir) {
-  const modules = new Map(files(srcDir).map((f) => [moduleOf(srcDir, f), f]));
+  const sources = new Map(files(srcDir).map((f) => [moduleOf(srcDir, f), withoutTests(code(readFileSync(f, 'utf8')))]));
+  // the files of test modules (`#[cfg(test)] mod wire;` in lib.rs: `wire`, `wire::generate`, …) are left out whole
+  const testModules = [...sources].flatMap(([module, { fileModules }]) => fileModules.map((name) => (module === 'crate' ? name : `${module}::${name}`)));
+  const modules = new Map([...sources].filter(([module]) => !testModules.some((t) => inside(module, t))));
   const known = new Set(modules.keys());
   /** The longest known module that `path` (`a::b::c`, from the crate root) lies in. */
   const resolve = (path) => {
@@ -88,8 +140,7 @@ function crateGraph(srcDir) {
     return null;
   };
   const edges = new Map();
-  for (const [module, file] of modules) {
-    const text = withoutTests(code(readFileSync(file, 'utf8')));
+  for (const [module, { code: text }] of modules) {
     const targets = new Set();
     const here = module === 'crate' ? [] : module.split('::');
     const parentOf = (parts) => parts.slice(0, -1);
@@ -159,8 +210,9 @@ function cycles(edges) {
   return out.sort((a, b) => b.length - a.length);
 }
 
-const inside = (module, top) => module === top || module.startsWith(`${top}::`);
 const report = [];
+/** What breaks a rule, one line each (`--check`). */
+const failures = [];
 for (const [name, dir] of [
   ['worker', 'worker/src'],
   ['core', 'src'],
@@ -175,6 +227,10 @@ for (const [name, dir] of [
     const upward = [...edges].flatMap(([from, to]) => (inside(from, 'routes') ? [] : [...to].filter((t) => inside(t, 'routes')).map((t) => `${from} -> ${t}`)));
     report.push(`  imports into routes from outside it: ${upward.length}`);
     for (const e of upward) report.push(`    ${e}`);
+    for (const e of upward) failures.push(`worker: ${e} imports the dispatcher (nothing may)`);
+    for (const c of sccs.filter((c) => c.length > MAX_WORKER_CYCLE)) {
+      failures.push(`worker: a ${c.length}-module cycle, above MAX_WORKER_CYCLE = ${MAX_WORKER_CYCLE}: ${c.join(', ')}`);
+    }
     const throughDispatcher = sccs.some((c) => c.includes('routes'));
     report.push(`  a cycle through the dispatcher (routes): ${throughDispatcher ? 'yes' : 'no'}`);
   } else {
@@ -185,9 +241,17 @@ for (const [name, dir] of [
     );
     report.push(`  spec modules importing api/wasm: ${spec.length}`);
     for (const e of spec) report.push(`    ${e}`);
+    for (const e of spec) failures.push(`core: ${e} (a spec module may import neither api nor wasm)`);
   }
   if (process.argv.includes('--edges')) {
     for (const [from, to] of edges) for (const t of to) report.push(`    ${from} -> ${t}`);
   }
 }
 console.log(report.join('\n'));
+if (process.argv.includes('--check')) {
+  if (failures.length) {
+    console.error(`\nimports.mjs --check: ${failures.length} rule(s) broken:\n${failures.map((f) => `  ${f}`).join('\n')}`);
+    process.exit(1);
+  }
+  console.log(`\nimports.mjs --check: ok (no import into routes, no spec module importing api/wasm, Worker cycles ≤ ${MAX_WORKER_CYCLE} modules)`);
+}
