@@ -36,6 +36,10 @@ cargo fmt --all --check
 step "lint: biome" "format and lint of the JS/TS in tests/, scripts/, www/, worker/js/ (fix: npx biome check --write)"
 npx --no-install biome ci --error-on-warnings .
 
+step "lint: imports" "the module structure (scripts/imports.mjs --check): nothing imports the dispatcher, no core spec \
+module imports api/wasm, no Worker cycle above the limit"
+node scripts/imports.mjs --check
+
 step "lint: clippy native" "core, native; also with the schema feature the OpenAPI generator uses"
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features schema -- -D warnings
