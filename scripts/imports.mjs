@@ -8,7 +8,9 @@
 //
 //   node scripts/imports.mjs            figures
 //   node scripts/imports.mjs --edges    also every edge (module -> module)
-//   node scripts/imports.mjs --check    figures, then exit 1 naming what breaks a rule below (the test command runs it)
+//   node scripts/imports.mjs --check    figures, then exit 1 naming what breaks a rule below, or when ARCHITECTURE.md
+//                                       does not quote these figures (the test command runs it)
+//   node scripts/imports.mjs --update   figures, written into ARCHITECTURE.md (between the imports.mjs markers)
 
 /**
  * The largest import cycle `--check` allows in the Worker, in modules: today's largest (the read side's), so that no
@@ -18,7 +20,7 @@
  */
 const MAX_WORKER_CYCLE = 9;
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -213,6 +215,7 @@ function cycles(edges) {
 const report = [];
 /** What breaks a rule, one line each (`--check`). */
 const failures = [];
+const edgeLines = [];
 for (const [name, dir] of [
   ['worker', 'worker/src'],
   ['core', 'src'],
@@ -243,11 +246,24 @@ for (const [name, dir] of [
     for (const e of spec) report.push(`    ${e}`);
     for (const e of spec) failures.push(`core: ${e} (a spec module may import neither api nor wasm)`);
   }
-  if (process.argv.includes('--edges')) {
-    for (const [from, to] of edges) for (const t of to) report.push(`    ${from} -> ${t}`);
-  }
+  for (const [from, to] of edges) for (const t of to) edgeLines.push(`    ${name}: ${from} -> ${t}`);
 }
 console.log(report.join('\n'));
+if (process.argv.includes('--edges')) console.log(edgeLines.join('\n'));
+
+// ARCHITECTURE.md quotes the figures between two markers, as a fenced block with the command that made them
+const architecturePath = join(root, 'ARCHITECTURE.md');
+const architecture = readFileSync(architecturePath, 'utf8');
+const BEGIN = '<!-- imports.mjs: begin (node scripts/imports.mjs --update writes this block) -->';
+const END = '<!-- imports.mjs: end -->';
+const quoted = `${BEGIN}\n\`\`\`text\n$ node scripts/imports.mjs\n${report.join('\n')}\n\`\`\`\n${END}`;
+const [before, rest] = architecture.split(BEGIN);
+const after = rest?.split(END)[1];
+if (after === undefined) failures.push(`ARCHITECTURE.md has no block between "${BEGIN}" and "${END}"`);
+else if (process.argv.includes('--update')) writeFileSync(architecturePath, before + quoted + after);
+else if (before + quoted + after !== architecture) {
+  failures.push('ARCHITECTURE.md quotes other figures than these (node scripts/imports.mjs --update writes them)');
+}
 if (process.argv.includes('--check')) {
   if (failures.length) {
     console.error(`\nimports.mjs --check: ${failures.length} rule(s) broken:\n${failures.map((f) => `  ${f}`).join('\n')}`);

@@ -37,7 +37,7 @@ step "lint: biome" "format and lint of the JS/TS in tests/, scripts/, www/, work
 npx --no-install biome ci --error-on-warnings .
 
 step "lint: imports" "the module structure (scripts/imports.mjs --check): nothing imports the dispatcher, no core spec \
-module imports api/wasm, no Worker cycle above the limit"
+module imports api/wasm, no Worker cycle above the limit, ARCHITECTURE.md quotes the figures (fix: --update)"
 node scripts/imports.mjs --check
 
 step "lint: clippy native" "core, native; also with the schema feature the OpenAPI generator uses"
