@@ -33,7 +33,7 @@ source scripts/setup.sh
 step "lint: rustfmt" "cargo fmt --check"
 cargo fmt --all --check
 
-step "lint: biome" "format and lint of the JS/TS in tests/, scripts/, www/, worker/js/ (fix: npx biome check --write)"
+step "lint: biome" "format and lint of the JS/TS in tests/, scripts/, www/, worker/js/, console/, src/wasm/js/ (fix: npx biome check --write)"
 npx --no-install biome ci --error-on-warnings .
 
 step "lint: imports" "the module structure (scripts/imports.mjs --check): nothing imports the dispatcher, no core spec \
