@@ -20,6 +20,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PNG } from 'pngjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
+import { d1 } from './helpers/d1.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
 import { tokenBucket } from './helpers/bucket.mjs';
 
@@ -417,21 +418,11 @@ test("an upload's declared type is ignored: the stored type is sniffed from its 
   assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
 });
 
-const root = new URL('../..', import.meta.url).pathname;
-/** Rows of a query on the stack's local D1 (wrangler d1 execute on its persisted state). */
-const d1 = async (command) => {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command],
-    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
-  );
-  return JSON.parse(stdout)[0].results;
-};
-const misses = async () => (await d1('SELECT count(*) AS n FROM lookup_misses'))[0].n;
+const misses = async () => (await d1(stateDir, 'SELECT count(*) AS n FROM lookup_misses'))[0].n;
 
 test('lookup misses expire: every new miss deletes up to 50 expired rows', async () => {
   const emptyAddress = () => getAddress(`0x${randomBytes(20).toString('hex')}`);
-  await d1('DELETE FROM lookup_misses'); // the earlier tests' misses, expiring at other times
+  await d1(stateDir, 'DELETE FROM lookup_misses'); // the earlier tests' misses, expiring at other times
   const before = 0;
   const lookups = Array.from({ length: 55 }, emptyAddress);
   for (let i = 0; i < lookups.length; i += 11) {
@@ -441,7 +432,7 @@ test('lookup misses expire: every new miss deletes up to 50 expired rows', async
   assert.equal(await misses(), before + 55, 'none expired yet');
   // the 55 are dated back past LOOKUP_MISS_SECONDS (an hour): expired, whatever the time the lookups took; the
   // misses written from now on expire only in an hour
-  await d1(`UPDATE lookup_misses SET checked_at = checked_at - ${2 * MISS_SECONDS}`);
+  await d1(stateDir, `UPDATE lookup_misses SET checked_at = checked_at - ${2 * MISS_SECONDS}`);
   // the next miss deletes 50 expired rows in its batch, the one after that the rest
   await lookup(emptyAddress());
   assert.equal(await misses(), before + 55 + 1 - 50);

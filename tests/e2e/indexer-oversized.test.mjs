@@ -8,20 +8,17 @@
 // the cursor are written.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { encodeFunctionData } from 'viem';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { indexing } from './helpers/indexing.mjs';
+import { d1 } from './helpers/d1.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'indexer-oversized-'));
 // D1's limit on a string, BLOB or row (developers.cloudflare.com/d1/platform/limits)
 const D1_MAX_ROW_BYTES = 2_000_000;
@@ -62,18 +59,6 @@ after(async () => {
 
 const { get, metadataUri, deploy, send, deployProfile, runIndexerUntilCaughtUp } = indexing(() => stack);
 const profile = async (name) => (await deployProfile(await metadataUri({ LSP3Profile: { name, description: 'normal' } }))).universalProfileAddress;
-
-const wrangler = (...args) =>
-  promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-/** Runs SQL on the local D1 (the Worker must be stopped); the rows of the last statement. */
-const d1 = async (command) => {
-  const results = JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
-  return results.at(-1).results;
-};
 
 async function assertFound(address, name) {
   const found = await get(`/v1/31337/search?q=${encodeURIComponent(name)}`);
@@ -131,13 +116,19 @@ test('an oversized record between two normal profiles: both indexed, lag 0, the 
 test("the stored rows of the oversized records are far under D1's row limit", async () => {
   await stack.stopWorker();
   for (const address of [oversized, dataUrl]) {
-    const [row] = await d1(`SELECT length(CAST(index_name AS BLOB)) + length(CAST(object_id AS BLOB)) + length(CAST(address AS BLOB))
-      + length(CAST(kind AS BLOB)) + length(CAST(record AS BLOB)) + 64 AS n, length(CAST(record AS BLOB)) AS json FROM records WHERE object_id = '${address}'`);
+    const [row] = await d1(
+      stateDir,
+      `SELECT length(CAST(index_name AS BLOB)) + length(CAST(object_id AS BLOB)) + length(CAST(address AS BLOB))
+      + length(CAST(kind AS BLOB)) + length(CAST(record AS BLOB)) + 64 AS n, length(CAST(record AS BLOB)) AS json FROM records WHERE object_id = '${address}'`,
+    );
     assert.ok(row, `${address} is stored`);
     assert.ok(row.json <= MAX_RECORD_BYTES, JSON.stringify(row));
     assert.ok(row.n < D1_MAX_ROW_BYTES / 10, JSON.stringify(row));
-    const [fts] = await d1(`SELECT length(CAST(name AS BLOB)) + length(CAST(symbol AS BLOB)) + length(CAST(description AS BLOB))
-      + length(CAST(tags AS BLOB)) + length(CAST(address AS BLOB)) + 128 AS n FROM records_fts WHERE object_id = '${address}'`);
+    const [fts] = await d1(
+      stateDir,
+      `SELECT length(CAST(name AS BLOB)) + length(CAST(symbol AS BLOB)) + length(CAST(description AS BLOB))
+      + length(CAST(tags AS BLOB)) + length(CAST(address AS BLOB)) + 128 AS n FROM records_fts WHERE object_id = '${address}'`,
+    );
     assert.ok(fts && fts.n < 32 * 1024, JSON.stringify(fts));
     console.log(`stored ${address}: record row ≈ ${row.n} bytes (JSON ${row.json}), full-text row ≈ ${fts.n} bytes`);
   }
@@ -147,8 +138,11 @@ test("the stored rows of the oversized records are far under D1's row limit", as
 test('a record the database refuses is unindexable; the rest of its chunk and the cursor are written', async () => {
   await stack.stopWorker();
   // the local SQLite takes rows D1 refuses: a trigger refuses this one record as D1 refuses a row over its limit
-  await d1(`CREATE TRIGGER refuse_marked BEFORE INSERT ON records WHEN NEW.record LIKE '%Refused By The Database%'
-    BEGIN SELECT RAISE(ABORT, 'string or blob too big'); END;`);
+  await d1(
+    stateDir,
+    `CREATE TRIGGER refuse_marked BEFORE INSERT ON records WHEN NEW.record LIKE '%Refused By The Database%'
+    BEGIN SELECT RAISE(ABORT, 'string or blob too big'); END;`,
+  );
   await stack.restartWorker();
   const before1 = await profile('Second Before');
   const refused = await profile('Refused By The Database');

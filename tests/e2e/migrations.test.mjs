@@ -6,22 +6,13 @@
 // applied, then `wrangler dev` on that state.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { startStack } from '../../scripts/stack.mjs';
+import { d1 } from './helpers/d1.mjs';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'migrations-'));
-const wrangler = (...args) =>
-  promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  });
-const d1 = async (command) => JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
 
 const PROFILE = '0x1111111111111111111111111111111111111111'; // a record 0.1.0 wrote (no `type`)
 const HOSTILE = '0x000000000000000000000000000000000000dEaD'; // a contract the single-chain builds refused
@@ -44,12 +35,15 @@ CREATE TABLE index_errors (object_id TEXT PRIMARY KEY, address TEXT NOT NULL, to
 let stack;
 before(async () => {
   const record = JSON.stringify({ objectID: PROFILE, address: PROFILE, name: 'Ancient Profile', description: 'from 0.1.0' });
-  await d1(`${RELEASE_0_1_0}
+  await d1(
+    stateDir,
+    `${RELEASE_0_1_0}
     INSERT INTO records VALUES ('${PROFILES}', '${PROFILE}', '${PROFILE}', NULL, 'profile', '${record}', 3, 1700000000);
     INSERT INTO records_fts VALUES ('${PROFILES}', '${PROFILE}', 'Ancient Profile', NULL, 'from 0.1.0', NULL, '${PROFILE}');
     INSERT INTO checkpoints VALUES (31337, 5, 1700000000);
     INSERT INTO index_errors VALUES ('${HOSTILE}', '${HOSTILE}', NULL, 'CALL_REVERTED', 'recorded by the old release', 2, 1, 0);
-    INSERT INTO retries VALUES ('errors', '${HOSTILE}', '${HOSTILE}', NULL, 1, 99999999999, 'CALL_REVERTED');`);
+    INSERT INTO retries VALUES ('errors', '${HOSTILE}', '${HOSTILE}', NULL, 1, 99999999999, 'CALL_REVERTED');`,
+  );
   stack = await startStack({ stateDir, vars: { LOOKUP_CACHE_SECONDS: '0', READY_RATE_LIMIT_PER_MINUTE: '1000' } });
 });
 after(async () => {
@@ -65,9 +59,9 @@ const get = async (path, status = 200) => {
 };
 
 test('a database written by an earlier release is migrated and read', async () => {
-  const [applied] = await d1('SELECT name FROM d1_migrations ORDER BY id');
+  const applied = await d1(stateDir, 'SELECT name FROM d1_migrations ORDER BY id');
   assert.deepEqual(
-    applied.results.map((r) => r.name),
+    applied.map((r) => r.name),
     [
       '0001_initial.sql',
       '0002_checkpoint_cursor.sql',
@@ -87,17 +81,17 @@ test('a database written by an earlier release is migrated and read', async () =
   // its checkpoint, with the columns added
   const status = await get('/v1/31337/indexer');
   assert.equal(status.lastIndexedBlock, 4);
-  const [cursor] = await d1('SELECT chain_id, next_block, next_item, window FROM checkpoints');
-  assert.deepEqual(cursor.results, [{ chain_id: 31337, next_block: 5, next_item: 0, window: null }]);
+  const cursor = await d1(stateDir, 'SELECT chain_id, next_block, next_item, window FROM checkpoints');
+  assert.deepEqual(cursor, [{ chain_id: 31337, next_block: 5, next_item: 0, window: null }]);
   // the single-chain builds' refusal, now the chain's
   const refused = await get(`/v1/31337/address/${HOSTILE}`);
   assert.match(refused.unindexable.message, /recorded by the old release/);
   assert.equal(status.unindexable, 1);
-  const [tables] = await d1("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");
-  assert.deepEqual(tables.results, []);
+  const tables = await d1(stateDir, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'index_errors'");
+  assert.deepEqual(tables, []);
   // retries: the refusal's under the chain's queue, the record without `type` queued for the retry pass
-  const [retries] = await d1('SELECT index_name, object_id, reason FROM retries ORDER BY index_name');
-  assert.deepEqual(retries.results, [
+  const retries = await d1(stateDir, 'SELECT index_name, object_id, reason FROM retries ORDER BY index_name');
+  assert.deepEqual(retries, [
     { index_name: 'dev_local_errors', object_id: HOSTILE, reason: 'CALL_REVERTED' },
     { index_name: PROFILES, object_id: PROFILE, reason: 'RECORD_SHAPE' },
   ]);
@@ -111,7 +105,7 @@ test('a database written by an earlier release is migrated and read', async () =
 
 test('a Worker on a database missing a migration names it and creates nothing', async () => {
   await stack.stopWorker();
-  await d1("DELETE FROM d1_migrations WHERE name = '0004_requeue_old_records.sql'");
+  await d1(stateDir, "DELETE FROM d1_migrations WHERE name = '0004_requeue_old_records.sql'");
   await stack.restartWorker({ migrate: false });
   const refused = await get('/v1/31337/stats', 500);
   assert.equal(refused.error.code, 'CONFIGURATION_ERROR');
@@ -125,6 +119,6 @@ test('a Worker on a database missing a migration names it and creates nothing', 
   await stack.restartWorker();
   const stats = await get('/v1/31337/stats');
   assert.ok(Array.isArray(stats));
-  const [retries] = await d1("SELECT count(*) AS n FROM retries WHERE reason = 'RECORD_SHAPE'");
-  assert.deepEqual(retries.results, [{ n: 1 }]);
+  const retries = await d1(stateDir, "SELECT count(*) AS n FROM retries WHERE reason = 'RECORD_SHAPE'");
+  assert.deepEqual(retries, [{ n: 1 }]);
 });

@@ -6,17 +6,15 @@
 // 400, and that one chain's node going down does not stop the other chain's indexing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { encodeDeployData, getAddress } from 'viem';
 import { startStack } from '../../scripts/stack.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
 import { HOSTILE } from './hostile-contracts.mjs';
+import { d1 } from './helpers/d1.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -24,7 +22,6 @@ const UP = require('@lukso/universalprofile-contracts/artifacts/UniversalProfile
 const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's unlocked dev accounts
 const OTHER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'multichain-'));
 let stack;
 let A; // chain 42, the relayer's
@@ -244,36 +241,32 @@ test('the cron indexes both chains, and one chain whose node is down does not st
   assert.equal((await get(`/v1/4201/address/${token}`)).name, 'Beta Token');
 });
 
-const wrangler = (...args) =>
-  promisify(execFile)(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), ...args], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  });
-const d1 = async (command) => JSON.parse((await wrangler('d1', 'execute', 'DB', '--local', '--persist-to', stateDir, '--json', '--command', command)).stdout);
-
 test('records written before the incumbent record shape are re-indexed once, by the retry pass', async () => {
-  const [found] = await d1(`SELECT index_name, object_id FROM records WHERE lower(address) = lower('${profileA}') AND token_id IS NULL`);
-  const { index_name: index, object_id: id } = found.results[0];
+  const found = await d1(stateDir, `SELECT index_name, object_id FROM records WHERE lower(address) = lower('${profileA}') AND token_id IS NULL`);
+  const { index_name: index, object_id: id } = found[0];
   await stack.stopWorker();
   // what the release before the incumbent's shape wrote: no `type` / `LSPStandard`; its migration not applied yet
-  await d1(`UPDATE records SET record = json_remove(record, '$.type', '$.LSPStandard') WHERE index_name = '${index}' AND object_id = '${id}';
-    DELETE FROM schema_marks; DELETE FROM d1_migrations WHERE name = '0004_requeue_old_records.sql';`);
+  await d1(
+    stateDir,
+    `UPDATE records SET record = json_remove(record, '$.type', '$.LSPStandard') WHERE index_name = '${index}' AND object_id = '${id}';
+    DELETE FROM schema_marks; DELETE FROM d1_migrations WHERE name = '0004_requeue_old_records.sql';`,
+  );
   await stack.restartWorker(); // applies worker/migrations/0004_requeue_old_records.sql
   const old = await get(`/v1/42/address/${profileA}`);
   assert.equal(old.type, undefined, 'served as stored until re-indexed');
-  const [queued] = await d1(`SELECT index_name, reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
-  assert.deepEqual(queued.results, [{ index_name: index, reason: 'RECORD_SHAPE' }]);
+  const queued = await d1(stateDir, `SELECT index_name, reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(queued, [{ index_name: index, reason: 'RECORD_SHAPE' }]);
   await runIndexer('?chainId=42');
   const fresh = await get(`/v1/42/address/${profileA}`);
   assert.equal(fresh.type, 'LSP3Profile');
   assert.equal(fresh.LSPStandard, 'LSP3Profile');
-  const [left] = await d1(`SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
-  assert.deepEqual(left.results, []);
+  const left = await d1(stateDir, `SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(left, []);
   // once per database: the migration is recorded as applied, a new start queues nothing again
   await stack.stopWorker();
-  await d1(`UPDATE records SET record = json_remove(record, '$.type') WHERE index_name = '${index}' AND object_id = '${id}'`);
+  await d1(stateDir, `UPDATE records SET record = json_remove(record, '$.type') WHERE index_name = '${index}' AND object_id = '${id}'`);
   await stack.restartWorker();
   await get('/v1/42/indexer');
-  const [again] = await d1(`SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
-  assert.deepEqual(again.results, []);
+  const again = await d1(stateDir, `SELECT reason FROM retries WHERE index_name = '${index}' AND object_id = '${id}'`);
+  assert.deepEqual(again, []);
 });
