@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 import { indexing } from './helpers/indexing.mjs';
 
 let stack;
@@ -29,14 +30,7 @@ const events = (event) =>
   });
 
 /** Waits until `find()` answers something (logs arrive a little after the answer). */
-async function eventually(find, what) {
-  for (let i = 0; i < 100; i++) {
-    const found = find();
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`${what} never logged:\n${stack.logs.slice(-30).join('\n')}`);
-}
+const eventually = (find, what) => until(`${what} logged`, find, { timeoutMs: 10_000, intervalMs: 100, detail: () => stack.logs.slice(-30).join('\n') });
 
 test('each request: one line with its id, route, status, duration, key id and error code', async () => {
   const deployed = await fetch(`${stack.workerUrl}/api/universal-profile`, {

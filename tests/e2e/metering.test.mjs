@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFunctionResult } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 
 const QUOTA = 5_000_000;
 /** RESERVATION_TTL_SECONDS of this stack: short, to see a reservation expire. */
@@ -45,7 +46,6 @@ async function read(to, abi, functionName, args = []) {
 }
 const relayerView = async () => json(await fetch(url('/admin/relayer'), { headers: { authorization: `Bearer ${stack.adminToken}` } }), 200);
 const gasUsedOf = async (hash) => Number(BigInt((await stack.chain.rpc('eth_getTransactionReceipt', [hash])).gasUsed));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function profileOf(account) {
   const res = await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` });
@@ -69,14 +69,7 @@ async function quotaLeft(account, up) {
 }
 
 /** Polls `check` until it returns true or `ms` pass. */
-async function eventually(check, ms, what) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await sleep(250);
-  }
-}
+const eventually = (check, ms, what) => until(what, check, { timeoutMs: ms, intervalMs: 250 });
 
 test('GET /admin/relayer: signer, balance, meters, lane; admin token required', async () => {
   assert.equal((await fetch(url('/admin/relayer'))).status, 401);

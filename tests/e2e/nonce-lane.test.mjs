@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 
 const GWEI = 10n ** 9n;
 const CAP = 100n * GWEI;
@@ -58,16 +59,6 @@ const status = async (address) =>
     })
   ).json();
 
-/** Polls `f` until it returns something truthy. */
-async function until(what, f, timeoutMs = 20_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 const recorded = (profile) =>
   until(`${profile} deployed and recorded`, async () => {
     const s = await status(profile);

@@ -12,6 +12,7 @@ import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, keccak2
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 import { OWNER, indexing } from './helpers/indexing.mjs';
 import { freshness } from './helpers/freshness.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
@@ -193,14 +194,7 @@ const quotaLeft = async (account, up) => {
   const signature = await account.signMessage({ message: { raw: keccak256(encodePacked(['address', 'uint256'], [up, BigInt(timestamp)])) } });
   return (await json(await post('/api/quota', { address: up, timestamp, signature }), 200)).quota;
 };
-const eventually = async (check, ms, what) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-};
+const eventually = (check, ms, what) => until(what, check, { timeoutMs: ms, intervalMs: 250 });
 
 /**
  * The relayer at depth 3 with a monthly quota of QUOTA, and a profile it deployed for a fresh controller, its

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { until as poll } from './helpers/poll.mjs';
 
 const newKey = generatePrivateKey();
 const newSigner = privateKeyToAccount(newKey).address.toLowerCase();
@@ -22,16 +23,8 @@ after(async () => {
 });
 
 const rpc = (method, params = []) => stack.chain.rpc(method, params);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, f, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for: ${what}`);
-    await sleep(250);
-  }
-}
+/** Polls `f` every 250 ms for at most 30 s. */
+const until = (what, f) => poll(what, f, { timeoutMs: 30_000, intervalMs: 250 });
 function newJob() {
   const { postDeploymentCallData } = sdk.profileDataFromControllers([privateKeyToAccount(generatePrivateKey()).address]);
   const salt = sdk.generateSalt();

@@ -10,6 +10,7 @@ import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFu
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 
 const QUOTA = 5_000_000;
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
@@ -50,16 +51,6 @@ async function json(res, ...statuses) {
   return body;
 }
 const rpc = (method, params = []) => stack.chain.rpc(method, params);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, f, timeoutMs = 20_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for: ${what}`);
-    await sleep(200);
-  }
-}
 async function read(to, abi, functionName, args = []) {
   const data = encodeFunctionData({ abi, functionName, args });
   return decodeFunctionResult({ abi, functionName, data: await rpc('eth_call', [{ to, data }, 'latest']) });

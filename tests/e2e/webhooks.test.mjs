@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 
 const CONTROLLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 // the relayer is funded with 100 ETH by the stack; below 50 the operator is alerted
@@ -95,15 +96,8 @@ async function deploy(apiKey) {
 }
 
 /** Waits until `find()` answers something truthy (at most `ms`). */
-async function eventually(find, what, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const found = await find();
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`${what}: not within ${ms} ms; received ${JSON.stringify(received.map((r) => [r.path, r.body.slice(0, 80)]))}`);
-}
+const eventually = (find, what, ms = 30_000) =>
+  until(what, find, { timeoutMs: ms, intervalMs: 100, detail: () => `received ${JSON.stringify(received.map((r) => [r.path, r.body.slice(0, 80)]))}` });
 
 /** The deliveries the receiver got on `path`, verified with `secret` by the library: [{ id, event, entry }]. */
 function verified(path, secret) {
