@@ -19,6 +19,7 @@ import { encodeDeployData, encodeFunctionData, encodePacked, getAddress, keccak2
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PNG } from 'pngjs';
 import { startStack } from '../../scripts/stack.mjs';
+import { upload } from './helpers/upload.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
 import { d1 } from './helpers/d1.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
@@ -232,7 +233,7 @@ test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; t
   // early on a fresh Worker: its wasm heap has grown little yet, so the peak moves with what this request takes
   const gray = images.gray;
   assert.ok(gray.length < 200_000, `${gray.length} bytes`);
-  const cid = await upload(gray, 'image/png');
+  const cid = await upload(stack, gray, 'image/png');
   const warm = await fetch(`${stack.workerUrl}/image/${cid}`, { headers: { 'cf-connecting-ip': freshIp() } });
   assert.equal(warm.status, 200);
   await warm.arrayBuffer();
@@ -249,7 +250,7 @@ test('a 4000×4000 grayscale PNG at width 3999: resized within bounded memory; t
   // the resize's working set is ≈ 16 MB decoded + 16 MB scaled (it grew the Worker by 211 MB before)
   assert.ok(grew < 96 * 2 ** 20, `the Worker's peak grew by ${grew} bytes`);
   // RGBA: 64 MB decoded + 16 M output pixels × 8 bytes passes the 96 MiB working budget: refused before decoding
-  const rgba = await upload(images.rgba, 'image/png');
+  const rgba = await upload(stack, images.rgba, 'image/png');
   const refused = await fetch(`${stack.workerUrl}/image/${rgba}?width=3999`, { headers: { 'cf-connecting-ip': freshIp() } });
   const body = await refused.json();
   assert.equal(refused.status, 413, JSON.stringify(body));
@@ -300,20 +301,10 @@ test('a gas-burning contract: the lookup answers quickly, the node runs at most 
   console.log(`gas burner: lookup ${Math.round(ms)} ms; one call at the cap ${Math.round(capped)} ms, uncapped ${Math.round(uncapped)} ms`);
 });
 
-/** Uploads `bytes` with a declared type through /api/v0/add; the CID. */
-const upload = async (bytes, type, name = 'file') => {
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  const body = await res.json();
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return body.Hash;
-};
-
 test('/ipfs and /image misses are limited per client address; what R2 holds is not', async () => {
   const ip = freshIp();
   const get = (path) => fetch(`${stack.workerUrl}${path}`, { headers: { 'cf-connecting-ip': ip } });
-  const stored = await upload(randomBytes(64), 'application/octet-stream');
+  const stored = await upload(stack, randomBytes(64), 'application/octet-stream');
   const asked = gatewayAsked.length;
   const missing = () => rawCid(randomBytes(32));
   // the address's bucket refills a token every 20 s: what must be refused is what it cannot have refilled
@@ -403,7 +394,7 @@ test("an upload's declared type is ignored: the stored type is sniffed from its 
   // the issue's poisoning: the first uploader of a CID declares a type everyone would be served
   const bytes = randomBytes(256);
   bytes[0] = 0; // binary: sniffed as nothing in particular
-  const poisoned = await upload(bytes, 'application/x-poison');
+  const poisoned = await upload(stack, bytes, 'application/x-poison');
   assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
   assert.equal(await served(`/image/${poisoned}`), 'application/octet-stream');
   // a PNG declared as HTML is a PNG; JSON declared as an image is JSON
@@ -411,10 +402,10 @@ test("an upload's declared type is ignored: the stored type is sniffed from its 
     '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4a80000000049454e44ae426082',
     'hex',
   );
-  assert.equal(await served(`/ipfs/${await upload(png, 'text/html')}`), 'image/png');
-  assert.equal(await served(`/ipfs/${await upload(Buffer.from('{"LSP3Profile":{}}'), 'image/svg+xml')}`), 'application/json');
+  assert.equal(await served(`/ipfs/${await upload(stack, png, 'text/html')}`), 'image/png');
+  assert.equal(await served(`/ipfs/${await upload(stack, Buffer.from('{"LSP3Profile":{}}'), 'image/svg+xml')}`), 'application/json');
   // uploading the same bytes again with another declared type changes nothing
-  assert.equal(await upload(bytes, 'text/html'), poisoned);
+  assert.equal(await upload(stack, bytes, 'text/html'), poisoned);
   assert.equal(await served(`/ipfs/${poisoned}`), 'application/octet-stream');
 });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { postUpload } from './helpers/upload.mjs';
 import { tokenBucket } from './helpers/bucket.mjs';
 
 const store = new Map();
@@ -56,11 +57,7 @@ test('a doubled 0x in an address or a token id is a 400, and the Worker keeps se
   await health();
 });
 
-async function upload(bytes, type = 'application/octet-stream', key = stack.apiKey) {
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type }), 'file');
-  return fetch(url('/api/v0/add'), { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
-}
+const upload = (bytes, type = 'application/octet-stream', key = stack.apiKey) => postUpload(stack.workerUrl, key, bytes, { type, name: 'file' });
 
 test('Range: bytes=0- on empty content is a 416, not a crash', async () => {
   const res = await upload(new Uint8Array(0));

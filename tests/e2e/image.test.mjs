@@ -12,6 +12,7 @@ import jpeg from 'jpeg-js';
 import { encodeDeployData, encodeFunctionData, keccak256 } from 'viem';
 import { ERC725 } from '@erc725/erc725.js';
 import { startStack } from '../../scripts/stack.mjs';
+import { upload } from './helpers/upload.mjs';
 import { waitForReceipt } from '../../scripts/chain.mjs';
 import { addUnixfs, block, carOf, entityBlocks, parseIpfsUrl } from './ipfs-unixfs.mjs';
 
@@ -83,15 +84,6 @@ function pngBomb(width, height) {
   return new Uint8Array(Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', rows), chunk('IEND', Buffer.alloc(0))]));
 }
 
-async function upload(bytes, type, name = 'file') {
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type }), name);
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
-  const body = await res.json();
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return body.Hash;
-}
-
 const image = (path, init) => fetch(`${stack.workerUrl}/image/${path}`, init);
 
 async function errorOf(res) {
@@ -102,7 +94,7 @@ async function errorOf(res) {
 
 test('PNG and JPEG are scaled down to width × dpr, keeping their format and aspect ratio', async () => {
   const png = pngImage(400, 300);
-  const pngCid = await upload(png, 'image/png', 'a.png');
+  const pngCid = await upload(stack, png, 'image/png', 'a.png');
   const res = await image(`${pngCid}?width=50&dpr=2`);
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'image/png');
@@ -115,7 +107,7 @@ test('PNG and JPEG are scaled down to width × dpr, keeping their format and asp
   assert.deepEqual([decoded.width, decoded.height], [100, 75]);
 
   const jpg = jpegImage(640, 480);
-  const jpgCid = await upload(jpg, 'image/jpeg', 'b.jpg');
+  const jpgCid = await upload(stack, jpg, 'image/jpeg', 'b.jpg');
   const small = await image(`${jpgCid}?width=160`);
   assert.equal(small.status, 200);
   assert.equal(small.headers.get('content-type'), 'image/jpeg');
@@ -137,7 +129,7 @@ test('PNG and JPEG are scaled down to width × dpr, keeping their format and asp
 
 test('x-verified answers whether keccak256 of the source bytes matches data (method by name or id)', async () => {
   const png = pngImage(64, 64);
-  const cid = await upload(png, 'image/png');
+  const cid = await upload(stack, png, 'image/png');
   const hash = keccak256(png);
   const other = keccak256(new TextEncoder().encode('other'));
   for (const [query, verified] of [
@@ -163,7 +155,7 @@ test('x-verified answers whether keccak256 of the source bytes matches data (met
 
 test('HEAD answers the GET headers (verification included) without a body', async () => {
   const png = pngImage(120, 60);
-  const cid = await upload(png, 'image/png');
+  const cid = await upload(stack, png, 'image/png');
   const head = await image(`${cid}?width=60&method=keccak256(bytes)&data=${keccak256(png)}`, { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(head.headers.get('content-type'), 'image/png');
@@ -180,7 +172,7 @@ test('SVG and non-images are passed through unchanged under the sandbox CSP', as
   const svg = new TextEncoder().encode(
     '<svg xmlns="http://www.w3.org/2000/svg" width="500" height="500"><script>alert(1)</script><rect width="500" height="500"/></svg>',
   );
-  const cid = await upload(svg, 'image/svg+xml', 'x.svg');
+  const cid = await upload(stack, svg, 'image/svg+xml', 'x.svg');
   const res = await image(`${cid}?width=50`);
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'image/svg+xml');
@@ -188,13 +180,13 @@ test('SVG and non-images are passed through unchanged under the sandbox CSP', as
   assert.deepEqual(new Uint8Array(await res.arrayBuffer()), svg);
 
   const json = new TextEncoder().encode(JSON.stringify({ not: 'an image' }));
-  const jsonCid = await upload(json, 'application/json');
+  const jsonCid = await upload(stack, json, 'application/json');
   const passed = await image(`${jsonCid}?width=10`);
   assert.equal(passed.status, 200);
   assert.equal(passed.headers.get('content-type'), 'application/json');
   assert.deepEqual(new Uint8Array(await passed.arrayBuffer()), json);
   const html = new TextEncoder().encode('<!doctype html><script>alert(1)</script>');
-  const htmlCid = await upload(html, 'text/html');
+  const htmlCid = await upload(stack, html, 'text/html');
   const active = await image(htmlCid);
   assert.equal(active.headers.get('content-disposition'), 'attachment');
   assert.match(active.headers.get('content-security-policy'), /^sandbox/);
@@ -233,22 +225,22 @@ test('decompression bombs, oversize and corrupt images are 4xx; without width th
     [20000, 10],
   ]) {
     const bomb = pngBomb(w, h);
-    const cid = await upload(bomb, 'image/png', 'bomb.png');
+    const cid = await upload(stack, bomb, 'image/png', 'bomb.png');
     assert.deepEqual(await errorOf(await image(`${cid}?width=100`)), { status: 413, code: 'IMAGE_TOO_LARGE' }, `${w}×${h}`);
     const original = await image(cid);
     assert.equal(original.status, 200);
     assert.deepEqual(new Uint8Array(await original.arrayBuffer()), bomb);
   }
   const broken = pngImage(200, 200).slice(0, 120);
-  const brokenCid = await upload(broken, 'image/png');
+  const brokenCid = await upload(stack, broken, 'image/png');
   assert.deepEqual(await errorOf(await image(`${brokenCid}?width=10`)), { status: 422, code: 'INVALID_IMAGE' });
   // the Worker is still fine afterwards
-  const ok = await image(`${await upload(pngImage(20, 20), 'image/png')}?width=10`);
+  const ok = await image(`${await upload(stack, pngImage(20, 20), 'image/png')}?width=10`);
   assert.equal(ok.status, 200);
 });
 
 test('bad parameters and CIDs are 400 JSON errors', async () => {
-  const cid = await upload(pngImage(10, 10), 'image/png');
+  const cid = await upload(stack, pngImage(10, 10), 'image/png');
   for (const query of [
     'width=0',
     'width=abc',
@@ -273,7 +265,7 @@ test('bad parameters and CIDs are 400 JSON errors', async () => {
 
 test('erc725.js fetchData reads an LSP3Profile through /ipfs; its image is served through /image', async () => {
   const png = pngImage(256, 256);
-  const imageCid = await upload(png, 'image/png', 'avatar.png');
+  const imageCid = await upload(stack, png, 'image/png', 'avatar.png');
   const lsp3 = {
     LSP3Profile: {
       name: 'image route',
@@ -285,7 +277,7 @@ test('erc725.js fetchData reads an LSP3Profile through /ipfs; its image is serve
     },
   };
   const json = JSON.stringify(lsp3);
-  const jsonCid = await upload(new TextEncoder().encode(json), 'application/json', 'profile.json');
+  const jsonCid = await upload(stack, new TextEncoder().encode(json), 'application/json', 'profile.json');
 
   const rpc = stack.chain.rpc;
   const send = async (tx) => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { postUpload } from './helpers/upload.mjs';
 
 const store = new Map();
 // the content type the good gateway answers for a CID (default application/vnd.ipld.raw)
@@ -211,10 +212,8 @@ test('when no gateway serves valid content in time: 504 with Retry-After', async
 
 test('upload through /api/v0/add, then read it back through the relay', async () => {
   const json = JSON.stringify({ LSP3Profile: { name: 'uploaded' } });
-  const form = new FormData();
-  form.append('file', new Blob([json], { type: 'application/json' }), 'profile.json');
   const sent = Date.now();
-  const res = await fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}` }, body: form });
+  const res = await postUpload(stack.workerUrl, stack.apiKey, json, { type: 'application/json', name: 'profile.json' });
   const body = await res.json();
   assert.equal(res.status, 200, JSON.stringify(body));
   assert.equal(body.Hash, sdk.computeCid(new TextEncoder().encode(json)));

@@ -11,6 +11,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { startStack } from '../../scripts/stack.mjs';
+import { postUpload } from './helpers/upload.mjs';
 import { tokenBucket } from './helpers/bucket.mjs';
 
 const SECRET = randomBytes(24).toString('hex');
@@ -28,11 +29,7 @@ const walletToken = (secret = SECRET, { iss = 'extension', offsetMs = 0, algorit
   return jwt.sign({ iss, iat: now / 1000, exp: (now + 120_000) / 1000 }, secret, algorithm ? { algorithm } : undefined);
 };
 
-async function upload(token, content, headers = {}) {
-  const form = new FormData();
-  form.append('file', new Blob([content], { type: 'application/json' }));
-  return fetch(`${stack.workerUrl}/api/v0/add`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: form });
-}
+const upload = (token, content, headers = {}) => postUpload(stack.workerUrl, token, content, { type: 'application/json', headers });
 
 test('the wallet token uploads: 200, IpfsHash readable back through /ipfs', async () => {
   const grid = JSON.stringify({ LSP28TheGrid: [{ title: 'my grid', grid: [] }], nonce: randomBytes(8).toString('hex') });

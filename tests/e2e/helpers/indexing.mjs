@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { encodeDeployData, getAddress } from 'viem';
 import * as sdk from 'profile-relayer';
 import { waitForReceipt } from '../../../scripts/chain.mjs';
+import { upload as uploadCid } from './upload.mjs';
 
 /** anvil's first unlocked dev account: sends the test transactions. */
 export const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
@@ -24,14 +25,8 @@ export function indexing(getStack) {
   };
 
   /** Uploads bytes (text as `application/json`); the CID. */
-  const upload = async (data) => {
-    const form = new FormData();
-    const type = typeof data === 'string' ? 'application/json' : '';
-    form.append('file', new Blob([data], { type }), typeof data === 'string' ? 'metadata.json' : 'file');
-    const res = await fetch(url('/api/v0/add'), { method: 'POST', headers: { authorization: `Bearer ${getStack().apiKey}` }, body: form });
-    assert.equal(res.status, 200);
-    return (await res.json()).Hash;
-  };
+  const upload = (data) =>
+    typeof data === 'string' ? uploadCid(getStack(), data, 'application/json', 'metadata.json') : uploadCid(getStack(), data, '', 'file');
 
   /** `obj` as JSON, uploaded: its VerifiableURI (`ipfs://<cid>`). */
   const metadataUri = async (obj) => {
