@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFunctionResult } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startStack } from '../../scripts/stack.mjs';
+import { profileOf } from './helpers/profile.mjs';
 
 const QUOTA = 2_000_000;
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
@@ -43,18 +44,6 @@ async function read(to, abi, functionName, args = []) {
 }
 const relayerNonce = async () => Number(await stack.chain.rpc('eth_getTransactionCount', [stack.relayerAddress, 'pending']));
 
-/** A profile deployed by the relayer with `account` as its controller. */
-async function profileOf(account) {
-  const res = await fetch(url('/api/universal-profile'), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lsp6ControllerAddress: [account.address] }),
-  });
-  const body = await json(res, 200);
-  const keyManager = await read(body.universalProfileAddress, upAbi, 'owner');
-  return { up: body.universalProfileAddress, km: keyManager };
-}
-
 /** An LSP25 relay call signed by viem: digest = keccak256(0x19 ‖ 0x00 ‖ KM ‖ encodePacked(25, chainId, nonce, validity, 0, payload)). */
 async function signed(account, { up, km }, payload, { channel = 0n, nonce, validity = 0n, chainId = stack.chain.chainId } = {}) {
   const n = nonce ?? (await read(km, kmAbi, 'getNonce', [account.address, channel]));
@@ -77,7 +66,7 @@ const gasUsedOf = async (hash) => Number(BigInt((await stack.chain.rpc('eth_getT
 
 test('gasless setData: data on chain, quota falls by exactly gasUsed, both quota schemes, status route', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   const before = await json(await quota(account, profile.up, 'packed'), 200);
   assert.deepEqual({ ...before, resetDate: 0 }, { quota: QUOTA, unit: 'gas', totalQuota: QUOTA, resetDate: 0 });
   const value = '0xc0ffee';
@@ -106,7 +95,7 @@ test('gasless setData: data on chain, quota falls by exactly gasUsed, both quota
 
 test('refusals send nothing: replay, stranger, other chain, expired, reverting, unregistered, malformed, oversized', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   const good = await signed(account, profile, setData(key(2), '0x01'));
   await json(await post('/api/execute', good), 200);
   const nonceBefore = await relayerNonce();
@@ -148,7 +137,7 @@ test('refusals send nothing: replay, stranger, other chain, expired, reverting, 
 test('concurrency: 8 channels of one profile, then 50 calls across 10 profiles, every debit exact', async () => {
   const accounts = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()));
   const profiles = [];
-  for (const a of accounts) profiles.push(await profileOf(a));
+  for (const a of accounts) profiles.push(await profileOf(stack, a));
   const run = async (jobs) => {
     const answers = await Promise.all(jobs.map(([, body]) => post('/api/execute', body).then((r) => json(r, 200))));
     const spent = new Array(accounts.length).fill(0);
@@ -173,7 +162,7 @@ test('concurrency: 8 channels of one profile, then 50 calls across 10 profiles, 
 
 test('exhaustion: the call that does not fit is 429 with Retry-After, nothing sent; next month starts full', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   // spend until less than a call's reservation is left
   let last;
   let call;
@@ -211,7 +200,7 @@ test('exhaustion: the call that does not fit is 429 with Retry-After, nothing se
 
 test('a restart between send and receipt still settles the charge', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   await stack.chain.rpc('evm_setAutomine', [false]);
   let hash;
   try {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFunctionResult } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startStack } from '../../scripts/stack.mjs';
+import { profileOf } from './helpers/profile.mjs';
 import { until } from './helpers/poll.mjs';
 
 const QUOTA = 5_000_000;
@@ -47,12 +48,6 @@ async function read(to, abi, functionName, args = []) {
 const relayerView = async () => json(await fetch(url('/admin/relayer'), { headers: { authorization: `Bearer ${stack.adminToken}` } }), 200);
 const gasUsedOf = async (hash) => Number(BigInt((await stack.chain.rpc('eth_getTransactionReceipt', [hash])).gasUsed));
 
-async function profileOf(account) {
-  const res = await post('/api/universal-profile', { lsp6ControllerAddress: [account.address] }, { authorization: `Bearer ${stack.apiKey}` });
-  const body = await json(res, 200);
-  return { up: body.universalProfileAddress, km: await read(body.universalProfileAddress, upAbi, 'owner') };
-}
-
 /** An LSP25 relay call signed by viem at the Key Manager's current nonce (or `nonce`). */
 async function signed(account, { up, km }, payload, nonce) {
   const n = nonce ?? (await read(km, kmAbi, 'getNonce', [account.address, 0n]));
@@ -87,7 +82,7 @@ test('GET /admin/relayer: signer, balance, meters, lane; admin token required', 
 test('8 relay calls at once, one signer and nonce across 8 profiles: each meter charged exactly the receipts', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const profiles = [];
-  for (let i = 0; i < 8; i++) profiles.push(await profileOf(account));
+  for (let i = 0; i < 8; i++) profiles.push(await profileOf(stack, account));
   // every profile's Key Manager expects nonce 0 from this signer: the same (signer, channel, nonce) eight times
   const calls = await Promise.all(profiles.map((p, i) => signed(account, p, setData(i), 0n)));
   const before = await relayerView();
@@ -114,7 +109,7 @@ test('8 relay calls at once, one signer and nonce across 8 profiles: each meter 
 
 test('a reservation never settled expires after its TTL; the transaction mined late is still charged once', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   const call = await signed(account, profile, setData('late'));
   const before = await relayerView();
   await stack.chain.rpc('evm_setAutomine', [false]);

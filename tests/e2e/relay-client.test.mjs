@@ -14,6 +14,7 @@ import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddr
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { profileOf } from './helpers/profile.mjs';
 import { launchChromium } from '../helpers/chromium.mjs';
 
 const require = createRequire(import.meta.url);
@@ -59,13 +60,6 @@ async function read(to, functionName, args = []) {
 }
 const receipt = (hash) => stack.chain.rpc('eth_getTransactionReceipt', [hash]);
 
-/** A profile deployed by the relayer (Form 1, API key) with `account` as its controller: registered for the quota. */
-async function profileOf(account) {
-  const keyed = new sdk.RelayerClient({ baseUrl: stack.workerUrl, apiKey: stack.apiKey });
-  const { universalProfileAddress: up } = await keyed.deployProfile({ lsp6ControllerAddress: [account.address] });
-  return { up, km: await read(up, 'owner') };
-}
-
 // viem's own LSP25 message and digest (LIP-25): keccak256(0x19 ‖ 0x00 ‖ KM ‖ encodePacked(25, chainId, nonce, validity, 0, payload))
 const viemMessage = ({ chainId, nonce, validity = 0n, payload }) =>
   encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(chainId), BigInt(nonce), validity, 0n, payload]);
@@ -81,7 +75,7 @@ const lastBody = (path) => JSON.parse(sent.filter((r) => r.url.endsWith(path)).a
 test('Node: execute with a viem sign callback and with an eip191-signer signature, quota in both schemes, status', async () => {
   const privateKey = generatePrivateKey();
   const account = privateKeyToAccount(privateKey);
-  const { up, km } = await profileOf(account);
+  const { up, km } = await profileOf(stack, account);
 
   const params = await sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: up, controller: account.address });
   assert.deepEqual(params, { keyManager: getAddress(km), chainId: stack.chain.chainId, nonce: '0' });
@@ -172,7 +166,7 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
 
 test('Node: the quota message handed to sign is the packed one of the timestamp sent', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const { up } = await profileOf(account);
+  const { up } = await profileOf(stack, account);
   let seen;
   const asked = Date.now();
   const q = await relayer.quota({
@@ -203,7 +197,7 @@ test('Node: the quota message handed to sign is the packed one of the timestamp 
 
 test('Node: refusals carry the service code and status; bad input and failing signers send nothing', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
-  const { up, km } = await profileOf(account);
+  const { up, km } = await profileOf(stack, account);
   const params = await sdk.fetchRelayCallParams({ rpcUrl: stack.chain.rpcUrl, address: up, controller: account.address });
   const payload = sdk.encodeSetData(LSP3_PROFILE, '0x01');
   const viemSign = (digest) => account.sign({ hash: digest });
@@ -303,7 +297,7 @@ test('Node: refusals carry the service code and status; bad input and failing si
 test('Chromium: the web build signs through a viem callback; digest and body equal viem, quota falls by the charge', async () => {
   const privateKey = generatePrivateKey();
   const account = privateKeyToAccount(privateKey);
-  const { up, km } = await profileOf(account);
+  const { up, km } = await profileOf(stack, account);
   const root = fileURLToPath(new URL('../../pkg/', import.meta.url));
   const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
     import init, * as sdk from '/web/profile_relayer.js';

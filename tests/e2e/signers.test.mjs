@@ -10,6 +10,7 @@ import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFu
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { profileOf } from './helpers/profile.mjs';
 import { until } from './helpers/poll.mjs';
 
 const QUOTA = 5_000_000;
@@ -102,10 +103,6 @@ function jobFor(signer, candidates = signers) {
 }
 const deploy = (body) => post('/api/universal-profile', body, { authorization: `Bearer ${stack.apiKey}` });
 
-async function profileOf(account) {
-  const body = await json(await deploy({ lsp6ControllerAddress: [account.address] }), 200);
-  return { up: body.universalProfileAddress, km: await read(body.universalProfileAddress, upAbi, 'owner'), hash: body.transactionHash };
-}
 async function signed(account, { up, km }, payload, nonce) {
   const n = nonce ?? (await read(km, kmAbi, 'getNonce', [account.address, 0n]));
   const message = encodePacked(['uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'bytes'], [25n, BigInt(stack.chain.chainId), n, 0n, 0n, payload]);
@@ -162,7 +159,7 @@ test('deploys spread over the signers as the rendezvous hash says; a profile’s
   assert.equal((await relayerView()).today.gasUsed - dayBefore, sum, 'the daily meter is the sum of the receipts');
   // three relay calls of one profile, one after the other: all by the profile's signer
   const account = privateKeyToAccount(generatePrivateKey());
-  const profile = await profileOf(account);
+  const profile = await profileOf(stack, account);
   const mine = preferred(profile.up, signers);
   assert.equal(await senderOf(profile.hash), mine);
   for (let i = 0; i < 3; i++) {
@@ -174,7 +171,7 @@ test('deploys spread over the signers as the rendezvous hash says; a profile’s
 test('relay calls on several signers at once: the shared meters are charged exactly the receipts', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const profiles = [];
-  for (let i = 0; i < 9; i++) profiles.push(await profileOf(account));
+  for (let i = 0; i < 9; i++) profiles.push(await profileOf(stack, account));
   assert.ok(new Set(profiles.map((p) => preferred(p.up, signers))).size >= 2, 'the profiles are on several signers');
   const calls = await Promise.all(profiles.map((p, i) => signed(account, p, setData(`c-${i}`), 0n)));
   const before = await relayerView();

@@ -6,6 +6,7 @@ import { encodeDeployData, getAddress } from 'viem';
 import * as sdk from 'profile-relayer';
 import { waitForReceipt } from '../../../scripts/chain.mjs';
 import { upload as uploadCid } from './upload.mjs';
+import { deployProfile as deployWith } from './profile.mjs';
 
 /** anvil's first unlocked dev account: sends the test transactions. */
 export const OWNER = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
@@ -50,16 +51,7 @@ export function indexing(getStack) {
   };
 
   /** Deploys a profile controlled by CONTROLLER through the relayer (with `lsp3Profile` when given); the answer. */
-  const deployProfile = async (lsp3Profile) => {
-    const res = await fetch(url('/api/universal-profile'), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${getStack().apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ lsp6ControllerAddress: [CONTROLLER], ...(lsp3Profile ? { lsp3Profile } : {}) }),
-    });
-    const body = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(body));
-    return body;
-  };
+  const deployProfile = (lsp3Profile) => deployWith(getStack(), [CONTROLLER], lsp3Profile);
 
   /** Fires the cron once (wrangler's /__scheduled). */
   const runCron = async () => {
