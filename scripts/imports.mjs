@@ -269,5 +269,7 @@ if (process.argv.includes('--check')) {
     console.error(`\nimports.mjs --check: ${failures.length} rule(s) broken:\n${failures.map((f) => `  ${f}`).join('\n')}`);
     process.exit(1);
   }
-  console.log(`\nimports.mjs --check: ok (no import into routes, no spec module importing api/wasm, Worker cycles ≤ ${MAX_WORKER_CYCLE} modules)`);
+  console.log(
+    `\nimports.mjs --check: ok (no import into routes, no spec module importing api/wasm, Worker cycles ≤ ${MAX_WORKER_CYCLE} modules, ARCHITECTURE.md quotes these figures)`,
+  );
 }
