@@ -361,8 +361,8 @@ mod tests {
         }
         for (row, default) in &rows {
             for n in row {
-                let var =
-                    entry(n).unwrap_or_else(|| panic!("docs/operations.md lists {n}, which config/vars.rs does not"));
+                let var = entry(n)
+                    .unwrap_or_else(|| panic!("docs/operations.md lists {n}, which config/vars.rs does not"));
                 let ok = match var.default {
                     Value(d) => default.starts_with(d),
                     Required => default.starts_with("required"),
