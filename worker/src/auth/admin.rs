@@ -33,7 +33,7 @@ pub async fn authenticate_admin(req: &Request, env: &Env, config: &Config) -> Ap
             &verdict,
         ));
     }
-    let Ok(Some(given)) = super::bearer(req) else {
+    let Ok(Some(given)) = super::bearer::bearer(req) else {
         return Err(invalid_admin());
     };
     // digests of equal length: the comparison time does not depend on how much of the token matched

@@ -3,11 +3,13 @@
 //! `RateLimiter` object (`crate::ratelimit`).
 
 mod admin;
+mod bearer;
 mod keys;
 mod upload_token;
 
 use worker::{Env, Request};
 
+use self::bearer::bearer;
 pub use self::{
     admin::authenticate_admin,
     keys::{ApiKeyRecord, ApiKeys, Scope, StoredKey, generate_key, hash_secret, well_formed},
@@ -17,24 +19,6 @@ use crate::{
     error::{ApiError, ApiResult, Code},
     ratelimit::{Limiter, Taking, limit_client_in, rate_limited},
 };
-
-fn bearer(req: &Request) -> ApiResult<Option<String>> {
-    let Some(value) = req.headers().get("authorization")? else {
-        return Ok(None);
-    };
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            ApiError::new(
-                Code::InvalidApiKey,
-                "the Authorization header must be `Bearer <key>`",
-            )
-        })?;
-    Ok(Some(token.to_owned()))
-}
 
 /// Authenticates the request's API key, checks `scope` and takes one request from the key's rate limit. The
 /// key's `RateLimiter` object is asked on every request, so a revocation counts from the next request on.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One step on a bucket: take, ask, give back, lease or spend (see [`super::LimiterOp::Step`]).
+/// One step on a bucket: take, ask, give back, lease or spend (see [`super::object::LimiterOp::Step`]).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Hit {
     /// Requests per minute.

@@ -5,7 +5,10 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use worker::{Env, Request};
 
-use super::{Limiter, leases::Leases, rate_limited};
+use super::{
+    leases::Leases,
+    object::{Limiter, rate_limited},
+};
 use crate::error::ApiResult;
 
 /// The client's IP as Cloudflare reports it (`unknown` when absent, e.g. behind no proxy).

@@ -4,9 +4,8 @@
 use worker::{Env, Request};
 
 use super::{
-    Limiter,
     client::{client_ip, client_key_in},
-    rate_limited,
+    object::{Limiter, rate_limited},
 };
 use crate::error::ApiResult;
 
