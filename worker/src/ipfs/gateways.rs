@@ -22,9 +22,9 @@ use profile_relayer::ipfs::CidPath;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use super::{
-    Content, car,
+    car,
     content::{SNIFF_BYTES, content_type_of},
-    native,
+    native::{self, Content},
 };
 use crate::{
     body::ReadError,

@@ -27,7 +27,10 @@ mod native;
 use profile_relayer::ipfs::{CidPath, RAW, raw_cid};
 use worker::{Context, Env, Headers, Method, Request, RequestInit, Response};
 
-pub use self::content::{SANDBOX_CSP, is_passive};
+pub use self::{
+    content::{SANDBOX_CSP, is_passive},
+    native::Content,
+};
 use self::{
     content::{byte_range, content_type_of, upload_type},
     gateways::{Fetched, Streaming, race_gateways},
@@ -39,25 +42,6 @@ use crate::{
 
 /// The request a gateway fetch is made for, and its client's miss limit (`IPFS_MISS_RATE_LIMIT_PER_MINUTE`).
 pub type Client<'a> = (&'a Request, &'a Setting<u32>);
-/// Content and its type.
-#[derive(Debug, Clone)]
-pub struct Content {
-    /// The bytes, held by the runtime (see [`native`]); [`Content::to_vec`] copies them into the Worker.
-    pub bytes: js_sys::Uint8Array,
-    /// Media type.
-    pub content_type: String,
-    /// Whether the bytes were checked against the CID.
-    pub verified: bool,
-}
-
-impl Content {
-    /// The bytes, copied into the Worker (to parse or decode them).
-    #[must_use]
-    pub fn to_vec(&self) -> Vec<u8> {
-        self.bytes.to_vec()
-    }
-}
-
 /// How long after an answer's last byte the R2 write of its block starts (see [`relay`]).
 const STORE_AFTER_ANSWER: core::time::Duration = core::time::Duration::from_millis(150);
 

@@ -15,6 +15,25 @@ use worker::{
 use super::content::SNIFF_BYTES;
 use crate::body::js_text as text;
 
+/// Content and its type.
+#[derive(Debug, Clone)]
+pub struct Content {
+    /// The bytes, held by the runtime (see this module); [`Content::to_vec`] copies them into the Worker.
+    pub bytes: js_sys::Uint8Array,
+    /// Media type.
+    pub content_type: String,
+    /// Whether the bytes were checked against the CID.
+    pub verified: bool,
+}
+
+impl Content {
+    /// The bytes, copied into the Worker (to parse or decode them).
+    #[must_use]
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.bytes.to_vec()
+    }
+}
+
 /// Reads a body stream whole, in the runtime (one native buffer, no copy into the Worker). For bodies whose
 /// length is known to be within bounds: the caller checks `Content-Length` (or the R2 object's size) first.
 pub(super) async fn read_all(stream: &web_sys::ReadableStream) -> Result<Uint8Array, String> {
