@@ -5,7 +5,6 @@
 //! this crate converts, checks and does I/O (JSON-RPC, KV, D1, R2, Durable Objects). The module map is
 //! ARCHITECTURE.md.
 
-mod algolia;
 mod analytics;
 mod auth;
 mod body;

@@ -2,6 +2,7 @@
 //! check and do I/O: parsing and encodings live in the core crate.
 
 mod admin;
+mod algolia;
 mod console;
 mod metrics;
 mod openapi;
@@ -113,29 +114,23 @@ async fn dispatch(
             crate::lookup::indexer_status(&req, env, config, found.param("chainId")?).await
         }
         Handler::Search => crate::lookup::search_route(&req, env, config, found.param("chainId")?).await,
-        Handler::AlgoliaQueries => crate::algolia::answer(
+        Handler::AlgoliaQueries => algolia::answer(
             &crate::lookup::origin(&req)?,
-            crate::algolia::queries_route(req, env, config).await,
+            algolia::queries_route(req, env, config).await,
         ),
         Handler::AlgoliaQuery => {
             let index = found.param("indexName")?;
             let origin = crate::lookup::origin(&req)?;
-            crate::algolia::answer(
-                &origin,
-                crate::algolia::query_route(req, env, config, index).await,
-            )
+            algolia::answer(&origin, algolia::query_route(req, env, config, index).await)
         }
         Handler::AlgoliaBrowse => {
             let index = found.param("indexName")?;
             let origin = crate::lookup::origin(&req)?;
-            crate::algolia::answer(
-                &origin,
-                crate::algolia::browse_route(req, env, config, index).await,
-            )
+            algolia::answer(&origin, algolia::browse_route(req, env, config, index).await)
         }
-        Handler::AlgoliaGet => crate::algolia::answer(
+        Handler::AlgoliaGet => algolia::answer(
             &crate::lookup::origin(&req)?,
-            crate::algolia::get_route(&req, env, config, found.param("indexName")?).await,
+            algolia::get_route(&req, env, config, found.param("indexName")?).await,
         ),
         Handler::RunIndexer => {
             auth::authenticate_admin(&req, env, config).await?;

@@ -3,7 +3,8 @@
 //! assets, including their creation) and LSP7/LSP8 `Transfer` (assets and LSP8 token ids) — read with adaptive
 //! `eth_getLogs` windows ([`discovery`]). Each candidate is classified by ERC165 and its data read in one JSON-RPC
 //! batch ([`chain`]), its metadata fetched with bounded parallelism ([`metadata`]), built into a typed record
-//! ([`records`]) and written ([`writer`], storage only). [`run`] orchestrates: a run (due retries, then the chain
+//! ([`records`]) and written ([`writer`]: the records into the search store and to Algolia, the bookkeeping into
+//! [`ledger`], the indexer's own tables). [`run`] orchestrates: a run (due retries, then the chain
 //! followed window by window) and the on-demand indexing of one address or token; [`ctx`] is what they work with.
 //!
 //! Nothing one contract does can stop the indexer: a contract whose calls revert, time out, answer nothing or
@@ -17,15 +18,16 @@ mod chain;
 pub mod clock;
 mod ctx;
 mod discovery;
+mod ledger;
 mod metadata;
 mod records;
 mod reorg;
 mod run;
-pub(crate) mod writer;
+mod writer;
 
 pub(crate) use self::ctx::now;
 pub use self::{
     answers::Kind,
+    ledger::checkpoint,
     run::{Indexed, TokenIndexed, error_count, index_now, index_token_now, recorded_error, run},
-    writer::checkpoint,
 };

@@ -20,7 +20,10 @@ use super::{
 };
 use crate::{
     rpc::RpcError,
-    search::{Record, Stored, caps::MAX_RAW_BYTES},
+    search::{
+        caps::MAX_RAW_BYTES,
+        store::{Record, Stored},
+    },
 };
 
 /// The longest name, symbol or description kept from chain data.

@@ -11,15 +11,17 @@
 //! and 2 D1 batches here, the re-checks bounded by the retry pass's share of the run.
 
 use alloy_primitives::{Address, B256};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ctx::{Ctx, now};
+use super::{
+    ctx::Ctx,
+    ledger::{self, Unindexable},
+    writer,
+};
 use crate::{
-    d1::Statement,
     error::{ApiError, ApiResult},
     rpc::RpcError,
-    search,
+    search::store,
 };
 
 /// Remembered checkpoint hashes per chain.
@@ -64,25 +66,11 @@ pub(crate) fn rewind(stored: &[(u64, B256)], chain: &[Option<B256>], start_block
     }
 }
 
-#[derive(Deserialize)]
-struct HashRow {
-    block: u64,
-    hash: String,
-}
-
 /// The remembered hashes of this chain, newest first.
 async fn stored(ctx: &Ctx<'_>) -> ApiResult<Vec<(u64, B256)>> {
-    let db = search::db(ctx.env).await?;
+    let db = store::db(ctx.env).await?;
     ctx.budget.spend(1);
-    let rows: Vec<HashRow> = db
-        .prepare("SELECT block, hash FROM checkpoint_hashes WHERE chain_id = ?1 ORDER BY block DESC LIMIT ?2")
-        .bind_params(&[ctx.config.chain_id.into(), KEPT_HASHES.into()])?
-        .rows()
-        .await?;
-    Ok(rows
-        .iter()
-        .filter_map(|r| Some((r.block, r.hash.parse::<B256>().ok()?)))
-        .collect())
+    ledger::hashes(&db, ctx.config.chain_id, KEPT_HASHES).await
 }
 
 fn block_params(block: u64) -> Value {
@@ -111,20 +99,8 @@ pub(crate) async fn hash_of(ctx: &Ctx<'_>, block: u64) -> ApiResult<Option<B256>
 
 /// Remembers `hash` as the hash of `block`, the end of a completed window (the newest [`KEPT_HASHES`] are kept).
 pub(crate) async fn remember(ctx: &Ctx<'_>, block: u64, hash: B256) -> ApiResult<()> {
-    let db = search::db(ctx.env).await?;
-    let chain_id = ctx.config.chain_id;
-    let statements = vec![
-        db.prepare(
-            "INSERT INTO checkpoint_hashes (chain_id, block, hash) VALUES (?1, ?2, ?3) ON CONFLICT (chain_id, block) \
-             DO UPDATE SET hash = ?3",
-        )
-        .bind_params(&[chain_id.into(), block.into(), hash.to_string().as_str().into()])?,
-        db.prepare(
-            "DELETE FROM checkpoint_hashes WHERE chain_id = ?1 AND block NOT IN (SELECT block FROM checkpoint_hashes \
-             WHERE chain_id = ?1 ORDER BY block DESC LIMIT ?2)",
-        )
-        .bind_params(&[chain_id.into(), KEPT_HASHES.into()])?,
-    ];
+    let db = store::db(ctx.env).await?;
+    let statements = ledger::remember_hash(&db, ctx.config.chain_id, block, hash, KEPT_HASHES)?;
     ctx.budget.spend(1);
     db.batch(statements).await.map_err(ApiError::internal)?;
     Ok(())
@@ -189,50 +165,36 @@ pub(crate) async fn check(ctx: &Ctx<'_>, head: u64) -> ApiResult<Option<Rewound>
 /// One D1 batch: the cursor back to `next_block` (never forward), the hashes from it on forgotten, the records read
 /// from it on queued for a re-check (due now, reason `REORG`), and for a deep one its `unindexable` row.
 async fn apply(ctx: &Ctx<'_>, next_block: u64, deep: bool) -> ApiResult<()> {
-    let db = search::db(ctx.env).await?;
+    let db = store::db(ctx.env).await?;
     let chain_id = ctx.config.chain_id;
     let mut statements = vec![
-        db.prepare(
-            "UPDATE checkpoints SET next_block = ?2, next_item = 0, updated_at = ?3 WHERE chain_id = ?1 AND \
-             next_block > ?2",
-        )
-        .bind_params(&[chain_id.into(), next_block.into(), now().into()])?,
-        db.prepare("DELETE FROM checkpoint_hashes WHERE chain_id = ?1 AND block >= ?2")
-            .bind_params(&[chain_id.into(), next_block.into()])?,
-        db.prepare(
-            "INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
-             SELECT ?1, object_id, address, token_id, 0, 0, 'REORG' FROM records WHERE index_name IN (?2, ?3) \
-             AND indexed_block >= ?4 ON CONFLICT (index_name, object_id) DO UPDATE SET next_attempt_at = 0, \
-             reason = 'REORG'",
-        )
-        .bind_params(&[
-            ctx.config.errors_queue().as_str().into(),
-            ctx.profiles.as_str().into(),
-            ctx.assets.as_str().into(),
-            next_block.into(),
-        ])?,
+        ledger::rewind_cursor(&db, chain_id, next_block)?,
+        ledger::forget_hashes_from(&db, chain_id, next_block)?,
+        ledger::recheck_from(
+            &db,
+            &ctx.config.errors_queue(),
+            [&ctx.profiles, &ctx.assets],
+            next_block,
+        )?,
     ];
     if deep {
-        statements.push(
-            db.prepare(
-                "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
-                 chain_id) VALUES (?1, ?2, NULL, 'DEEP_REORG', ?3, ?4, 1, ?5, ?6) ON CONFLICT (chain_id, object_id) \
-                 DO UPDATE SET attempts = attempts + 1, updated_at = ?5",
-            )
-            .bind_params(&[
-                format!("reorg:{next_block}").as_str().into(),
-                Address::ZERO.to_checksum(None).as_str().into(),
-                format!(
-                    "a reorganization deeper than the {KEPT_HASHES} remembered checkpoints: rewound to block \
-                     {next_block}; raise INDEXER_CONFIRMATIONS"
-                )
-                .as_str()
-                .into(),
-                next_block.into(),
-                now().into(),
-                chain_id.into(),
-            ])?,
+        let object_id = format!("reorg:{next_block}");
+        let message = format!(
+            "a reorganization deeper than the {KEPT_HASHES} remembered checkpoints: rewound to block \
+             {next_block}; raise INDEXER_CONFIRMATIONS"
         );
+        statements.push(ledger::unindexable(
+            &db,
+            chain_id,
+            &Unindexable {
+                object_id: &object_id,
+                address: Address::ZERO,
+                token_id: None,
+                code: "DEEP_REORG",
+                message: &message,
+                block: next_block,
+            },
+        )?);
     }
     ctx.budget.spend(1);
     db.batch(statements).await.map_err(ApiError::internal)?;
@@ -241,18 +203,16 @@ async fn apply(ctx: &Ctx<'_>, next_block: u64, deep: bool) -> ApiResult<()> {
 
 /// Takes candidates that turned out to be nothing (code gone, no longer a profile or asset, a burned token) out of
 /// this chain's search index (D1), queuing their deletion from Algolia when it is configured (sent by the run's
-/// `search::flush_deletes`). One batch; nothing when none.
+/// `outbound::flush_deletes`). One batch; nothing when none.
 pub(crate) async fn forget_records(ctx: &Ctx<'_>, object_ids: &[String]) -> ApiResult<()> {
     if object_ids.is_empty() {
         return Ok(());
     }
-    let db = search::db(ctx.env).await?;
+    let db = store::db(ctx.env).await?;
     let algolia = ctx.algolia.get()?.is_some();
     let mut statements = Vec::with_capacity(object_ids.len() * 6);
     for id in object_ids {
-        for index in [&ctx.profiles, &ctx.assets] {
-            statements.extend(search::delete_statements(&db, index, id, algolia)?);
-        }
+        statements.extend(writer::leave_index(ctx, &db, id, algolia)?);
     }
     ctx.budget.spend(1);
     db.batch(statements).await.map_err(ApiError::internal)?;

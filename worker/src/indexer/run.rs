@@ -1,6 +1,7 @@
 //! One run of the indexer, and the on-demand indexing of one address or token: due retries, then the chain
 //! followed window by window from the cursor ([`super::discovery`]), each chunk of candidates read and built into
-//! records ([`super::records`]) with bounded parallelism, then written with the cursor ([`super::writer`]).
+//! records ([`super::records`]) with bounded parallelism, then written with the cursor ([`super::writer`], the
+//! cursor and the bookkeeping in [`super::ledger`]).
 
 use std::collections::BTreeSet;
 
@@ -13,13 +14,14 @@ use super::{
     answers::{self, Kind},
     ctx::{Budget, Ctx, now_ms},
     discovery::{self, Item, Window},
+    ledger::{self, Cursor},
     records::{self, Outcome, object_id},
-    reorg,
-    writer::{self, Cursor},
+    reorg, writer,
 };
 use crate::{
     config::{ChainConfig, Config, IndexerConfig},
     error::{ApiError, ApiResult, Code},
+    search::outbound,
 };
 
 /// What reading an address on demand found.
@@ -110,14 +112,14 @@ pub async fn index_token_now(
 
 /// The recorded error of an address or token on a chain (`unindexable`).
 pub async fn recorded_error(env: &Env, chain_id: u64, object_id: &str) -> ApiResult<Option<Refusal>> {
-    Ok(writer::recorded_error(env, chain_id, object_id)
+    Ok(ledger::recorded_error(env, chain_id, object_id)
         .await?
         .map(|(code, message)| Refusal { code, message }))
 }
 
 /// Number of recorded unindexable candidates of a chain.
 pub async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
-    writer::error_count(env, chain_id).await
+    ledger::error_count(env, chain_id).await
 }
 
 /// The invocation's budget (`INDEXER_MAX_SECONDS`, `INDEXER_MAX_SUBREQUESTS`), shared by the chains it indexes.
@@ -161,11 +163,11 @@ async fn run_with(env: &Env, config: &Config, chain: &ChainConfig, budget: Budge
     // (2 D1 requests, one Algolia request per index: 4 subrequests)
     if matches!(ctx.algolia.get(), Ok(Some(_))) && ctx.budget.can_spend(4) {
         ctx.budget.spend(4);
-        crate::search::flush_deletes(
+        outbound::flush_deletes(
             env,
             ctx.algolia,
             [&ctx.profiles, &ctx.assets],
-            crate::search::MAX_DELETES_PER_RUN,
+            outbound::MAX_DELETES_PER_RUN,
             ctx.settings.retry_seconds,
         )
         .await;
@@ -262,7 +264,7 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
     let max_window = ctx.settings.max_window.max(first_window);
     let target_logs = ctx.settings.target_logs.max(1);
     let start = ctx.config.start_block;
-    let mut cursor = writer::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
+    let mut cursor = ledger::cursor(env, ctx.config.chain_id).await?.unwrap_or(Cursor {
         block: start,
         item: 0,
         window: first_window,

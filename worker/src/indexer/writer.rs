@@ -1,32 +1,26 @@
-//! Storage of the indexer: one D1 batch per chunk holds the records (built by [`super::records`]), their full-text
-//! rows, the retry and error bookkeeping and the cursor, so what is written is consistent and a dead run loses only
-//! the chunk in flight; then the records go to Algolia. Candidates that misbehave go to `unindexable`, never to the
-//! search index. Also the reads of that bookkeeping (cursor, due retries, recorded errors). What to write and when
-//! is [`super::run`]'s.
+//! Writing of the indexer: one D1 batch per chunk holds the records (built by [`super::records`]; their statements
+//! the store's), the retry and error bookkeeping and the cursor (the [`super::ledger`]'s) and the lookup misses
+//! they end ([`crate::lookup::misses::forget`]), so what is written is consistent and a dead run loses only the
+//! chunk in flight; then the records go to Algolia ([`crate::search::outbound`]). Candidates that misbehave go to
+//! `unindexable`, never to the search index. What to write and when is [`super::run`]'s.
 
 use alloy_primitives::{Address, B256};
-use serde::Deserialize;
-use worker::{D1PreparedStatement, Env};
+use worker::{D1Database, D1PreparedStatement};
 
 use super::{
     answers::ItemError,
-    ctx::{Ctx, now},
-    records::{MAX_TEXT, Outcome},
+    ctx::Ctx,
+    ledger::{self, Cursor, Retry, Unindexable},
+    records::Outcome,
 };
 use crate::{
-    d1::{Param, Statement},
     error::{ApiError, ApiResult},
-    search::{self, Stored},
+    lookup::misses,
+    search::{
+        outbound,
+        store::{self, Stored},
+    },
 };
-
-/// The cursor: the next block, and how many of its candidates are done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Cursor {
-    pub(crate) block: u64,
-    pub(crate) item: u64,
-    /// The `eth_getLogs` window the next read starts with.
-    pub(crate) window: u64,
-}
 
 /// The statements of one outcome; for a record, what Algolia gets once they are written and who it is, should D1
 /// refuse them.
@@ -46,24 +40,43 @@ struct Who {
 /// Records that the `event` logs of `block` were too large to read and were skipped (`LOGS_TOO_LARGE` in
 /// `unindexable`, object `block:<n>:<event>`, the zero address).
 pub(crate) async fn skipped_logs(ctx: &Ctx<'_>, block: u64, event: &str) -> ApiResult<()> {
-    let db = search::db(ctx.env).await?;
+    let db = store::db(ctx.env).await?;
     ctx.budget.spend(1);
-    let statement = db
-        .prepare(
-            "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
-             chain_id) VALUES (?1, ?2, NULL, 'LOGS_TOO_LARGE', ?3, ?4, 1, ?5, ?6) ON CONFLICT (chain_id, object_id) \
-             DO UPDATE SET attempts = attempts + 1, updated_at = ?5",
-        )
-        .bind_params(&[
-            format!("block:{block}:{event}").as_str().into(),
-            Address::ZERO.to_checksum(None).as_str().into(),
-            format!("the block's {event} logs exceed what one eth_getLogs answer may carry; skipped").as_str().into(),
-            block.into(),
-            now().into(),
-            ctx.config.chain_id.into(),
-        ])?;
+    let object_id = format!("block:{block}:{event}");
+    let message = format!("the block's {event} logs exceed what one eth_getLogs answer may carry; skipped");
+    let statement = ledger::unindexable(
+        &db,
+        ctx.config.chain_id,
+        &Unindexable {
+            object_id: &object_id,
+            address: Address::ZERO,
+            token_id: None,
+            code: "LOGS_TOO_LARGE",
+            message: &message,
+            block,
+        },
+    )?;
     db.batch(vec![statement]).await.map_err(ApiError::internal)?;
     Ok(())
+}
+
+/// The statements that take a candidate out of this chain's search index (both indexes), its deletion from the
+/// Algolia index queued first when Algolia is configured (`algolia`; sent by the run's
+/// [`outbound::flush_deletes`]).
+pub(super) fn leave_index(
+    ctx: &Ctx<'_>,
+    db: &D1Database,
+    object_id: &str,
+    algolia: bool,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let mut statements = Vec::with_capacity(6);
+    for index in [&ctx.profiles, &ctx.assets] {
+        if algolia {
+            statements.push(outbound::queue_delete(db, index, object_id)?);
+        }
+        statements.extend(store::delete_statements(db, index, object_id)?);
+    }
+    Ok(statements)
 }
 
 /// Writes outcomes (and the cursor, when given) in one D1 batch, then pushes the records to Algolia.
@@ -78,70 +91,46 @@ pub(crate) async fn write(
     outcomes: Vec<Outcome>,
     cursor: Option<Cursor>,
 ) -> ApiResult<Vec<(String, ItemError)>> {
-    let db = search::db(ctx.env).await?;
+    let db = store::db(ctx.env).await?;
     let base = ctx.settings.retry_seconds;
     let mut groups: Vec<Group> = Vec::with_capacity(outcomes.len());
     // retries of unindexable candidates queue under the chain's own name (`<prefix>_errors`)
     let errors_queue = ctx.config.errors_queue();
     let chain_id = ctx.config.chain_id;
-    // records leaving the index leave Algolia too (queued, see `search::flush_deletes`)
+    // records leaving the index leave Algolia too (queued, see `outbound::flush_deletes`)
     let algolia = ctx.algolia.get()?.is_some();
-    let clear_retry = |index: &str, id: &str| -> ApiResult<D1PreparedStatement> {
-        db.prepare("DELETE FROM retries WHERE index_name = ?1 AND object_id = ?2")
-            .bind_params(&[index.into(), id.into()])
-    };
-    let retry = |index: &str, id: &str, address: &str, token: Option<&str>, reason: &str| {
-        // exponential backoff: base, 2×base, 4×base … capped at 2^11 × base
-        db.prepare(
-            "INSERT INTO retries (index_name, object_id, address, token_id, attempts, next_attempt_at, reason) \
-             VALUES (?1, ?2, ?3, ?4, 1, ?5 + ?7, ?6) ON CONFLICT (index_name, object_id) DO UPDATE SET \
-             attempts = attempts + 1, next_attempt_at = ?5 + (?7 << min(attempts, 11)), reason = ?6",
-        )
-        .bind_params(&[
-            index.into(),
-            id.into(),
-            address.into(),
-            token.into(),
-            now().into(),
-            reason.into(),
-            base.into(),
-        ])
-    };
     // an unindexable candidate: recorded (and, when `leave_index`, taken out of the search index)
-    let unindexable = |who: &Who,
-                       error: &ItemError,
-                       leave_index: bool|
-     -> ApiResult<Vec<D1PreparedStatement>> {
+    let unindexable = |who: &Who, error: &ItemError, leave: bool| -> ApiResult<Vec<D1PreparedStatement>> {
         let object_id = who.object_id.as_str();
-        let address = who.address.to_checksum(None);
-        let token = who.token_id.map(|t| t.to_string());
-        let mut statements = vec![
-            db.prepare(
-                "INSERT INTO unindexable (object_id, address, token_id, code, message, block, attempts, updated_at, \
-                 chain_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8) ON CONFLICT (chain_id, object_id) DO UPDATE \
-                 SET code = ?4, message = ?5, block = ?6, attempts = attempts + 1, updated_at = ?7",
-            )
-            .bind_params(&[
-                object_id.into(),
-                address.as_str().into(),
-                token.as_deref().into(),
-                error.code.as_str().into(),
-                error.message.chars().take(MAX_TEXT).collect::<String>().into(),
-                who.block.into(),
-                now().into(),
-                chain_id.into(),
-            ])?,
-        ];
-        if leave_index {
+        let mut statements = vec![ledger::unindexable(
+            &db,
+            chain_id,
+            &Unindexable {
+                object_id,
+                address: who.address,
+                token_id: who.token_id,
+                code: &error.code,
+                message: &error.message,
+                block: who.block,
+            },
+        )?];
+        if leave {
             // a contract that stopped being indexable leaves the search index
-            for index in [&ctx.profiles, &ctx.assets] {
-                statements.extend(search::delete_statements(&db, index, object_id, algolia)?);
-            }
+            statements.extend(leave_index(ctx, &db, object_id, algolia)?);
         }
         statements.push(if error.retryable {
-            retry(&errors_queue, object_id, &address, token.as_deref(), &error.code)?
+            let address = who.address.to_checksum(None);
+            let token = who.token_id.map(|t| t.to_string());
+            let retry = Retry {
+                queue: &errors_queue,
+                object_id,
+                address: &address,
+                token_id: token.as_deref(),
+                reason: &error.code,
+            };
+            ledger::retry(&db, retry, base)?
         } else {
-            clear_retry(&errors_queue, object_id)?
+            ledger::clear_retry(&db, &errors_queue, object_id)?
         });
         Ok(statements)
     };
@@ -158,20 +147,26 @@ pub(crate) async fn write(
                 let id = header.object_id.clone();
                 let address = header.address.clone();
                 let token = record.record.token_id();
-                let mut statements = search::upsert_statements(&db, &index, &record)?;
-                statements.push(
-                    db.prepare("DELETE FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
-                        .bind_params(&[chain_id.into(), id.as_str().into()])?,
-                );
-                statements.push(clear_retry(&errors_queue, &id)?);
+                // written again: a queued Algolia deletion of it would remove what is pushed next
+                let mut statements = vec![outbound::unqueue_delete(&db, &index, &id)?];
+                statements.extend(store::upsert_statements(&db, &index, &record)?);
+                statements.push(ledger::clear_unindexable(&db, chain_id, &id)?);
+                statements.push(ledger::clear_retry(&db, &errors_queue, &id)?);
                 // an address remembered as "no profile or asset" by the lookup route is one now
-                statements.push(
-                    db.prepare("DELETE FROM lookup_misses WHERE chain_id = ?1 AND address = ?2")
-                        .bind_params(&[chain_id.into(), address.as_str().into()])?,
-                );
+                statements.push(misses::forget(&db, chain_id, &address)?);
                 statements.push(match reason {
-                    Some(r) => retry(&index, &id, &address, token.map(|t| t.to_string()).as_deref(), &r)?,
-                    None => clear_retry(&index, &id)?,
+                    Some(r) => {
+                        let token = token.map(|t| t.to_string());
+                        let retry = Retry {
+                            queue: &index,
+                            object_id: &id,
+                            address: &address,
+                            token_id: token.as_deref(),
+                            reason: &r,
+                        };
+                        ledger::retry(&db, retry, base)?
+                    }
+                    None => ledger::clear_retry(&db, &index, &id)?,
                 });
                 let who = address.parse::<Address>().ok().map(|address| Who {
                     object_id: id,
@@ -205,13 +200,7 @@ pub(crate) async fn write(
         }
     }
     let cursor = cursor
-        .map(|c| {
-            db.prepare(
-                "INSERT INTO checkpoints (chain_id, next_block, next_item, window, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (chain_id) DO UPDATE SET next_block = ?2, next_item = ?3, window = ?4, updated_at = ?5",
-            )
-            .bind_params(&[chain_id.into(), c.block.into(), c.item.into(), c.window.into(), now().into()])
-        })
+        .map(|c| ledger::save_cursor(&db, chain_id, c))
         .transpose()?;
     let all: Vec<D1PreparedStatement> = groups
         .iter()
@@ -230,7 +219,7 @@ pub(crate) async fn write(
                 .into_iter()
                 .filter_map(|g| g.record.map(|(index, record, ..)| (index, *record)))
                 .collect();
-            search::push(ctx.env, ctx.algolia, &pushed).await?;
+            outbound::push(ctx.env, ctx.algolia, &pushed).await?;
             return Ok(Vec::new());
         }
         // nothing but bookkeeping: D1 itself is failing
@@ -274,77 +263,8 @@ pub(crate) async fn write(
     rest.extend(cursor);
     ctx.budget.spend(1);
     db.batch(rest).await.map_err(ApiError::internal)?;
-    search::push(ctx.env, ctx.algolia, &pushed).await?;
+    outbound::push(ctx.env, ctx.algolia, &pushed).await?;
     Ok(refused)
-}
-
-#[derive(Deserialize)]
-struct CheckpointRow {
-    next_block: u64,
-    next_item: Option<u64>,
-    window: Option<u64>,
-}
-
-/// The next block to process.
-pub async fn checkpoint(env: &Env, chain_id: u64) -> ApiResult<Option<u64>> {
-    Ok(cursor(env, chain_id).await?.map(|c| c.block))
-}
-
-/// The stored cursor.
-pub(crate) async fn cursor(env: &Env, chain_id: u64) -> ApiResult<Option<Cursor>> {
-    let db = search::db(env).await?;
-    let row: Option<CheckpointRow> = db
-        .prepare("SELECT next_block, next_item, window FROM checkpoints WHERE chain_id = ?1")
-        .bind_params(&[chain_id.into()])?
-        .row()
-        .await?;
-    Ok(row.map(|r| Cursor {
-        block: r.next_block,
-        item: r.next_item.unwrap_or(0),
-        window: r.window.unwrap_or(0),
-    }))
-}
-
-#[derive(Deserialize)]
-struct ErrorRow {
-    code: String,
-    message: Option<String>,
-}
-
-/// The recorded error of a candidate on a chain.
-pub(crate) async fn recorded_error(
-    env: &Env,
-    chain_id: u64,
-    object_id: &str,
-) -> ApiResult<Option<(String, String)>> {
-    let db = search::db(env).await?;
-    let row: Option<ErrorRow> = db
-        .prepare("SELECT code, message FROM unindexable WHERE chain_id = ?1 AND object_id = ?2")
-        .bind_params(&[chain_id.into(), object_id.into()])?
-        .row()
-        .await?;
-    Ok(row.map(|r| (r.code, r.message.unwrap_or_default())))
-}
-
-/// Number of recorded errors of a chain.
-pub(crate) async fn error_count(env: &Env, chain_id: u64) -> ApiResult<u64> {
-    #[derive(Deserialize)]
-    struct Count {
-        n: u64,
-    }
-    let db = search::db(env).await?;
-    let row: Option<Count> = db
-        .prepare("SELECT COUNT(*) AS n FROM unindexable WHERE chain_id = ?1")
-        .bind_params(&[chain_id.into()])?
-        .row()
-        .await?;
-    Ok(row.map_or(0, |c| c.n))
-}
-
-#[derive(Deserialize)]
-struct RetryRow {
-    address: String,
-    token_id: Option<String>,
 }
 
 /// This chain's retry queues: its two indexes and its errors.
@@ -359,32 +279,8 @@ fn retry_queues(ctx: &Ctx<'_>) -> [String; 3] {
 /// Up to `limit` candidates of this chain due for another try, soonest first (an address, and the token id of a
 /// token).
 pub(crate) async fn due_retries(ctx: &Ctx<'_>, limit: u32) -> ApiResult<Vec<(Address, Option<B256>)>> {
-    let db = search::db(ctx.env).await?;
-    let queues = retry_queues(ctx);
-    let due: Vec<RetryRow> = db
-        .prepare(
-            "SELECT address, token_id FROM retries WHERE index_name IN (?3, ?4, ?5) AND next_attempt_at <= ?1 \
-             ORDER BY next_attempt_at LIMIT ?2",
-        )
-        .bind_params(
-            &[now().into(), limit.into()]
-                .into_iter()
-                .chain(queues.iter().map(Param::from))
-                .collect::<Vec<_>>(),
-        )?
-        .rows()
-        .await?;
-    Ok(due
-        .iter()
-        .filter_map(|row| {
-            let address = row.address.parse::<Address>().ok()?;
-            match row.token_id.as_deref().map(str::parse::<B256>) {
-                Some(Ok(token)) => Some((address, Some(token))),
-                Some(Err(_)) => None,
-                None => Some((address, None)),
-            }
-        })
-        .collect())
+    let db = store::db(ctx.env).await?;
+    ledger::due_retries(&db, &retry_queues(ctx), limit).await
 }
 
 /// Takes candidates (by object id) out of this chain's retry queues.
@@ -392,20 +288,8 @@ pub(crate) async fn forget_retries(ctx: &Ctx<'_>, object_ids: &[String]) -> ApiR
     if object_ids.is_empty() {
         return Ok(());
     }
-    let db = search::db(ctx.env).await?;
-    let queues = retry_queues(ctx);
-    let statements = object_ids
-        .iter()
-        .map(|id| {
-            db.prepare("DELETE FROM retries WHERE object_id = ?1 AND index_name IN (?2, ?3, ?4)")
-                .bind_params(
-                    &[Param::from(id)]
-                        .into_iter()
-                        .chain(queues.iter().map(Param::from))
-                        .collect::<Vec<_>>(),
-                )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let db = store::db(ctx.env).await?;
+    let statements = ledger::forget_retries(&db, &retry_queues(ctx), object_ids)?;
     ctx.budget.spend(1);
     db.batch(statements).await.map_err(ApiError::internal)?;
     Ok(())

@@ -1,14 +1,16 @@
 //! Addresses found to hold no profile or asset, remembered per chain so that repeating their lookup costs no RPC.
+//! Every statement over `lookup_misses` is here: the lookup routes remember and read misses, the indexer forgets
+//! the miss of an address it indexes ([`forget`], in its write's batch).
 
 use profile_relayer::api::records::{NotIndexed, UNKNOWN_STANDARD};
 use serde::Deserialize;
-use worker::Env;
+use worker::{D1Database, D1PreparedStatement, Env};
 
 use crate::{
     config::Config,
-    d1::Statement as _,
+    d1::{Statement as _, db},
     error::{ApiError, ApiResult},
-    indexer, search,
+    plumbing::now,
 };
 
 /// Expired misses deleted by each write of a new one: more than one, so that the table shrinks back to what
@@ -33,8 +35,8 @@ pub(super) async fn remembered_miss(
     if seconds == 0 {
         return Ok(None);
     }
-    let db = search::db(env).await?;
-    let since = indexer::now().saturating_sub(seconds);
+    let db = db(env).await?;
+    let since = now().saturating_sub(seconds);
     let row: Option<Row> = db
         .prepare("SELECT standard, checked_at FROM lookup_misses WHERE chain_id = ?1 AND address = ?2 AND checked_at > ?3")
         .bind_params(&[chain_id.into(), id.into(), since.into()])?
@@ -63,7 +65,7 @@ pub(super) async fn remember_miss(
     if seconds == 0 {
         return Ok(());
     }
-    let db = search::db(env).await?;
+    let db = db(env).await?;
     let insert = db
         .prepare(
             "INSERT INTO lookup_misses (chain_id, address, standard, checked_at) VALUES (?1, ?2, ?3, ?4) \
@@ -84,4 +86,11 @@ pub(super) async fn remember_miss(
         .bind_params(&[now.saturating_sub(seconds).into(), PRUNE_BATCH.into()])?;
     db.batch(vec![insert, prune]).await.map_err(ApiError::internal)?;
     Ok(())
+}
+
+/// The statement that forgets the remembered miss of `address` on a chain (for the indexer's batch that writes its
+/// record: an address remembered as "no profile or asset" is one now).
+pub(crate) fn forget(db: &D1Database, chain_id: u64, address: &str) -> ApiResult<D1PreparedStatement> {
+    db.prepare("DELETE FROM lookup_misses WHERE chain_id = ?1 AND address = ?2")
+        .bind_params(&[chain_id.into(), address.into()])
 }

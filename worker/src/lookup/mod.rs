@@ -10,7 +10,7 @@ use alloy_primitives::{Address, B256, keccak256};
 use profile_relayer::{
     api::{
         SearchBoth,
-        records::{IndexStats, IndexerStatus, NotIndexed, Refusal, TokenSummary},
+        records::{IndexStats, IndexerStatus, NotIndexed, Refusal},
     },
     hex::parse_address,
     lsp8::{TokenIdFormat, encode_token_id},
@@ -18,14 +18,17 @@ use profile_relayer::{
 use serde_json::Value;
 use worker::{Cache, Env, Request, Response};
 
-mod misses;
+pub(crate) mod misses;
 
 use self::misses::{remember_miss, remembered_miss};
 use crate::{
     config::{ChainConfig, Config},
     error::{ApiError, ApiResult, Code},
     indexer::{self, Indexed, Kind, TokenIndexed},
-    search,
+    search::{
+        engine,
+        store::{self, Kept},
+    },
 };
 
 /// Takes one token from the client IP's lookup bucket (`LOOKUP_RATE_LIMIT_PER_MINUTE`, 0 turns it off).
@@ -137,7 +140,7 @@ pub async fn address(
         let (profiles, assets) = chain.index_names();
         let id = address.to_checksum(None);
         for index in [&profiles, &assets] {
-            if let Some(record) = search::get(env, index, &id).await? {
+            if let Some(record) = store::get(env, index, &id).await? {
                 return with_tokens(env, &assets, record).await;
             }
         }
@@ -150,11 +153,12 @@ pub async fn address(
             return serde_json::to_value(miss).map_err(ApiError::internal);
         }
         match indexer::index_now(env, config, &chain, address).await? {
-            Indexed::Lsp(Kind::Profile) => search::get(env, &profiles, &id)
+            Indexed::Lsp(Kind::Profile) => store::get(env, &profiles, &id)
                 .await?
+                .map(|kept| kept.json)
                 .ok_or_else(|| ApiError::internal("record vanished")),
             Indexed::Lsp(_) => {
-                let record = search::get(env, &assets, &id)
+                let record = store::get(env, &assets, &id)
                     .await?
                     .ok_or_else(|| ApiError::internal("record vanished"))?;
                 with_tokens(env, &assets, record).await
@@ -177,32 +181,18 @@ pub async fn address(
     .await
 }
 
-/// An LSP8 collection's record with its first 100 indexed tokens (`AssetRecord::tokens`).
-async fn with_tokens(env: &Env, assets: &str, mut record: Value) -> ApiResult<Value> {
-    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    if let Some(fields) = record.as_object_mut()
-        && fields.get("kind").and_then(Value::as_str) == Some("LSP8IdentifiableDigitalAsset")
-    {
-        let address = fields
-            .get("address")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let tokens = search::tokens_of(env, assets, &address, 100).await?;
-        let tokens: Vec<TokenSummary> = tokens
-            .iter()
-            .map(|t| TokenSummary {
-                token_id: text(t, "tokenId").unwrap_or_default(),
-                name: text(t, "name"),
-                image_url: text(t, "imageUrl"),
-            })
-            .collect();
+/// A record's JSON; an LSP8 collection's with its first 100 indexed tokens (`AssetRecord::tokens`).
+async fn with_tokens(env: &Env, assets: &str, record: Kept) -> ApiResult<Value> {
+    let is_collection = record.is_collection();
+    let mut json = record.json;
+    if is_collection && let Some(fields) = json.as_object_mut() {
+        let tokens = store::tokens_of(env, assets, &record.address, 100).await?;
         fields.insert(
             "tokens".into(),
             serde_json::to_value(tokens).map_err(ApiError::internal)?,
         );
     }
-    Ok(record)
+    Ok(json)
 }
 
 /// `GET /v1/:chainId/address/:address/:tokenId`; the token id may be bytes32 hex or written in the collection's
@@ -221,7 +211,7 @@ pub async fn token(
     cached(req, config, async {
         limit_ip(req, env, config).await?;
         let assets = chain.assets_index();
-        let record = search::get(env, &assets, &address.to_checksum(None)).await?;
+        let record = store::get(env, &assets, &address.to_checksum(None)).await?;
         if record.is_none()
             && let Some(refusal) =
                 indexer::recorded_error(env, chain.chain_id, &address.to_checksum(None)).await?
@@ -229,30 +219,25 @@ pub async fn token(
             return Err(not_a_collection(address, Some(&refusal)));
         }
         let collection = match record {
-            Some(c) => c,
+            Some(c) => Some(c),
             None => match indexer::index_now(env, config, &chain, address).await? {
-                Indexed::Lsp(Kind::Lsp8) => search::get(env, &assets, &address.to_checksum(None))
-                    .await?
-                    .unwrap_or(Value::Null),
+                Indexed::Lsp(Kind::Lsp8) => store::get(env, &assets, &address.to_checksum(None)).await?,
                 Indexed::Refused(refusal) => return Err(not_a_collection(address, Some(&refusal))),
                 _ => return Err(not_a_collection(address, None)),
             },
         };
-        if collection.get("kind").and_then(Value::as_str) != Some("LSP8IdentifiableDigitalAsset") {
+        let Some(collection) = collection.filter(Kept::is_collection) else {
             return Err(not_a_collection(address, None));
-        }
-        let format: TokenIdFormat = collection
-            .get("tokenIdFormat")
-            .and_then(|f| serde_json::from_value(f.clone()).ok())
-            .unwrap_or(TokenIdFormat::Number);
+        };
+        let format = collection.token_id_format().unwrap_or(TokenIdFormat::Number);
         let token_id: B256 = if token.len() == 66 && token.starts_with("0x") {
             profile_relayer::hex::parse_fixed::<32>("tokenId", &token)?
         } else {
             encode_token_id(format, &token)?
         };
         let object_id = format!("{}:{token_id}", address.to_checksum(None));
-        if let Some(record) = search::get(env, &assets, &object_id).await? {
-            return Ok(record);
+        if let Some(record) = store::get(env, &assets, &object_id).await? {
+            return Ok(record.json);
         }
         let refused = |r: &Refusal| {
             ApiError::new(
@@ -276,8 +261,9 @@ pub async fn token(
                 ));
             }
         }
-        search::get(env, &assets, &object_id)
+        store::get(env, &assets, &object_id)
             .await?
+            .map(|kept| kept.json)
             .ok_or_else(|| ApiError::internal("token record vanished"))
     })
     .await
@@ -304,7 +290,7 @@ fn urlencoding_decode(s: &str) -> String {
 /// (`const [, profiles] = await fetch(…/stats)`).
 async fn index_stats(env: &Env, chain: &ChainConfig) -> ApiResult<Vec<IndexStats>> {
     let (profiles, assets) = chain.index_names();
-    let counts = search::counts(env, [&profiles, &assets]).await?;
+    let counts = store::counts(env, [&profiles, &assets]).await?;
     let entry = |name: String| IndexStats {
         entries: counts.iter().find(|(n, _)| *n == name).map_or(0, |(_, c)| *c),
         name,
@@ -367,8 +353,8 @@ pub async fn search_route(req: &Request, env: &Env, config: &Config, chain_id: &
         None => 20,
     };
     let (profiles, assets) = chain.index_names();
-    let p = search::search(env, &profiles, &q, page, per).await?;
-    let a = search::search(env, &assets, &q, page, per).await?;
+    let p = engine::simple(env, &profiles, &q, page, per).await?;
+    let a = engine::simple(env, &assets, &q, page, per).await?;
     let mut value = serde_json::to_value(SearchBoth {
         profiles: p,
         assets: a,

@@ -214,7 +214,7 @@ pub fn parse(input: &str) -> Result<Option<Filter>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algolia::filters::{MAX_CONDITIONS, tests::facet};
+    use crate::search::filters::{MAX_CONDITIONS, tests::facet};
 
     #[test]
     fn parses_algolia_syntax() {

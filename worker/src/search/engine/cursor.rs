@@ -43,7 +43,7 @@ pub fn decode_cursor(cursor: &str) -> ApiResult<(Params, String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algolia::params::tests::body;
+    use crate::search::engine::params::tests::body;
 
     #[test]
     fn cursors_round_trip_and_reject_junk() {

@@ -62,7 +62,7 @@ impl Params {
 mod tests {
     use serde_json::json;
 
-    use crate::algolia::params::{Params, tests::body};
+    use crate::search::engine::params::{Params, tests::body};
 
     #[test]
     fn hits_get_highlights_and_retrieved_attributes() {

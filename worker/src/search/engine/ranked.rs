@@ -12,24 +12,22 @@
 //!    facets and up to [`MAX_CANDIDATES`] records (the exact ones first, then by bm25) with their searchable text.
 //! 3. The candidates are ranked in Rust by Algolia's criteria and only the page's records are read.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::{
     params::Params,
-    sql::{Arg, Sql},
     typos::{self, Alternative, Candidate, QueryWord, Score, TypoMode},
 };
 use crate::{
-    d1::{Param, Statement},
-    error::{ApiError, ApiResult},
+    error::ApiResult,
+    search::store::{self, CandidateRow, Term, TermLookup},
 };
 
 // `records_vocab`, the term list of the full-text index (every index's terms) the typo candidates are read from:
-// worker/migrations/0005_search_typos.sql.
+// worker/migrations/0005_search_typos.sql; its SQL is the store's.
 
 /// Most typo alternatives of one query word in the `MATCH`.
 pub const MAX_ALTERNATIVES: usize = 40;
@@ -37,10 +35,6 @@ pub const MAX_ALTERNATIVES: usize = 40;
 pub const MAX_TERMS: u64 = 4000;
 /// Most records ranked in Rust (and so the deepest hit a query reaches, as Algolia's `paginationLimitedTo`).
 pub const MAX_CANDIDATES: u64 = 1000;
-/// Description text read per candidate for ranking (characters).
-const DESCRIPTION_CHARS: u32 = 1000;
-/// The largest character: `term < prefix || MAX_CHAR` bounds a prefix range.
-const MAX_CHAR: &str = "\u{10FFFF}";
 
 /// The words of a query with the ways each can match.
 #[derive(Debug, Clone)]
@@ -61,13 +55,6 @@ impl Expansion {
     pub fn has_typos(&self) -> bool {
         self.alternatives.iter().any(|a| a.len() > 1)
     }
-}
-
-#[derive(Deserialize)]
-struct TermRow {
-    term: String,
-    #[serde(default)]
-    doc: Option<f64>,
 }
 
 /// How a word's candidate terms are read, and whether that is complete.
@@ -93,41 +80,26 @@ fn term_lookup(word: &QueryWord) -> Option<(Vec<String>, bool, bool)> {
 /// Expands the query's words into their alternatives (one D1 batch).
 pub async fn expand(db: &D1Database, params: &Params) -> ApiResult<Expansion> {
     let words = typos::query_words(&params.query, &params.typos);
-    let mut statements = Vec::new();
+    let mut lookups = Vec::new();
     let mut slots = Vec::new();
     let mut exhaustive = true;
     for (i, word) in words.iter().enumerate() {
-        let Some((keys, range, complete)) = term_lookup(word) else {
+        let Some((keys, prefix, complete)) = term_lookup(word) else {
             continue;
         };
         exhaustive &= complete;
-        let keys = serde_json::to_string(&keys).map_err(ApiError::internal)?;
-        let statement = if range {
-            db.prepare(
-                "SELECT v.term AS term, v.doc AS doc FROM json_each(?1) j CROSS JOIN records_vocab v \
-                 WHERE v.term >= j.value AND v.term < j.value || ?2 LIMIT ?3",
-            )
-            .bind_params(&[Param::from(keys), MAX_CHAR.into(), MAX_TERMS.into()])?
-        } else {
-            db.prepare(
-                "SELECT v.term AS term, v.doc AS doc FROM json_each(?1) j CROSS JOIN records_vocab v \
-                 WHERE v.term = j.value LIMIT ?2",
-            )
-            .bind_params(&[Param::from(keys), MAX_TERMS.into()])?
-        };
-        statements.push(statement);
+        lookups.push(TermLookup { keys, prefix });
         slots.push(i);
     }
-    let mut found: HashMap<usize, Vec<TermRow>> = HashMap::new();
-    if !statements.is_empty() {
-        let results = db.batch(statements).await.map_err(ApiError::internal)?;
-        for (slot, result) in slots.iter().zip(results) {
-            let rows: Vec<TermRow> = result.results().map_err(ApiError::internal)?;
-            if rows.len() as u64 >= MAX_TERMS {
-                exhaustive = false;
-            }
-            found.insert(*slot, rows);
+    let mut found: HashMap<usize, Vec<Term>> = HashMap::new();
+    for (slot, rows) in slots
+        .iter()
+        .zip(store::vocab_terms(db, &lookups, MAX_TERMS).await?)
+    {
+        if rows.len() as u64 >= MAX_TERMS {
+            exhaustive = false;
         }
+        found.insert(*slot, rows);
     }
     let mut alternatives = Vec::with_capacity(words.len());
     for (i, word) in words.iter().enumerate() {
@@ -146,17 +118,6 @@ pub async fn expand(db: &D1Database, params: &Params) -> ApiResult<Expansion> {
     })
 }
 
-#[derive(Deserialize)]
-struct CandidateRow {
-    object_id: String,
-    name: Option<String>,
-    symbol: Option<String>,
-    description: Option<String>,
-    tags: Option<String>,
-    address: Option<String>,
-    updated_at: Option<f64>,
-}
-
 impl From<CandidateRow> for Candidate {
     fn from(r: CandidateRow) -> Self {
         Self {
@@ -165,28 +126,6 @@ impl From<CandidateRow> for Candidate {
             updated_at: r.updated_at.unwrap_or(0.0),
         }
     }
-}
-
-/// The statement selecting up to [`MAX_CANDIDATES`] candidates (best bm25 first) of `from … WHERE condition`.
-pub fn candidates_statement(
-    db: &D1Database,
-    from: &str,
-    condition: &str,
-    sql: &Sql,
-    bind: impl Fn(&D1Database, &str, &[Arg]) -> ApiResult<D1PreparedStatement>,
-) -> ApiResult<D1PreparedStatement> {
-    let mut s = sql.clone();
-    let limit = s.arg(Arg::Number(MAX_CANDIDATES as f64));
-    let chars = s.arg(Arg::Number(f64::from(DESCRIPTION_CHARS)));
-    bind(
-        db,
-        &format!(
-            "SELECT f.object_id AS object_id, f.name AS name, f.symbol AS symbol, \
-             substr(f.description, 1, {chars}) AS description, f.tags AS tags, f.address AS address, \
-             r.updated_at AS updated_at FROM {from} WHERE {condition} ORDER BY rank LIMIT {limit}"
-        ),
-        &s.args,
-    )
 }
 
 /// The ranked candidates.
@@ -198,12 +137,11 @@ pub struct Ranked {
 
 /// Ranks the candidate rows of one or more results (duplicates counted once) by Algolia's criteria, keeping
 /// what `typoTolerance` `min` / `strict` keep.
-pub fn rank(expansion: &Expansion, mode: TypoMode, results: &[&worker::D1Result]) -> ApiResult<Ranked> {
+pub fn rank(expansion: &Expansion, mode: TypoMode, tiers: Vec<Vec<CandidateRow>>) -> Ranked {
     let mut seen = std::collections::HashSet::new();
     let mut scores = Vec::new();
     let matcher = typos::Matcher::new(&expansion.words, &expansion.alternatives);
-    for result in results {
-        let rows: Vec<CandidateRow> = result.results().map_err(ApiError::internal)?;
+    for rows in tiers {
         for row in rows {
             if !seen.insert(row.object_id.clone()) {
                 continue;
@@ -219,35 +157,7 @@ pub fn rank(expansion: &Expansion, mode: TypoMode, results: &[&worker::D1Result]
         scores.retain(|s| s.typos <= ceiling);
     }
     scores.sort();
-    Ok(Ranked { scores })
-}
-
-#[derive(Deserialize)]
-struct RecordRow {
-    object_id: String,
-    record: String,
-}
-
-/// The records of a page of ranked hits, in rank order.
-pub async fn page_records(db: &D1Database, index: &str, scores: &[&Score]) -> ApiResult<Vec<Value>> {
-    if scores.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<&str> = scores.iter().map(|s| s.object_id.as_str()).collect();
-    let ids_json = serde_json::to_string(&ids).map_err(ApiError::internal)?;
-    let rows: Vec<RecordRow> = db
-        .prepare(
-            "SELECT object_id, record FROM records WHERE index_name = ?1 \
-             AND object_id IN (SELECT value FROM json_each(?2))",
-        )
-        .bind_params(&[index.into(), ids_json.into()])?
-        .rows()
-        .await?;
-    let mut by_id: BTreeMap<String, String> = rows.into_iter().map(|r| (r.object_id, r.record)).collect();
-    ids.iter()
-        .filter_map(|id| by_id.remove(*id))
-        .map(|record| serde_json::from_str(&record).map_err(ApiError::internal))
-        .collect()
+    Ranked { scores }
 }
 
 /// Algolia's `_rankingInfo` of a ranked hit.

@@ -1,5 +1,5 @@
 //! Algolia's filter syntax (`filters`, `facetFilters`, `numericFilters`) parsed into a small expression tree
-//! ([`parse`] in [`parser`]), which [`super::sql`] turns into SQL.
+//! ([`parse`] in [`parser`]), which the store ([`super::store::Sql::condition`]) binds as SQL.
 //!
 //! Supported: `attr:value`, `attr:"quoted value"`, `attr:true`, `attr:1 TO 5`, `attr > 3` (`<`, `<=`, `=`, `!=`,
 //! `>=`, `>`), `AND`, `OR`, `NOT`, parentheses; `facetFilters` as arrays (outer AND, inner OR, `attr:-value`

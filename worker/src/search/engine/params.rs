@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{
-    filters::{self, Filter, FilterError},
-    typos::{TypoMode, TypoSettings},
+use super::typos::{TypoMode, TypoSettings};
+use crate::{
+    error::{ApiError, ApiResult, Code},
+    search::filters::{self, Filter, FilterError},
 };
-use crate::error::{ApiError, ApiResult, Code};
 
 /// Largest `page`.
 pub const MAX_PAGE: u64 = 1000;
