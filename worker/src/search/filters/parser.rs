@@ -1,7 +1,7 @@
 //! The `filters` string: tokens, then a recursive-descent parser (`OR` over `AND` over `NOT` over comparisons),
 //! bounded in length, depth and conditions.
 
-use super::{Filter, MAX_DEPTH, MAX_FILTER_LEN, Op, Result, any_of, attribute, check_size, err};
+use super::tree::{Filter, MAX_DEPTH, MAX_FILTER_LEN, Op, Result, any_of, attribute, check_size, err};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
@@ -214,7 +214,7 @@ pub fn parse(input: &str) -> Result<Option<Filter>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::filters::{MAX_CONDITIONS, tests::facet};
+    use crate::search::filters::{tests::facet, tree::MAX_CONDITIONS};
 
     #[test]
     fn parses_algolia_syntax() {

@@ -691,12 +691,12 @@ mod tests {
         #[test]
         fn parser_never_panics_and_stays_bounded(input in "[a-zA-Z0-9_:()<>=! \"'.\\-]{0,120}|\\PC{0,60}") {
             if let Ok(Some(filter)) = parse(&input) {
-                proptest::prop_assert!(filter.conditions() <= crate::search::filters::MAX_CONDITIONS);
+                proptest::prop_assert!(filter.conditions() <= crate::search::filters::tree::MAX_CONDITIONS);
                 let mut sql = Sql::default();
                 let text = sql.condition(&filter);
                 // quotes and paths of the input never reach the SQL text: they are bound
                 proptest::prop_assert!(!text.contains('"') && !text.contains('$'));
-                proptest::prop_assert!(sql.args.len() <= 3 * crate::search::filters::MAX_CONDITIONS);
+                proptest::prop_assert!(sql.args.len() <= 3 * crate::search::filters::tree::MAX_CONDITIONS);
             }
         }
     }
