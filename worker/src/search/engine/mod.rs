@@ -25,7 +25,7 @@ use typos::TypoMode;
 /// One Algolia search: with query words, typo-tolerant and ranked by Algolia's criteria ([`ranked`]); without,
 /// the most recently updated records first.
 pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::ApiResult<AlgoliaResult> {
-    let started = worker::Date::now().as_millis();
+    let started = crate::plumbing::now_ms();
     let db = store::db(env).await?;
     let expansion = ranked::expand(&db, params).await?;
     let words = !expansion.words.is_empty();
@@ -121,7 +121,7 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::Ap
         query: params.query.clone(),
         params: params.encoded(),
         index: index.to_owned(),
-        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        processing_time_ms: crate::plumbing::now_ms().saturating_sub(started),
         facets: faceted.then_some(facets),
         exhaustive_facets_count: faceted.then_some(true),
         cursor: None,
@@ -136,7 +136,7 @@ pub async fn browse(
     after: &str,
     page: u64,
 ) -> crate::error::ApiResult<AlgoliaResult> {
-    let started = worker::Date::now().as_millis();
+    let started = crate::plumbing::now_ms();
     let db = store::db(env).await?;
     let scope = Scope::new(index, &params.query, None, params.filter.as_ref());
     let per = params.hits_per_page;
@@ -158,7 +158,7 @@ pub async fn browse(
         query: params.query.clone(),
         params: params.encoded(),
         index: index.to_owned(),
-        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        processing_time_ms: crate::plumbing::now_ms().saturating_sub(started),
         facets: None,
         exhaustive_facets_count: None,
         cursor,
@@ -174,7 +174,7 @@ pub async fn simple(
     page: u64,
     hits_per_page: u64,
 ) -> crate::error::ApiResult<SearchResult> {
-    let started = worker::Date::now().as_millis();
+    let started = crate::plumbing::now_ms();
     let hits_per_page = hits_per_page.clamp(1, 100);
     let (hits, nb_hits, nb_pages) = if store::fts_query(query).is_some() {
         // typo-tolerant and ranked as Algolia ranks (the Algolia-compatible route's engine)
@@ -198,7 +198,7 @@ pub async fn simple(
         page,
         nb_pages,
         hits_per_page,
-        processing_time_ms: worker::Date::now().as_millis().saturating_sub(started),
+        processing_time_ms: crate::plumbing::now_ms().saturating_sub(started),
         query: query.to_owned(),
         params: format!(
             "query={}&hitsPerPage={hits_per_page}&page={page}",

@@ -80,7 +80,7 @@ async fn try_flush_deletes(
         return Ok(0);
     }
     let db = db(env).await?;
-    let now = worker::Date::now().as_millis() / 1000;
+    let now = crate::plumbing::now();
     let rows: Vec<DeleteRow> = db
         .prepare(
             "SELECT index_name, object_id FROM algolia_deletes WHERE next_attempt_at <= ?1 AND index_name IN \
@@ -195,7 +195,7 @@ pub async fn push(
         return Ok(());
     }
     let db = db(env).await?;
-    let now = worker::Date::now().as_millis();
+    let now = crate::plumbing::now_ms();
     let mut statements = Vec::with_capacity(rejected.len());
     for (index, record, message) in rejected {
         let object_id = record.row.object_id.as_str();

@@ -70,7 +70,7 @@ pub fn upsert_statements(
             row.kind.as_str().into(),
             json.into(),
             row.indexed_block.into(),
-            worker::Date::now().as_millis().into(),
+            crate::plumbing::now_ms().into(),
         ])?,
     ])
 }
