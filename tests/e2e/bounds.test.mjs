@@ -49,6 +49,20 @@ const rpcLog = [];
 let ipCounter = 0;
 const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
 
+/** A `side`×`side` PNG of 100-pixel squares (a few KB), grayscale or RGBA. */
+function squares(side, colorType) {
+  const png = new PNG({ width: side, height: side });
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) {
+      const i = (y * side + x) * 4;
+      const v = ((Math.floor(x / 100) + Math.floor(y / 100)) % 2) * 255;
+      png.data[i] = png.data[i + 1] = png.data[i + 2] = v;
+      png.data[i + 3] = 255;
+    }
+  }
+  return PNG.sync.write(png, { colorType });
+}
+
 /**
  * The 4000×4000 PNGs of the image test, made before any connection is open: encoding one blocks the event loop
  * for seconds (28 s on a loaded 2-core machine), long enough for the server to close an idle keep-alive socket that
@@ -151,20 +165,6 @@ const workerPeak = async () => {
     .map(([p]) => p);
   assert.ok(pids.length >= 1);
   return pids.reduce((sum, p) => sum + Number(readFileSync(`/proc/${p}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/)[1]) * 1024, 0);
-};
-
-/** A `side`×`side` PNG of 100-pixel squares (a few KB), grayscale or RGBA. */
-const squares = (side, colorType) => {
-  const png = new PNG({ width: side, height: side });
-  for (let y = 0; y < side; y++) {
-    for (let x = 0; x < side; x++) {
-      const i = (y * side + x) * 4;
-      const v = ((Math.floor(x / 100) + Math.floor(y / 100)) % 2) * 255;
-      png.data[i] = png.data[i + 1] = png.data[i + 2] = v;
-      png.data[i + 3] = 255;
-    }
-  }
-  return PNG.sync.write(png, { colorType });
 };
 
 test('a contract answering megabytes: the lookup refuses it quickly, having read at most RPC_MAX_RESPONSE_BYTES', async () => {
