@@ -108,9 +108,55 @@ async function migratedState() {
   return dir;
 }
 
-/** Applies the migrations to `stateDir`: from the copy of a migrated new state when the directory is new or empty. */
+/**
+ * The names in the `d1_migrations` table of the local D1 in `stateDir` (what `wrangler d1 migrations apply` compares
+ * with worker/migrations/), read from its SQLite file while no workerd has it open; undefined when there is no such
+ * database or table yet.
+ */
+async function appliedMigrations(stateDir) {
+  const dir = join(stateDir, 'v3', 'd1', 'miniflare-D1DatabaseObject');
+  // one database file per D1 binding (named by a hash), beside miniflare's own metadata.sqlite
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.sqlite') && f !== 'metadata.sqlite') : [];
+  if (files.length !== 1) return undefined;
+  const { DatabaseSync } = await sqlite();
+  const db = new DatabaseSync(join(dir, files[0]), { readOnly: true });
+  try {
+    return db
+      .prepare('SELECT name FROM d1_migrations ORDER BY id')
+      .all()
+      .map((row) => row.name);
+  } catch {
+    return undefined; // no migrations table: wrangler decides
+  } finally {
+    db.close();
+  }
+}
+
+/** `node:sqlite`, imported without its one-line experimental warning in every test's output. */
+async function sqlite() {
+  const emit = process.emitWarning;
+  process.emitWarning = (warning, ...rest) => (/SQLite/.test(String(warning)) ? undefined : emit.call(process, warning, ...rest));
+  try {
+    return await import('node:sqlite');
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+/**
+ * Applies the migrations to `stateDir`: from the copy of a migrated new state when the directory is new or empty;
+ * nothing when its D1 lists every file of worker/migrations/ as applied already (a restarted Worker's state: the same
+ * answer wrangler would reach, without its seconds of CPU); else with wrangler, as a deployment applies them.
+ */
 async function migrateState(stateDir) {
-  if (existsSync(stateDir) && readdirSync(stateDir).length > 0) return applyMigrations(stateDir);
+  if (existsSync(stateDir) && readdirSync(stateDir).length > 0) {
+    const applied = await appliedMigrations(stateDir);
+    const files = readdirSync(join(root, 'worker/migrations'))
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
+    if (applied && applied.length === files.length && applied.every((name, i) => name === files[i])) return;
+    return applyMigrations(stateDir);
+  }
   cpSync(join(await migratedState(), 'state', 'v3', 'd1'), join(stateDir, 'v3', 'd1'), { recursive: true });
 }
 
