@@ -18,6 +18,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/setup.sh
 source scripts/setup.sh
 
+# A target directory of its own, beside the one of every other build: the test command builds the package and the
+# Worker side by side (each is mostly one rustc process, LTO into one codegen unit), and cargo lets one build at a
+# time use a target directory's release artifacts. (Nothing is shared between the two anyway: the +simd128 rustflags
+# below give every dependency of the package artifacts of its own.)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/pkg"
+
 # the features the release wasm is built with (Rust ≥ 1.82 emits reference types, bulk memory, … by default)
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types
   --enable-sign-ext --enable-mutable-globals --enable-simd)

@@ -59,11 +59,20 @@ cargo test -p profile-relayer-worker
 step "test: wasm" "wasm-bindgen tests in Node and headless Chromium"
 cargo test --target wasm32-unknown-unknown --features wasm --test wasm_node --test wasm_browser
 
-step "build: pkg" "the npm package: scripts/build-pkg.sh"
-scripts/build-pkg.sh
-
-step "build: worker" "scripts/build-worker.sh (worker-build)"
-scripts/build-worker.sh
+step "build: pkg + worker" "the npm package (scripts/build-pkg.sh) and the Worker (scripts/build-worker.sh) side by \
+side: each is mostly one rustc process (LTO into one codegen unit), so the two keep both cores busy"
+(
+  log=$(mktemp)
+  trap 'rm -f "$log"' EXIT
+  started=$SECONDS
+  scripts/build-worker.sh >"$log" 2>&1 &
+  worker=$!
+  scripts/build-pkg.sh || { kill "$worker" 2>/dev/null; wait "$worker"; exit 1; }
+  pkg_done=$SECONDS
+  wait "$worker" || { cat "$log"; echo "[test] scripts/build-worker.sh failed" >&2; exit 1; }
+  cat "$log"
+  echo "[test] build-pkg.sh $((pkg_done - started)) s; build-worker.sh done after $((SECONDS - started)) s"
+)
 
 step "test: schemathesis" "the Worker against worker/openapi.json (wrangler dev + anvil)"
 node scripts/schemathesis.mjs
@@ -78,10 +87,11 @@ step "test: tsc" "the npm package's TypeScript declarations (tsc --noEmit)"
 # files run side by side: most of their time is spent waiting on the chain, the Worker and Chromium. The longest
 # files are listed first so that none starts last. TEST_CONCURRENCY sets how many run at once.
 step "test: node --test" "sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js install the packed \
-tarball), npm package (Node, Chromium), e2e (local chain + Worker in wrangler dev); ${TEST_CONCURRENCY:-3} files at a time"
+tarball), npm package (Node, Chromium), e2e (local chain + Worker in wrangler dev), every benchmark's quick run \
+(bench/quick.test.mjs); ${TEST_CONCURRENCY:-3} files at a time"
 (
   cd tests
-  first=(apps/apps.test.mjs e2e/reorg.test.mjs e2e/ready.test.mjs e2e/nonce-lane.test.mjs e2e/multichain.test.mjs
+  first=(apps/apps.test.mjs bench/quick.test.mjs e2e/reorg.test.mjs e2e/ready.test.mjs e2e/nonce-lane.test.mjs e2e/multichain.test.mjs
     e2e/webhooks.test.mjs e2e/gasless.test.mjs e2e/migrations.test.mjs e2e/indexer-oversized.test.mjs e2e/bounds.test.mjs)
   files=("${first[@]}")
   for f in e2e/*.test.mjs browser/*.test.mjs npm/*.test.mjs; do
