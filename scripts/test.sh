@@ -100,18 +100,4 @@ tarball), npm package (Node, Chromium), e2e (local chain + Worker in wrangler de
   node --test --test-concurrency="${TEST_CONCURRENCY:-3}" "${files[@]}"
 )
 
-step "bench: quick runs" "every benchmark of BENCHMARKS.md with small counts, its outputs checked"
-(
-  cd tests
-  node bench/sdk.bench.mjs --quick
-  node bench/relayer.bench.mjs --quick
-  node bench/signers.bench.mjs --quick
-  node bench/execute.bench.mjs --quick
-  node bench/indexer.bench.mjs --quick
-  node bench/indexer.bench.mjs --backfill --quick
-  node bench/freshness.bench.mjs --quick
-  node bench/search.bench.mjs --quick
-  node bench/ipfs-relay.bench.mjs --quick
-)
-
 end_step ok
