@@ -84,20 +84,25 @@ step "test: tsc" "the npm package's TypeScript declarations (tsc --noEmit)"
 (cd tests && npx --no-install tsc -p tsconfig.json && npx --no-install tsc -p tsconfig.node10.json)
 
 # Each test file is a process of its own with its own stack (anvil + wrangler dev, random ports, its own state), so
-# files run side by side: most of their time is spent waiting on the chain, the Worker and Chromium. The longest
-# files are listed first so that none starts last. TEST_CONCURRENCY sets how many run at once.
+# files run side by side: most of them spend their time waiting on the chain, the Worker and Chromium. tests/run.mjs
+# runs them in the order listed (`node --test` would sort them): the longest first — measured per file, 2026-12-02 —
+# so that none starts last and runs alone at the end (npm/throws.test.mjs is two minutes of one core).
+# TEST_CONCURRENCY sets how many run at once.
 step "test: node --test" "sample apps (Vite, webpack 5, esbuild, Node, Bun, Deno, Workers, Next.js install the packed \
 tarball), npm package (Node, Chromium), e2e (local chain + Worker in wrangler dev), every benchmark's quick run \
 (bench/quick.test.mjs); ${TEST_CONCURRENCY:-3} files at a time"
 (
   cd tests
-  first=(apps/apps.test.mjs bench/quick.test.mjs e2e/reorg.test.mjs e2e/ready.test.mjs e2e/nonce-lane.test.mjs e2e/multichain.test.mjs
-    e2e/webhooks.test.mjs e2e/gasless.test.mjs e2e/migrations.test.mjs e2e/indexer-oversized.test.mjs e2e/bounds.test.mjs)
+  first=(bench/quick.test.mjs e2e/reorg.test.mjs npm/throws.test.mjs e2e/bounds.test.mjs apps/apps.test.mjs
+    e2e/gasless.test.mjs e2e/migrations.test.mjs e2e/multichain.test.mjs e2e/nonce-lane.test.mjs e2e/ready.test.mjs
+    e2e/indexer-hostile.test.mjs e2e/indexer-oversized.test.mjs e2e/console.test.mjs e2e/genuine.test.mjs
+    e2e/worker.test.mjs e2e/signers.test.mjs e2e/upload-token.test.mjs e2e/algolia.test.mjs e2e/ipfs-car.test.mjs
+    e2e/webhooks.test.mjs npm/module-types.test.mjs)
   files=("${first[@]}")
   for f in e2e/*.test.mjs browser/*.test.mjs npm/*.test.mjs; do
     [[ " ${first[*]} " == *" $f "* ]] || files+=("$f")
   done
-  node --test --test-concurrency="${TEST_CONCURRENCY:-3}" "${files[@]}"
+  node run.mjs --concurrency "${TEST_CONCURRENCY:-3}" "${files[@]}"
 )
 
 end_step ok
