@@ -67,7 +67,7 @@ test('pkg/web runs in Chromium: encode, decode, keys, prediction, salts, typed e
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(origin);
-  await page.waitForFunction(() => window.__result, null, { timeout: 15_000 });
+  await page.waitForFunction(() => window.__result, null, { timeout: 60_000 });
   const r = await page.evaluate(() => window.__result);
   assert.deepEqual(errors, []);
   assert.match(r.value, /^0x00006f357c6a0020[0-9a-f]{64}/);

@@ -335,7 +335,7 @@ test('Chromium: the web build signs through a viem callback; digest and body equ
     });
     await page.exposeFunction('viemSignMessage', (raw) => account.signMessage({ message: { raw } }));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    await page.waitForFunction(() => window.ready, null, { timeout: 15_000 });
+    await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
 
     const value = toHex(new TextEncoder().encode('from Chromium'));
     const r = await page.evaluate(
