@@ -250,6 +250,14 @@ export async function startStack({
     exited = new Promise((resolve) => child.once('exit', resolve));
     stack.workerUrl = `http://127.0.0.1:${port}`;
     await waitFor(`${stack.workerUrl}/health`, 180_000, child);
+    // a port free a moment ago may have gone to another stack's Worker meanwhile (two stacks starting at once on a
+    // busy machine), which then answered /health while this wrangler was failing to bind it: only this stack's
+    // Worker knows its admin token
+    const mine = await fetch(`${stack.workerUrl}/admin/api-keys`, { headers: { authorization: `Bearer ${adminToken}` } }).catch((e) => e);
+    await mine.body?.cancel();
+    if (mine.status !== 200) {
+      throw new Error(`Address already in use: port ${port} answers for another Worker (admin check: ${mine.status ?? mine.message})`);
+    }
   };
 
   const stopWorker = async () => {
