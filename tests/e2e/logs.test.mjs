@@ -30,7 +30,7 @@ const events = (event) =>
   });
 
 /** Waits until `find()` answers something (logs arrive a little after the answer). */
-const eventually = (find, what) => until(`${what} logged`, find, { timeoutMs: 10_000, intervalMs: 100, detail: () => stack.logs.slice(-30).join('\n') });
+const eventually = (find, what) => until(`${what} logged`, find, { timeoutMs: 60_000, intervalMs: 100, detail: () => stack.logs.slice(-30).join('\n') });
 
 test('each request: one line with its id, route, status, duration, key id and error code', async () => {
   const deployed = await fetch(`${stack.workerUrl}/api/universal-profile`, {
