@@ -84,6 +84,14 @@ export async function applyMigrations(stateDir) {
   );
 }
 
+const migrationsDir = join(root, 'worker/migrations');
+
+/** The files of worker/migrations/ that wrangler applies, in the order it applies them. */
+const migrationFiles = () =>
+  readdirSync(migrationsDir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
+
 /**
  * The local D1 state of a new deployment (every migration applied by `applyMigrations`, nothing else), made once per
  * content of worker/migrations/ and wrangler's version and kept in the temporary directory: a stack whose state
@@ -91,9 +99,8 @@ export async function applyMigrations(stateDir) {
  * state directory that holds anything already (a test's older schema) is migrated as a deployment is.
  */
 async function migratedState() {
-  const migrations = join(root, 'worker/migrations');
   const hash = createHash('sha256').update(readFileSync(join(root, 'node_modules/wrangler/package.json')));
-  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+  for (const name of migrationFiles()) hash.update(name).update(readFileSync(join(migrationsDir, name)));
   const dir = join(tmpdir(), `profile-relayer-migrated-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(join(dir, 'complete'))) return dir;
   const work = mkdtempSync(join(tmpdir(), 'profile-relayer-migrating-'));
@@ -151,9 +158,7 @@ async function sqlite() {
 async function migrateState(stateDir) {
   if (existsSync(stateDir) && readdirSync(stateDir).length > 0) {
     const applied = await appliedMigrations(stateDir);
-    const files = readdirSync(join(root, 'worker/migrations'))
-      .filter((f) => f.endsWith('.sql'))
-      .sort();
+    const files = migrationFiles();
     if (applied && applied.length === files.length && applied.every((name, i) => name === files[i])) return;
     return applyMigrations(stateDir);
   }
