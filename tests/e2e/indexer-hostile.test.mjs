@@ -1,9 +1,9 @@
 // The indexer against hostile contracts and hostile metadata, deployed between two normal profiles: contracts
 // (hand-assembled, see hostile-contracts.mjs) that claim every interface, answer empty, short or garbage data, or
 // revert; profiles whose metadata is huge, never arrives, redirects from https to http, or hides `..` in percent
-// form. Both normal profiles must be indexed, the lag must reach 0, the hostile ones must be recorded with an
-// error, and no public route may answer 5xx. Also: lookups of token ids that do not exist write nothing, and
-// lookups are limited per client IP.
+// form, or names an internal address (SSRF). Both normal profiles must be indexed, the lag must reach 0, the
+// hostile ones must be recorded with an error, and no public route may answer 5xx. Also: lookups of token ids that
+// do not exist write nothing, and lookups are limited per client IP.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -86,6 +86,7 @@ before(async () => {
   });
   https = createHttpsServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, (req, res) => {
     if (req.url === '/to-http') return res.writeHead(302, { location: `http://127.0.0.1:${http.address().port}/profile/Downgraded` }).end();
+    if (req.url === '/to-internal') return res.writeHead(302, { location: 'https://10.0.0.1/profile.json' }).end();
     if (req.url === '/ok') return res.writeHead(200, { 'content-type': 'application/json' }).end(goodJson('Https Hosted'));
     res.writeHead(404).end();
   });
@@ -153,6 +154,15 @@ test('hostile contracts and metadata between two normal profiles: both normal on
     slow: [`http://127.0.0.1:${port}/slow`, 'FETCH_TIMEOUT'],
     redirectToHttp: [`https://127.0.0.1:${tlsPort}/to-http`, 'INSECURE_REDIRECT'],
     dotDot: [`ipfs://${cid}/%2e%2e/%2e%2e/x`, 'INVALID_CID'],
+    // SSRF: chain data naming the cloud's metadata service or the operator's network, in several spellings, and a
+    // public-looking URL that redirects there — refused before any request goes out (loopback is allowed here only
+    // because METADATA_ALLOW_HTTP is set, as in local development)
+    metadataService: ['https://169.254.169.254/latest/meta-data/', 'INTERNAL_ADDRESS'],
+    metadataServiceDecimal: ['https://2852039166/latest/meta-data/', 'INTERNAL_ADDRESS'],
+    metadataServiceNat64: ['https://[64:ff9b::a9fe:a9fe]/latest/meta-data/', 'INTERNAL_ADDRESS'],
+    metadataServiceName: ['https://metadata.google.internal/computeMetadata/v1/', 'INTERNAL_ADDRESS'],
+    privateHttp: ['http://10.0.0.1/profile.json', 'INTERNAL_ADDRESS'],
+    redirectToInternal: [`https://127.0.0.1:${tlsPort}/to-internal`, 'INTERNAL_ADDRESS'],
   };
   for (const [name, [url, code]] of Object.entries(profileUrls)) {
     hostileProfiles[name] = { address: await deployProfile(sdk.encodeVerifiableUri('{}', url)), code };

@@ -126,6 +126,14 @@ test('setting a webhook: URLs checked, the secret answered once, the listing sho
     'http://hooks.example.com/', // plain http only to this machine, even with the dev flag
     'https://10.0.0.1/hook',
     'https://169.254.169.254/latest/meta-data/',
+    // internal addresses in the spellings once accepted: compatible, NAT64, 6to4, site-local, local names
+    'https://[::169.254.169.254]/',
+    'https://[64:ff9b::a9fe:a9fe]/',
+    'https://[2002:a9fe:a9fe::1]/',
+    'https://[fec0::1]/',
+    'https://localhost./hook',
+    'https://hooks.localhost/hook',
+    'https://metadata.google.internal/',
     'https://[::1]/hook',
     'https://user:pw@hooks.example.com/',
     `https://hooks.example.com/${'a'.repeat(400)}`,

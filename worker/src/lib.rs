@@ -10,6 +10,7 @@ mod auth;
 mod body;
 mod config;
 mod d1;
+mod destination;
 mod error;
 mod execute;
 mod genuine;

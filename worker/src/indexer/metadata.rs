@@ -2,7 +2,8 @@
 //! (RFC 2397, by the data-url crate) and `https://` (`http://` only with `METADATA_ALLOW_HTTP`). Every fetch is
 //! bounded: `METADATA_MAX_BYTES` is enforced while the body streams in (and on `Content-Length` before), the whole
 //! fetch — redirects and body — has one timeout, redirects are followed by hand (at most 5) and never from
-//! `https` to anything else.
+//! `https` to anything else, and no request — the first or a redirect — goes to an internal address
+//! ([`crate::destination`]; this machine only with `METADATA_ALLOW_HTTP`).
 
 use futures_util::{
     StreamExt,
@@ -17,6 +18,7 @@ use worker::{Delay, Method, Request, RequestInit, RequestRedirect};
 
 use super::ctx::Ctx;
 use crate::{
+    destination,
     ipfs::fetch_content,
     rpc::{TimedFetchError, fetch_with_timeout},
 };
@@ -160,10 +162,22 @@ fn redirect_allowed(from: &url::Url, to: &url::Url, allow_http: bool) -> Result<
     }
 }
 
+/// Whether a request may go to `url` (the first one and each redirect's): never to an internal address in any
+/// spelling, to this machine only with `METADATA_ALLOW_HTTP` (local development). A metadata URL is chain data:
+/// anyone can point the indexer at the cloud's metadata service or the operator's network.
+fn destination_allowed(url: &url::Url, allow_loopback: bool) -> Result<(), FetchError> {
+    if destination::of_url(url).allowed(allow_loopback) {
+        Ok(())
+    } else {
+        Err(FetchError::permanent("INTERNAL_ADDRESS"))
+    }
+}
+
 /// `GET url` following redirects by hand, reading at most `max` bytes of body.
 async fn fetch_http(ctx: &Ctx<'_>, url: &str, max: usize) -> Result<Vec<u8>, FetchError> {
     let mut current = url::Url::parse(url).map_err(|_| FetchError::permanent("INVALID_URL"))?;
     for _ in 0..=MAX_REDIRECTS {
+        destination_allowed(&current, ctx.allow_http)?;
         let mut init = RequestInit::new();
         init.with_method(Method::Get)
             .with_redirect(RequestRedirect::Manual);
@@ -252,5 +266,37 @@ mod tests {
             assert!(redirect_allowed(&u("https://a/x"), &u("file:///etc/passwd"), allow).is_err());
         }
         assert!(redirect_allowed(&u("http://a/x"), &u("http://b/y"), false).is_err());
+    }
+
+    #[test]
+    fn no_request_to_an_internal_address() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        for url in ["https://example.org/a.json", "http://example.org/a.json"] {
+            assert!(destination_allowed(&u(url), false).is_ok(), "{url}");
+        }
+        for url in [
+            "https://127.0.0.1:8443/x",
+            "http://localhost:8080/x",
+            "https://[::1]/x",
+        ] {
+            assert_eq!(
+                destination_allowed(&u(url), false).unwrap_err().code,
+                "INTERNAL_ADDRESS",
+                "{url}"
+            );
+            assert!(destination_allowed(&u(url), true).is_ok(), "{url}");
+        }
+        for url in [
+            "https://169.254.169.254/latest/meta-data/",
+            "https://[64:ff9b::a9fe:a9fe]/",
+            "https://metadata.google.internal/computeMetadata/v1/",
+            "http://10.0.0.1/",
+            "https://[fd00::1]/",
+        ] {
+            for allow in [false, true] {
+                let refused = destination_allowed(&u(url), allow).unwrap_err();
+                assert_eq!(refused, FetchError::permanent("INTERNAL_ADDRESS"), "{url}");
+            }
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! The webhooks' rules, pure: which URLs are accepted, when a failed delivery is tried again, event ids and the
 //! delivery log's cursors.
 
-use std::net::IpAddr;
+use url::Url;
 
-use url::{Host, Url};
+use crate::destination::{self, Destination};
 
 /// The longest webhook URL, in bytes (it is listed with the key, in KV metadata of at most 1 KiB).
 pub const MAX_URL_BYTES: usize = 384;
@@ -35,12 +35,8 @@ pub fn check_url(input: &str, allow_http: bool) -> Result<Url, String> {
     if url.fragment().is_some() {
         return Err("the URL must not have a fragment".to_owned());
     }
-    let local = match url.host() {
-        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => return Err("the URL has no host".to_owned()),
-    };
+    let destination = destination::of_url(&url);
+    let local = destination == Destination::Loopback;
     match url.scheme() {
         "https" => {}
         "http" if allow_http && local => return Ok(url),
@@ -52,50 +48,12 @@ pub fn check_url(input: &str, allow_http: bool) -> Result<Url, String> {
         }
         _ => return Err("the URL must be https://".to_owned()),
     }
-    let ip = match url.host() {
-        Some(Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-        Some(Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-        _ => None,
-    };
-    if local || ip.is_some_and(|ip| !globally_routable(ip)) {
-        return Err("the URL names a local, private or reserved address".to_owned());
-    }
-    Ok(url)
-}
-
-/// Whether `ip` is an address of the public internet (not loopback, private, link-local, shared, documentation,
-/// multicast or unspecified).
-fn globally_routable(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_private()
-                || v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || a == 0
-                // 100.64.0.0/10, carrier-grade NAT
-                || (a == 100 && (64..128).contains(&b))
-                // 198.18.0.0/15, benchmarking; 240.0.0.0/4, reserved
-                || (a == 198 && (b == 18 || b == 19))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return globally_routable(IpAddr::V4(v4));
-            }
-            let first = v6.segments().first().copied().unwrap_or(0);
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                // fc00::/7 unique local, fe80::/10 link-local, 2001:db8::/32 documentation
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || (first == 0x2001 && v6.segments().get(1) == Some(&0x0db8)))
-        }
+    match destination {
+        Destination::Public => Ok(url),
+        Destination::Loopback => Err("the URL names this machine (https to it is refused)".to_owned()),
+        Destination::Internal(why) => Err(format!(
+            "the URL names a local, private or reserved address or name: {why}"
+        )),
     }
 }
 
@@ -166,6 +124,15 @@ mod tests {
             "https://[fe80::1]/",
             "https://[::ffff:10.0.0.1]/",
             "https://0.0.0.0/",
+            // the spellings of internal addresses and names the issue found accepted
+            "https://[::169.254.169.254]/",
+            "https://[64:ff9b::a9fe:a9fe]/",
+            "https://[2002:a9fe:a9fe::1]/",
+            "https://[fec0::1]/",
+            "https://localhost./",
+            "https://hooks.localhost/",
+            "https://metadata.google.internal/",
+            "https://2852039166/",
             "not a url",
             "javascript:alert(1)",
             "",
