@@ -371,54 +371,98 @@ test('an asset reorganized away is deleted from Algolia; the new chain’s asset
   assert.equal(pushed.deleted.length, 1);
 });
 
-// A multi-query is the work of its queries: each takes a lookup token, and together they ask for at most one page's
-// most hits (1000) — one call could otherwise hold 32 × 1000 records at once for the price of one request.
-test('a multi-query takes a token per query and at most 1000 hits together; a query may start with [ or {', async () => {
+// Algolia's multi-query limits — up to 50 queries, each up to 1,000 hits — with the work charged to the client's
+// lookup budget (a token per query, one more per 100 hits past the first 100 and per facet: Params::cost): a call
+// is answered while its client has a token left, and the client then waits out what it cost. The bound before
+// (1,000 hits per call) refused what Algolia answers; the charge keeps one token from buying 50 heavy queries.
+test('a multi-query answers 50 queries of 1000 hits as single queries; the 51st is refused as by Algolia', async () => {
+  const heavy = (query) => ({ indexName: ASSETS, query, hitsPerPage: 1000, facets: ['*'] });
+  const words = ['', 'quokka', 'poison', 'points', 'zzzz'];
+  const shape = (r) => ({
+    hits: r.hits.map((h) => h.objectID),
+    nbHits: r.nbHits,
+    nbPages: r.nbPages,
+    page: r.page,
+    hitsPerPage: r.hitsPerPage,
+    facets: r.facets,
+    query: r.query,
+  });
+  const { results } = await client.search({ requests: words.map(heavy) });
+  assert.equal(results.length, words.length);
+  for (const [i, query] of words.entries()) {
+    const single = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query, hitsPerPage: 1000, facets: ['*'] } });
+    assert.deepEqual(shape(results[i]), shape(single), `query ${JSON.stringify(query)}`);
+  }
+  // the empty query: every asset, on one page
+  assert.ok(results[0].nbHits >= 4 && results[0].hits.length === results[0].nbHits, JSON.stringify(shape(results[0])));
+  const fifty = await client.search({ requests: Array.from({ length: 50 }, (_, i) => heavy(words[i % words.length])) });
+  assert.equal(fifty.results.length, 50);
+  assert.deepEqual(shape(fifty.results[49]), shape(results[4]));
+  await assert.rejects(
+    client.search({ requests: Array.from({ length: 51 }, () => heavy('quokka')) }),
+    (e) => e.status === 400 && /Too many queries in multi query request/.test(e.message),
+  );
+  // as Algolia's paginationLimitedTo: past the first 1,000 hits a page is empty
+  const deep = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '', hitsPerPage: 1000, page: 1 } });
+  assert.deepEqual([deep.hits.length, deep.nbPages, deep.nbHits], [0, 1, results[0].nbHits]);
+});
+
+test('the work of a call is charged to its client: a flood of heavy calls ends in 429s, another client is served', async () => {
   await stack.restartWorker({ vars: { LOOKUP_RATE_LIMIT_PER_MINUTE: '20' } });
-  const queries = (n, hitsPerPage) =>
+  const call = (ip, requests) =>
     fetch(`${stack.workerUrl}/1/indexes/*/queries`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'cf-connecting-ip': '203.0.113.9' },
-      body: JSON.stringify({ requests: Array.from({ length: n }, () => ({ indexName: ASSETS, params: `query=quokka&hitsPerPage=${hitsPerPage}` })) }),
+      headers: { 'content-type': 'application/json', 'cf-connecting-ip': ip },
+      body: JSON.stringify({ requests }),
     });
+  const light = (n) => Array.from({ length: n }, () => ({ indexName: ASSETS, params: 'query=quokka&hitsPerPage=5' }));
   // this client's bucket (20, a token back every 3 s), bounded by the time the calls take
   const bucket = tokenBucket({ limit: 20 });
-  const tooMany = await queries(2, 600);
-  assert.equal(tooMany.status, 400);
-  bucket.take();
-  assert.equal((await tooMany.json()).error.code, 'INVALID_PARAMETER');
-  // what InstantSearch sends when a user types "[" first is a query, not JSON
-  const restarted = algoliasearch('TESTAPPID', 'any-search-key', { hosts: [{ url: new URL(stack.workerUrl).host, protocol: 'http', accept: 'readWrite' }] });
-  const bracket = await restarted.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '[quokka' } });
-  assert.equal(bracket.query, '[quokka');
-  // each query takes a token (a call is allowed while one is left, then the bucket is empty): 1 (the refused call)
-  // + 16 of this client's 20, then the rest; the third call of 16 finds none (one token comes back every 3 s)
-  const first = await queries(16, 5);
-  assert.equal(first.status, 200, await first.text());
+  // two queries of 600 hits, refused before: answered, and charged 2 × 6
+  const big = await call(
+    '203.0.113.9',
+    light(2).map((r) => ({ ...r, params: 'query=quokka&hitsPerPage=600' })),
+  );
+  assert.equal(big.status, 200, await big.clone().text());
+  assert.equal((await big.json()).results.length, 2);
+  bucket.take(12);
+  // 16 light queries with 8 tokens left: answered, the bucket 8 tokens in debt
+  const second = await call('203.0.113.9', light(16));
+  assert.equal(second.status, 200, await second.clone().text());
+  assert.equal((await second.json()).results.length, 16);
   bucket.take(16);
-  // 3 left at least: the second is answered
-  let since = tokenBucket({ limit: 20, tokens: 0 });
-  const second = await queries(16, 5);
-  const answered = await second.json();
-  assert.equal(second.status, 200, JSON.stringify(answered));
-  assert.equal(answered.results.length, 16);
-  // emptied unless more than 16 were there (13 refilled); then a token is back only once `since` refilled one
-  let empty = bucket.most() <= 16;
-  for (let i = 0; ; i++) {
-    assert.ok(i < 20, 'never refused');
-    const next = await queries(16, 5);
-    await next.body?.cancel();
-    if (empty && since.mustRefuse()) assert.equal(next.status, 429, 'a call with the bucket emptied');
-    if (next.status === 429) {
-      assert.ok(Number(next.headers.get('retry-after')) > 0);
-      break;
+  // the next call waits out the debt (27 s of refill): refused unless the machine took that long
+  const third = await call('203.0.113.9', light(1));
+  await third.body?.cancel();
+  if (bucket.check(third.status, { what: 'the call after the debt' }) === false) {
+    assert.ok(Number(third.headers.get('retry-after')) >= Math.floor((1 - bucket.most()) * 3));
+  }
+  // what InstantSearch sends when a user types "[" first is a query, not JSON (another client: no address)
+  const bracket = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '[quokka' } });
+  assert.equal(bracket.query, '[quokka');
+
+  // a bounded flood of the heaviest calls (50 queries × 1,000 hits × 10 facets: 1,000 tokens each) from one
+  // address: the first is answered and leaves the deepest debt (ten minutes of tokens: −200), the rest are 429s
+  const flood = tokenBucket({ limit: 20 });
+  const heaviest = Array.from({ length: 50 }, () => ({ indexName: ASSETS, query: 'quokka', hitsPerPage: 1000, facets: ['*'] }));
+  const other = tokenBucket({ limit: 20 });
+  for (let i = 0; i < 6; i++) {
+    const res = await call('198.51.100.20', heaviest);
+    const body = await res.json();
+    if (i === 0) {
+      assert.equal(res.status, 200, JSON.stringify(body).slice(0, 300));
+      assert.equal(body.results.length, 50);
+      flood.take(220);
+    } else {
+      flood.check(res.status, { what: `heavy call ${i}`, spent: 220 });
+      if (res.status === 429) {
+        assert.equal(body.error.code, 'RATE_LIMITED');
+        assert.ok(Number(res.headers.get('retry-after')) >= Math.floor((1 - flood.most()) * 3), res.headers.get('retry-after'));
+      }
     }
-    assert.equal(next.status, 200);
-    // the machine was slow enough for a token to come back: 20 queries empty the bucket whatever it held (20 at
-    // most), and the call after them is refused unless one came back again
-    since = tokenBucket({ limit: 20, tokens: 0 });
-    const all = await queries(20, 5);
-    await all.body?.cancel();
-    empty = all.status === 200;
+    // meanwhile another address is served as usual
+    const served = await call('198.51.100.21', light(1));
+    await served.body?.cancel();
+    other.check(served.status, { what: `the other client's call ${i}` });
   }
 });

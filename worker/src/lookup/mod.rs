@@ -37,7 +37,8 @@ pub(crate) async fn limit_ip(req: &Request, env: &Env, config: &Config) -> ApiRe
 }
 
 /// Takes `more` tokens at once from the same bucket as [`limit_ip`]: a request that does the work of several
-/// lookups (a multi-query's further queries).
+/// lookups (a multi-query's further queries, a large page). Allowed while a token is left; the rest is charged as
+/// a debt the client waits out.
 pub(crate) async fn limit_ip_more(req: &Request, env: &Env, config: &Config, more: u32) -> ApiResult<()> {
     let limit = config.limits.lookup.value()?;
     crate::ratelimit::limit_client_in(

@@ -36,6 +36,10 @@ const fn one() -> u32 {
 /// A request bucket's refill period (ms).
 pub(super) const MINUTE_MS: f64 = 60_000.0;
 
+/// The deepest debt a charge ([`Bucket::take`] of more than is left) leaves, in periods of refill: a client is
+/// refused for at most this many periods after the heaviest request.
+pub const MAX_DEBT_PERIODS: f64 = 10.0;
+
 /// The answer to a step.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -75,8 +79,9 @@ impl Bucket {
         )
     }
 
-    /// Takes `cost` tokens while one is left (a request that turns out to cost more empties the bucket, it is not
-    /// refused): `limit` a minute.
+    /// Takes `cost` tokens while one is left: `limit` a minute. A request that costs more than is left is not
+    /// refused — it is charged, and the bucket goes into debt (at most [`MAX_DEBT_PERIODS`] minutes of tokens)
+    /// which its client waits out: the work of a heavy request is paid for by the requests after it.
     pub fn take(state: Option<Self>, limit: u32, now_ms: f64, cost: u32) -> (Self, Verdict) {
         Self::step(state, limit, MINUTE_MS, now_ms, cost, 1.0)
     }
@@ -108,7 +113,7 @@ impl Bucket {
         // callers' clocks differ: a time behind the last one refills nothing, and the same time is not refilled twice
         b.updated_ms = b.updated_ms.max(now_ms);
         if b.tokens >= needed {
-            b.tokens = (b.tokens - f64::from(cost)).max(0.0);
+            b.tokens = (b.tokens - f64::from(cost)).max(-capacity * MAX_DEBT_PERIODS);
             (
                 b,
                 Verdict {
@@ -240,5 +245,32 @@ mod tests {
         // a request bucket still lets the last token pay for a larger cost
         let (b, _) = Bucket::take(None, 3, 0.0, 2);
         assert!(Bucket::take(Some(b), 3, 0.0, 5).1.allowed);
+    }
+
+    #[test]
+    fn a_charge_larger_than_the_bucket_is_answered_then_waited_out() {
+        // 20 a minute (one every 3 s): a call costing 12 leaves 8; one costing 16 is answered and leaves a debt of 8
+        let (b, v) = Bucket::take(None, 20, 0.0, 12);
+        assert!(v.allowed);
+        let (b, v) = Bucket::take(Some(b), 20, 0.0, 16);
+        assert!(v.allowed);
+        // the next request waits until the debt and its own token are refilled: 9 tokens, 27 s
+        let (b, v) = Bucket::take(Some(b), 20, 0.0, 1);
+        assert_eq!((v.allowed, v.retry_after), (false, 27));
+        let (b, v) = Bucket::take(Some(b), 20, 26_000.0, 1);
+        assert!(!v.allowed);
+        let (_, v) = Bucket::take(Some(b), 20, 27_100.0, 1);
+        assert!(v.allowed);
+        // the heaviest charge is answered too, and its debt is at most ten minutes of tokens
+        let (b, v) = Bucket::take(None, 20, 0.0, 1_000);
+        assert!(v.allowed);
+        let (b, v) = Bucket::take(Some(b), 20, 0.0, 1);
+        assert_eq!((v.allowed, v.retry_after), (false, 603));
+        assert!(!Bucket::take(Some(b), 20, 602_000.0, 1).1.allowed);
+        assert!(Bucket::take(Some(b), 20, 603_100.0, 1).1.allowed);
+        // a refusal takes nothing: the wait does not grow with the refused requests
+        let (b, _) = Bucket::take(Some(b), 20, 0.0, 1);
+        let (_, v) = Bucket::take(Some(b), 20, 0.0, 1);
+        assert_eq!(v.retry_after, 603);
     }
 }

@@ -14,15 +14,20 @@ use crate::{
     config::Config,
     error::{ApiError, ApiResult, Code},
     lookup::{limit_ip, limit_ip_more},
-    search::engine::{
-        browse, cursor,
-        params::{MAX_HITS_PER_PAGE, Params},
-        search,
-    },
+    search::engine::{browse, cursor, params::Params, search},
 };
 
-/// Most queries in one multi-index request.
-pub const MAX_QUERIES: usize = 32;
+/// Most queries in one multi-index request (Algolia's: it refuses the 51st with "Too many queries in multi query
+/// request").
+pub const MAX_QUERIES: usize = 50;
+
+/// Charges the client's lookup budget for the work `params` ask beyond the one token every request took on entry
+/// ([`Params::cost`]): a heavy call is answered, and its client waits it out before the next (429 with
+/// `Retry-After`), instead of being refused what Algolia would answer.
+async fn charge(req: &Request, env: &Env, config: &Config, params: &[&Params]) -> ApiResult<()> {
+    let cost: u32 = params.iter().map(|p| p.cost()).fold(0, u32::saturating_add);
+    limit_ip_more(req, env, config, cost.saturating_sub(1)).await
+}
 
 /// 404 `INDEX_NOT_FOUND` unless `index` is one of this deployment's indexes.
 fn check_index(config: &Config, index: &str) -> ApiResult<()> {
@@ -81,6 +86,7 @@ pub async fn query_route(
     limit_ip(&req, env, config).await?;
     check_index(config, index)?;
     let params = Params::from_body(&body(&mut req, config).await?)?;
+    charge(&req, env, config, &[&params]).await?;
     search(env, index, &params).await
 }
 
@@ -93,6 +99,7 @@ pub async fn get_route(req: &Request, env: &Env, config: &Config, index: &str) -
         url.query_pairs()
             .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("x-algolia-")),
     )?;
+    charge(req, env, config, &[&params]).await?;
     search(env, index, &params).await
 }
 
@@ -109,7 +116,10 @@ pub async fn queries_route(mut req: Request, env: &Env, config: &Config) -> ApiR
     if requests.len() > MAX_QUERIES {
         return Err(ApiError::new(
             Code::TooManyQueries,
-            format!("at most {MAX_QUERIES} requests per call"),
+            format!(
+                "Too many queries in multi query request: {}, at most {MAX_QUERIES}",
+                requests.len()
+            ),
         ));
     }
     let mut parsed = Vec::with_capacity(requests.len());
@@ -135,19 +145,9 @@ pub async fn queries_route(mut req: Request, env: &Env, config: &Config) -> ApiR
         check_index(config, index)?;
         parsed.push((index.clone(), Params::from_body(request)?));
     }
-    // one call, the work of several: every query counts against the client's lookups (the first was taken on
-    // entry), and together they ask for at most one page's most hits
-    let hits: u64 = parsed.iter().map(|(_, p)| p.hits_per_page).sum();
-    if hits > MAX_HITS_PER_PAGE {
-        return Err(ApiError::new(
-            Code::InvalidParameter,
-            format!(
-                "hitsPerPage: the requests of one call ask for {hits} hits together; at most {MAX_HITS_PER_PAGE}"
-            ),
-        ));
-    }
-    let further = u32::try_from(parsed.len().saturating_sub(1)).unwrap_or(u32::MAX);
-    limit_ip_more(&req, env, config, further).await?;
+    // one call, the work of several: the client's lookups are charged the cost of every query
+    let all: Vec<&Params> = parsed.iter().map(|(_, p)| p).collect();
+    charge(&req, env, config, &all).await?;
     let mut results = Vec::with_capacity(parsed.len());
     for (index, params) in &parsed {
         results.push(search(env, index, params).await?);
@@ -178,5 +178,6 @@ pub async fn browse_route(
             return Err(ApiError::new(Code::InvalidFieldType, "cursor must be a string"));
         }
     };
+    charge(&req, env, config, &[&params]).await?;
     browse(env, index, &params, &after, page).await
 }

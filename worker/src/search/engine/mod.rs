@@ -38,11 +38,8 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::Ap
             exact: typo_tiers.then(|| Scope::new(index, &params.query, expansion.expression(0), filter)),
             limit: ranked::MAX_CANDIDATES,
         }
-    } else if per > 0 {
-        Hits::Recent {
-            per,
-            offset: params.page.saturating_mul(per),
-        }
+    } else if let Some((per, offset)) = params::pagination_window(params.page, per) {
+        Hits::Recent { per, offset }
     } else {
         Hits::None
     };
@@ -100,11 +97,8 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::Ap
     };
     let faceted = !params.facets.is_empty();
     let typo = expansion.exhaustive;
-    let reachable = if words {
-        nb_hits.min(ranked::MAX_CANDIDATES)
-    } else {
-        nb_hits
-    };
+    // as Algolia's `paginationLimitedTo`: the pages of the first 1,000 hits
+    let reachable = nb_hits.min(params::PAGINATION_LIMITED_TO);
     Ok(AlgoliaResult {
         hits,
         nb_hits,
@@ -188,9 +182,11 @@ pub async fn simple(
         (found.hits, found.nb_hits, found.nb_pages)
     } else {
         let db = store::db(env).await?;
-        let offset = page.saturating_mul(hits_per_page);
-        let (hits, nb_hits) = store::recent(&db, index, hits_per_page, offset).await?;
-        (hits, nb_hits, nb_hits.div_ceil(hits_per_page))
+        // the first 1,000 hits, as the Algolia routes: a deeper page answers none (and skips no rows)
+        let (limit, offset) = params::pagination_window(page, hits_per_page).unwrap_or((0, 0));
+        let (hits, nb_hits) = store::recent(&db, index, limit, offset).await?;
+        let reachable = nb_hits.min(params::PAGINATION_LIMITED_TO);
+        (hits, nb_hits, reachable.div_ceil(hits_per_page))
     };
     Ok(SearchResult {
         hits,

@@ -17,6 +17,11 @@ use crate::{
 pub const MAX_PAGE: u64 = 1000;
 /// Largest `hitsPerPage` (Algolia's limit).
 pub const MAX_HITS_PER_PAGE: u64 = 1000;
+/// Algolia's `paginationLimitedTo`: only the first 1,000 hits of a search can be paged to (deeper pages answer no
+/// hits, as Algolia's), so that no page asks the store to skip more rows than that.
+pub const PAGINATION_LIMITED_TO: u64 = 1000;
+/// Hits per lookup token: a query's page costs one token per this many hits it asks ([`Params::cost`]).
+pub const HITS_PER_TOKEN: u64 = 100;
 /// Most attributes in `facets`.
 pub const MAX_FACETS: usize = 10;
 /// Largest `maxValuesPerFacet`.
@@ -289,7 +294,24 @@ pub const DEFAULT_FACETS: &[&str] = &[
     "hasProfileDescription",
 ];
 
+/// The window of the first [`PAGINATION_LIMITED_TO`] hits that page `page` of `per` hits covers: `(limit, offset)`,
+/// `None` for a page past it (or of no hits).
+pub fn pagination_window(page: u64, per: u64) -> Option<(u64, u64)> {
+    let offset = page.saturating_mul(per);
+    (per > 0 && offset < PAGINATION_LIMITED_TO).then(|| (per.min(PAGINATION_LIMITED_TO - offset), offset))
+}
+
 impl Params {
+    /// The lookup tokens this query costs, in proportion to the work it asks of the store and the Worker: one for the
+    /// query, one more per [`HITS_PER_TOKEN`] hits of its page past the first (each hit a record read, highlighted and
+    /// sent), one more per facet (each counted over every match). 1 for an ordinary query; a page of 1,000 hits
+    /// with ten facets, the heaviest, 20.
+    pub fn cost(&self) -> u32 {
+        let hits = self.hits_per_page.saturating_sub(1) / HITS_PER_TOKEN;
+        let facets = self.facets.len() as u64;
+        u32::try_from(1 + hits + facets).unwrap_or(u32::MAX)
+    }
+
     fn builder(hits_per_page: u64) -> Builder {
         Builder {
             lenient: true,
@@ -372,6 +394,39 @@ pub(crate) mod tests {
             Value::Object(m) => m,
             _ => Map::new(),
         }
+    }
+
+    #[test]
+    fn the_cost_of_a_query_grows_with_its_page_and_facets() {
+        let cost = |v: Value| Params::from_body(&body(v)).unwrap().cost();
+        assert_eq!(cost(json!({})), 1);
+        assert_eq!(cost(json!({"hitsPerPage": 0})), 1);
+        assert_eq!(cost(json!({"hitsPerPage": 100})), 1);
+        assert_eq!(cost(json!({"hitsPerPage": 101})), 2);
+        assert_eq!(cost(json!({"hitsPerPage": 600})), 6);
+        assert_eq!(cost(json!({"hitsPerPage": 1000})), 10);
+        assert_eq!(cost(json!({"facets": ["type", "kind"]})), 3);
+        // the heaviest query Algolia accepts: 1,000 hits, ten facets
+        assert_eq!(cost(json!({"hitsPerPage": 1000, "facets": ["*"]})), 20);
+        assert_eq!(
+            cost(json!({"params": "hitsPerPage=1000&facets=%5B%22*%22%5D"})),
+            20
+        );
+    }
+
+    #[test]
+    fn pages_reach_the_first_thousand_hits_only() {
+        assert_eq!(pagination_window(0, 20), Some((20, 0)));
+        assert_eq!(pagination_window(49, 20), Some((20, 980)));
+        assert_eq!(pagination_window(50, 20), None);
+        assert_eq!(pagination_window(0, 1000), Some((1000, 0)));
+        assert_eq!(pagination_window(1, 1000), None);
+        // a page across the limit is cut at it
+        assert_eq!(pagination_window(1, 600), Some((400, 600)));
+        assert_eq!(pagination_window(3, 300), Some((100, 900)));
+        assert_eq!(pagination_window(0, 0), None);
+        assert_eq!(pagination_window(MAX_PAGE, MAX_HITS_PER_PAGE), None);
+        assert_eq!(pagination_window(u64::MAX, u64::MAX), None);
     }
 
     #[test]
