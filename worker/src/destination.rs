@@ -13,7 +13,7 @@
 //! cannot reach a private network; a self-hosted `workerd` should run where its egress is filtered too
 //! (docs/operations.md).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
@@ -175,18 +175,19 @@ fn of_ipv6(ip: Ipv6Addr) -> Destination {
     Destination::Internal(why)
 }
 
-/// [`of_host`] of an IP address.
-pub fn of_ip(ip: IpAddr) -> Destination {
-    match ip {
-        IpAddr::V4(v4) => of_ipv4(v4),
-        IpAddr::V6(v6) => of_ipv6(v6),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use std::net::IpAddr;
+
     use super::*;
+
+    fn of_ip(ip: IpAddr) -> Destination {
+        match ip {
+            IpAddr::V4(v4) => of_ipv4(v4),
+            IpAddr::V6(v6) => of_ipv6(v6),
+        }
+    }
 
     fn of(url: &str) -> Destination {
         of_url(&Url::parse(url).unwrap())
