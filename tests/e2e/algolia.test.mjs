@@ -437,8 +437,10 @@ test('the work of a call is charged to its client: a flood of heavy calls ends i
   if (bucket.check(third.status, { what: 'the call after the debt' }) === false) {
     assert.ok(Number(third.headers.get('retry-after')) >= Math.floor((1 - bucket.most()) * 3));
   }
-  // what InstantSearch sends when a user types "[" first is a query, not JSON (another client: no address)
-  const bracket = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '[quokka' } });
+  // what InstantSearch sends when a user types "[" first is a query, not JSON (a client of the restarted Worker,
+  // no address)
+  const restarted = algoliasearch('TESTAPPID', 'any-search-key', { hosts: [{ url: new URL(stack.workerUrl).host, protocol: 'http', accept: 'readWrite' }] });
+  const bracket = await restarted.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '[quokka' } });
   assert.equal(bracket.query, '[quokka');
 
   // a bounded flood of the heaviest calls (50 queries × 1,000 hits × 10 facets: 1,000 tokens each) from one
