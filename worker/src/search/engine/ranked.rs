@@ -34,7 +34,7 @@ pub const MAX_ALTERNATIVES: usize = 40;
 /// Most terms read from the term list for one query word.
 pub const MAX_TERMS: u64 = 4000;
 /// Most records ranked in Rust (and so the deepest hit a query reaches, as Algolia's `paginationLimitedTo`).
-pub const MAX_CANDIDATES: u64 = 1000;
+pub const MAX_CANDIDATES: u64 = super::params::PAGINATION_LIMITED_TO;
 
 /// The words of a query with the ways each can match.
 #[derive(Debug, Clone)]
