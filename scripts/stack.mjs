@@ -166,6 +166,18 @@ async function migrateState(stateDir) {
 }
 
 /**
+ * A local stack serves one developer (or one test) from one client address with one key: the fair shares
+ * (docs/gasless.md#fair-shares) are the whole caps there unless `vars` set them (tests/e2e/sponsorship.test.mjs does).
+ */
+export const WHOLE_SHARES = {
+  FAIR_SHARE_PERCENT: '100',
+  KEY_SHARE_PERCENT: '100',
+  TRUSTED_RESERVE_PERCENT: '0',
+  MAX_REGISTRATIONS_PER_KEY_PER_DAY: '1000000',
+  MAX_REGISTRATIONS_PER_CLIENT_PER_DAY: '1000000',
+};
+
+/**
  * Starts chain + Worker. Options: chainPort, chainId (of the relayer's chain, default 31337), workerPort (0 =
  * random), vars (extra Worker vars), log, extraChains: more anvil chains (each with the LUKSO contracts) served by
  * the same Worker, `[{ chainId, indexPrefix, ...CHAINS fields }]`; with them the Worker gets a `CHAINS` var listing
@@ -225,7 +237,7 @@ export async function startStack({
     if (migrations) await migrateState(state);
     const inspectorPort = await freePort();
     const quiet = followChain ? {} : { INDEXER_INTERVAL_SECONDS: '0' };
-    const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...quiet, ...vars, ...extraVars };
+    const allVars = { RPC_URL: chain.rpcUrl, CHAIN_ID: String(chain.chainId), ...WHOLE_SHARES, ...quiet, ...vars, ...extraVars };
     const args = wranglerDevArgs({
       port,
       inspectorPort,

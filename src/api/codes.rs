@@ -176,6 +176,12 @@ service_codes! {
     QuotaExceeded = (429, "QUOTA_EXCEEDED"),
     /// The API key's monthly deploy gas budget is used up.
     GasBudgetExceeded = (429, "GAS_BUDGET_EXCEEDED"),
+    /// The call would take more than a fair share of a global cap for its profile, controller, API key or client
+    /// address (`FAIR_SHARE_PERCENT`, `KEY_SHARE_PERCENT`, `TRUSTED_RESERVE_PERCENT`); nothing was sent.
+    PolicyFairShare = (429, "POLICY_FAIR_SHARE"),
+    /// The API key, or this client address under it, registered as many new profiles today as a day allows
+    /// (`MAX_REGISTRATIONS_PER_KEY_PER_DAY`, `MAX_REGISTRATIONS_PER_CLIENT_PER_DAY`).
+    PolicyRegistrations = (429, "POLICY_REGISTRATIONS"),
     /// A fault of the service (logged, never detailed in the answer).
     InternalError = (500, "INTERNAL_ERROR"),
     /// The deployment is misconfigured (names the variable, never a secret).

@@ -8,24 +8,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { concat, decodeFunctionResult, encodeAbiParameters, encodeFunctionData, encodePacked, getAddress, keccak256, pad, parseAbi, toHex } from 'viem';
+import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddress, keccak256, pad, parseAbi, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import solc from 'solc';
 import { DEV_ACCOUNTS, waitForReceipt } from '../../scripts/chain.mjs';
 import { startStack } from '../../scripts/stack.mjs';
+import { LSP23, controllerData, factoryProfile as factoryWith } from './helpers/profile.mjs';
 
 const require = createRequire(import.meta.url);
-const factoryAbi = require('@lukso/lsp23-contracts/artifacts/LSP23LinkedContractsFactory.json').abi;
 const UP_FULL = require('lsp-smart-contracts-0.14.0/artifacts/UniversalProfile.json');
 const KM_FULL = require('lsp-smart-contracts-0.14.0/artifacts/LSP6KeyManager.json');
 
-const FACTORY = '0x2300000A84D25dF63081feAa37ba6b62C4c89a30';
-const MODULE = '0x000000000066093407b6704B89793beFfD0D8F00';
-const UP_INIT = { '0.14.0': '0x3024D38EA2434BA6635003Dc1BDC0daB5882ED4F', '0.12.1': '0x52c90985AF970D4E0DC26Cb5D052505278aF32A9' };
-const KM_INIT = { '0.14.0': '0x2Fe3AeD98684E7351aD2D408A43cE09a738BF8a4', '0.12.1': '0xa75684d7D048704a2DB851D05Ba0c3cbe226264C' };
+const UP_INIT = LSP23.upInit;
+const KM_INIT = LSP23.kmInit;
 const ALL_PERMISSIONS = pad('0x7f3f7f');
 const permissionsKey = (address) => concat(['0x4b80742de2bf82acb3630000', address]);
-const ARRAY_KEY = '0xdf30dba06db6a30e65354d9a64c609861f089545ca58c6b4dbe31a5f338cb0e3';
 
 const upAbi = parseAbi([
   'function owner() view returns (address)',
@@ -123,16 +120,6 @@ const relayerState = async () => ({
 const registered = async (address) =>
   (await json(await fetch(url(`/api/universal-profile/${address}`), { headers: { authorization: withKey.authorization() } }), 200)).registered;
 
-/** abi.encode(bytes32[] keys, bytes[] values): the controller with ALL_PERMISSIONS (CHANGEOWNER included). */
-const controllerData = (who) =>
-  encodeAbiParameters(
-    [{ type: 'bytes32[]' }, { type: 'bytes[]' }],
-    [
-      [permissionsKey(who), ARRAY_KEY, concat([ARRAY_KEY.slice(0, 34), pad('0x00', { size: 16 })])],
-      [ALL_PERMISSIONS, pad('0x01', { size: 16 }), who],
-    ],
-  );
-
 /** A profile deployed by this relayer (Form 2: the controller gets ALL_PERMISSIONS). */
 async function relayerProfile(who = controller.address) {
   const body = await json(
@@ -147,28 +134,7 @@ async function relayerProfile(who = controller.address) {
 }
 
 /** A profile deployed the way LUKSO's factory does: LSP23 deployERC1167Proxies with the `version` implementations. */
-async function factoryProfile(version) {
-  const args = [
-    { salt: generatePrivateKey(), fundingAmount: 0n, implementationContract: UP_INIT[version], initializationCalldata: concat(['0xc4d66de8', pad(MODULE)]) },
-    {
-      fundingAmount: 0n,
-      implementationContract: KM_INIT[version],
-      initializationCalldata: '0xc4d66de8',
-      addPrimaryContractAddress: true,
-      extraInitializationParams: '0x',
-    },
-    MODULE,
-    controllerData(controller.address),
-  ];
-  const data = encodeFunctionData({ abi: factoryAbi, functionName: 'deployERC1167Proxies', args });
-  const [up, km] = decodeFunctionResult({
-    abi: factoryAbi,
-    functionName: 'deployERC1167Proxies',
-    data: await rpc('eth_call', [{ from: deployer, to: FACTORY, data }, 'latest']),
-  });
-  await send(deployer, FACTORY, data);
-  return { up, km };
-}
+const factoryProfile = (version) => factoryWith(rpc, deployer, controller.address, version);
 
 /** An LSP25 relay call signed by `account` for `km` (viem's own digest). */
 async function relayCall(account, { up, km }, payload, nonce = 0n) {

@@ -19,7 +19,7 @@ use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, Subject},
-    relayer::{ExecuteJob, execute_id, pool},
+    relayer::{ExecuteJob, PayerFacts, execute_id, pool},
     rpc::{Rpc, RpcError},
     store,
 };
@@ -125,6 +125,10 @@ async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Addres
         key_manager,
         calldata: calldata.into(),
         gas_limit,
+        payer: PayerFacts {
+            controller: Some(signer),
+            ..PayerFacts::default()
+        },
     })
 }
 
@@ -143,20 +147,24 @@ pub async fn quota(env: &Env, config: &RelayerConfig, profile: Address) -> ApiRe
 /// `POST /api/execute`.
 pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
     let config = config.relayer()?;
+    let client = crate::ratelimit::client_bucket(&req);
     let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
     // the profile's lane (its signer simulates and sends the call): one per profile, so the calls of one LSP25
     // channel are mined in order
     let profile = request.address;
     // registration first: a stranger's address costs one KV read, never a contract's answers nor a lane's
-    if store::profile(&env.kv("PROFILES")?, profile).await?.is_none() {
+    let Some(record) = store::profile(&env.kv("PROFILES")?, profile).await? else {
         return Err(ApiError::new(
             Code::ProfileNotRegistered,
             format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
         ));
-    }
+    };
     let lane = pool::route(env, config, profile).await?;
-    let job = check(config, &request, lane.address()).await?;
+    let mut job = check(config, &request, lane.address()).await?;
+    // the fair shares it counts on besides the profile's: its controller's, this client's, its registrant key's
+    job.payer.client = Some(client);
+    job.payer.key = record.registered_by;
     // the profile's month and the relayer's day are reserved by the Relayer object, for the transaction it sends
     let outcome = lane.execute(job).await?;
     let quota = quota(env, config, profile).await.ok();

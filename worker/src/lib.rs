@@ -29,6 +29,7 @@ mod reqlog;
 mod routes;
 mod rpc;
 mod search;
+mod shares;
 mod signer;
 mod store;
 mod txlog;

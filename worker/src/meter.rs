@@ -1,6 +1,7 @@
 //! Gas metering: the reserve → settle / release protocol and the `Meter` Durable Object that keeps it, one object
-//! per metered [`Subject`] — a profile's monthly quota, an API key's monthly deploy budget and the relayer's daily
-//! ceiling. Each object is the single writer of its subject's counters and keeps them, with the open reservations,
+//! per metered [`Subject`] — a profile's monthly quota, an API key's monthly deploy budget, the relayer's daily
+//! ceiling, and the fair shares of those ([`crate::shares`]): one holder's part of the day's ceiling, one client
+//! address's part of a key's budget, registrations per day. Each object is the single writer of its subject's counters and keeps them, with the open reservations,
 //! in its own transactional storage; profile usage is written through to KV (`usage:<address>:<month start>`) for
 //! cheap reads. Sharding by subject is what lets this grow: every profile and key has its own object, so metering
 //! never serializes on the nonce lane or on one another.
@@ -82,6 +83,68 @@ pub enum Subject {
     Key(String),
     /// The relayer's daily ceiling on one chain (`MAX_GAS_PER_DAY`).
     Relayer(u64),
+    /// One holder's share of a chain's daily ceiling (`FAIR_SHARE_PERCENT`, `KEY_SHARE_PERCENT`,
+    /// `TRUSTED_RESERVE_PERCENT`).
+    Share(u64, Holder),
+    /// One client address's share of an API key's monthly deploy budget: key id, client ([`Holder::Client`]'s form).
+    ClientBudget(String, String),
+    /// New registrations per UTC day of an API key or a client address; counted in registrations, not gas.
+    Registrations(Holder),
+}
+
+/// Who holds a fair share ([`Subject::Share`], [`Subject::Registrations`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Holder {
+    /// A profile.
+    Profile(Address),
+    /// A controller (the signer of relay calls), over every profile it controls.
+    Controller(Address),
+    /// An API key, over every profile registered or deployed with it.
+    Key(String),
+    /// A client address (IPv6 by its /64: [`crate::ratelimit::client_key`]), over every request it sends.
+    Client(String),
+    /// Every key the operator did not mark trusted (`TRUSTED_API_KEYS`), together.
+    Untrusted,
+}
+
+impl fmt::Display for Holder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Profile(a) => write!(f, "profile:{a:#x}"),
+            Self::Controller(a) => write!(f, "controller:{a:#x}"),
+            Self::Key(id) => write!(f, "key:{id}"),
+            Self::Client(client) => write!(f, "client:{client}"),
+            Self::Untrusted => f.write_str("untrusted"),
+        }
+    }
+}
+
+impl Holder {
+    /// The holder named `name` (the inverse of its `Display`).
+    pub fn parse(name: &str) -> Option<Self> {
+        if name == "untrusted" {
+            return Some(Self::Untrusted);
+        }
+        let (kind, rest) = name.split_once(':')?;
+        match kind {
+            "profile" => rest.parse().ok().map(Self::Profile),
+            "controller" => rest.parse().ok().map(Self::Controller),
+            "key" if !rest.is_empty() && !rest.contains(':') => Some(Self::Key(rest.to_owned())),
+            "client" if !rest.is_empty() => Some(Self::Client(rest.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// How it is named in a refusal.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Profile(a) => format!("the profile {a:#x}"),
+            Self::Controller(a) => format!("the controller {a:#x}"),
+            Self::Key(_) => "the profiles of this API key".to_owned(),
+            Self::Client(_) => "this client address".to_owned(),
+            Self::Untrusted => "the profiles of API keys not marked trusted".to_owned(),
+        }
+    }
 }
 
 impl Subject {
@@ -97,6 +160,16 @@ impl Subject {
             "profile" => rest.parse().ok().map(Self::Profile),
             "key" if !rest.is_empty() => Some(Self::Key(rest.to_owned())),
             "relayer" => rest.parse().ok().map(Self::Relayer),
+            "share" => {
+                let (chain, holder) = rest.split_once(':')?;
+                Some(Self::Share(chain.parse().ok()?, Holder::parse(holder)?))
+            }
+            "client-budget" => {
+                let (id, client) = rest.split_once(':')?;
+                (!id.is_empty() && !client.is_empty())
+                    .then(|| Self::ClientBudget(id.to_owned(), client.to_owned()))
+            }
+            "registrations" => Holder::parse(rest).map(Self::Registrations),
             _ => None,
         }
     }
@@ -104,8 +177,8 @@ impl Subject {
     /// The period its limit applies to.
     pub const fn period(&self) -> Period {
         match self {
-            Self::Profile(_) | Self::Key(_) => Period::Month,
-            Self::Relayer(_) => Period::Day,
+            Self::Profile(_) | Self::Key(_) | Self::ClientBudget(..) => Period::Month,
+            Self::Relayer(_) | Self::Share(..) | Self::Registrations(_) => Period::Day,
         }
     }
 
@@ -115,7 +188,14 @@ impl Subject {
             Self::Profile(_) => Code::QuotaExceeded,
             Self::Key(_) => Code::GasBudgetExceeded,
             Self::Relayer(_) => Code::DailyGasCeiling,
+            Self::Share(..) | Self::ClientBudget(..) => Code::PolicyFairShare,
+            Self::Registrations(_) => Code::PolicyRegistrations,
         }
+    }
+
+    /// Whether it counts gas (and its settlements are gas spent); [`Subject::Registrations`] counts registrations.
+    pub const fn counts_gas(&self) -> bool {
+        !matches!(self, Self::Registrations(_))
     }
 }
 
@@ -125,6 +205,9 @@ impl fmt::Display for Subject {
             Self::Profile(a) => write!(f, "profile:{a:#x}"),
             Self::Key(id) => write!(f, "key:{id}"),
             Self::Relayer(chain) => write!(f, "relayer:{chain}"),
+            Self::Share(chain, holder) => write!(f, "share:{chain}:{holder}"),
+            Self::ClientBudget(id, client) => write!(f, "client-budget:{id}:{client}"),
+            Self::Registrations(holder) => write!(f, "registrations:{holder}"),
         }
     }
 }
@@ -582,7 +665,7 @@ impl Meter {
         ledger.prune(keep_from, now);
         let written = ledger.clone();
         self.save(ledger).await?;
-        if let Some(charged) = answer.charged {
+        if let Some(charged) = answer.charged.filter(|_| subject.counts_gas()) {
             // stored first: the data point reports a debit that happened
             crate::analytics::record(&crate::analytics::Point::gas(&subject.name(), charged));
         }
@@ -757,11 +840,19 @@ pub async fn release_all(env: &Env, charge: &Charge) {
     let op = MeterOp::Release {
         id: charge.id.clone(),
     };
-    for subject in &charge.meters {
-        let released = match MeterClient::new(env, subject) {
-            Ok(meter) => meter.send(&op).await.map(|_| ()),
-            Err(e) => Err(e),
-        };
+    let release = |subject: &Subject| {
+        let op = &op;
+        let meter = MeterClient::new(env, subject);
+        async move {
+            match meter {
+                Ok(meter) => meter.send(op).await.map(|_| ()),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    // every subject at once: a refusal answers after one round trip, however many shares it was reserved on
+    let answers = futures_util::future::join_all(charge.meters.iter().map(release)).await;
+    for (subject, released) in charge.meters.iter().zip(answers) {
         if let Err(e) = released {
             worker::console_error!("releasing {} on {subject}: {} {}", charge.id, e.code, e.message);
         }
@@ -783,6 +874,22 @@ fn refused(subject: &Subject, retry_after: u64, amount: u64, limit: u64) -> ApiE
         Subject::Relayer(_) => {
             "the relayer reached its daily gas ceiling (MAX_GAS_PER_DAY); sends resume tomorrow".to_owned()
         }
+        Subject::Share(_, holder) => format!(
+            "this transaction needs up to {amount} gas, more than is left of the {limit} gas a day that {} may \
+             take of the relayer's daily ceiling (fair share)",
+            holder.describe()
+        ),
+        Subject::ClientBudget(..) => format!(
+            "this deploy needs up to {amount} gas, more than is left of the {limit} gas a month that one client \
+             address may take of the API key's deploy budget (fair share)"
+        ),
+        Subject::Registrations(holder) => format!(
+            "{} registered {limit} new profiles today, the most a day allows; registrations resume tomorrow",
+            match holder {
+                Holder::Key(_) => "this API key",
+                _ => "this client address",
+            }
+        ),
     };
     ApiError::new(subject.refusal(), message).retry_after(retry_after.max(1))
 }
@@ -891,6 +998,14 @@ mod tests {
             Subject::Profile(profile),
             Subject::Key("0123456789abcdef".into()),
             Subject::Relayer(4201),
+            Subject::Share(42, Holder::Profile(profile)),
+            Subject::Share(42, Holder::Controller(profile)),
+            Subject::Share(42, Holder::Key("0123456789abcdef".into())),
+            Subject::Share(4201, Holder::Client("2001:db8:1:2::/64".into())),
+            Subject::Share(42, Holder::Untrusted),
+            Subject::ClientBudget("0123456789abcdef".into(), "198.51.100.7".into()),
+            Subject::Registrations(Holder::Key("0123456789abcdef".into())),
+            Subject::Registrations(Holder::Client("::1".into())),
         ] {
             assert_eq!(Subject::parse(&s.name()), Some(s.clone()));
             let json = serde_json::to_string(&s).unwrap_or_default();
@@ -908,11 +1023,26 @@ mod tests {
             "relayer:x",
             "other:1",
             "relayer",
+            "share:42",
+            "share:x:untrusted",
+            "share:42:key:",
+            "share:42:key:a:b",
+            "share:42:client:",
+            "share:42:other:1",
+            "client-budget:abc",
+            "registrations:",
         ] {
             assert_eq!(Subject::parse(bad), None, "{bad}");
         }
         assert_eq!(Subject::Relayer(1).period(), Period::Day);
         assert_eq!(Subject::Key("k".into()).refusal(), Code::GasBudgetExceeded);
+        assert_eq!(Subject::Share(1, Holder::Untrusted).name(), "share:1:untrusted");
+        assert_eq!(Subject::Share(1, Holder::Untrusted).period(), Period::Day);
+        assert_eq!(
+            Subject::ClientBudget("k".into(), "::1".into()).period(),
+            Period::Month
+        );
+        assert!(!Subject::Registrations(Holder::Key("k".into())).counts_gas());
     }
 
     #[cfg(not(target_arch = "wasm32"))]

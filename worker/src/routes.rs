@@ -195,7 +195,7 @@ fn health(config: &Config) -> ApiResult<Response> {
 
 async fn status(req: &Request, env: &Env, config: &Config, address: &str) -> ApiResult<Response> {
     let config = config.relayer()?;
-    auth::authenticate(req, env, Scope::Register).await?;
+    auth::authenticate(req, env, Scope::Register, Some(&config.shares)).await?;
     let address = parse_address("address", address)?;
     let deployed = !config.rpc().code(address).await?.is_empty();
     let kv = env.kv("PROFILES")?;

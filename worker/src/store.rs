@@ -23,6 +23,10 @@ pub struct ProfileRecord {
     /// The deployment transaction, for profiles this relayer deployed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment_transaction: Option<B256>,
+    /// The id of the API key that registered or deployed it (its relay calls count on that key's fair share);
+    /// `None` for records written before registrants were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registered_by: Option<String>,
 }
 
 fn profile_key(address: Address) -> String {

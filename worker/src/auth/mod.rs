@@ -17,15 +17,23 @@ pub use self::{
 use crate::{
     config::{Config, Secret},
     error::{ApiError, ApiResult, Code},
-    ratelimit::{Limiter, Taking, limit_client_in, rate_limited},
+    ratelimit::{Limiter, Taking, client_bucket, limit_client_in, rate_limited},
+    shares::Shares,
 };
 
-/// Authenticates the request's API key, checks `scope` and takes one request from the key's rate limit. The
-/// key's `RateLimiter` object is asked on every request, so a revocation counts from the next request on.
+/// Authenticates the request's API key, checks `scope` and takes one request from the client address's share of
+/// the key's rate limit ([`Shares::of_key_rate`], when `shares` are given and below the whole), then from the key's
+/// own: a client flooding a public key is refused on its share and leaves the rest of the key's minute to everyone
+/// else. The key's `RateLimiter` object is asked on every request, so a revocation counts from the next request on.
 ///
 /// # Errors
 /// 401 `MISSING_API_KEY` / `INVALID_API_KEY`, 403 `API_KEY_REVOKED` / `INSUFFICIENT_SCOPE`, 429 `RATE_LIMITED`.
-pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<ApiKeyRecord> {
+pub async fn authenticate(
+    req: &Request,
+    env: &Env,
+    scope: Scope,
+    shares: Option<&Shares>,
+) -> ApiResult<ApiKeyRecord> {
     let key = bearer(req)?.ok_or_else(|| {
         ApiError::new(
             Code::MissingApiKey,
@@ -50,6 +58,20 @@ pub async fn authenticate(req: &Request, env: &Env, scope: Scope) -> ApiResult<A
             Code::InsufficientScope,
             format!("this API key lacks the {name} scope"),
         ));
+    }
+    if let Some(per_minute) = shares.and_then(|s| s.of_key_rate(record.rate_limit_per_minute)) {
+        let client = format!("{}:client:{}", record.id, client_bucket(req));
+        let verdict = Limiter::named(env, &client)?.take(per_minute, 1).await?;
+        if !verdict.allowed {
+            return Err(rate_limited(
+                format!(
+                    "this API key allows {per_minute} requests per minute from one client address (its fair share \
+                     of {})",
+                    record.rate_limit_per_minute
+                ),
+                &verdict,
+            ));
+        }
     }
     let verdict = Limiter::named(env, &record.id)?
         .take(record.rate_limit_per_minute, 1)
@@ -81,7 +103,9 @@ pub async fn authenticate_upload(req: &Request, env: &Env, config: &Config) -> A
     let secret = config.upload_jwt_secret.as_ref().map(Secret::expose);
     let token = bearer(req)?;
     let (Some(secret), Some(token)) = (secret, token.filter(|t| upload_token::looks_like_jwt(t))) else {
-        return authenticate(req, env, Scope::Upload).await.map(|_| ());
+        let relayer = config.relayer().ok();
+        let shares = relayer.map(|r| &r.shares);
+        return authenticate(req, env, Scope::Upload, shares).await.map(|_| ());
     };
     let issuers = config.upload_jwt_issuers.get()?;
     let skew = config.upload_jwt_skew.value()?;

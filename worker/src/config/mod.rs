@@ -332,6 +332,8 @@ pub struct RelayerConfig {
     pub clock_offset: i64,
     /// How long a gas reservation holds when never settled nor released (`RESERVATION_TTL_SECONDS`).
     pub reservation_ttl: u64,
+    /// The fair shares of the caps ([`crate::shares`]).
+    pub shares: Shares,
     /// Size of RPC answers and gas of calls (`RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP`).
     pub rpc_bounds: RpcBounds,
     /// The code of the profiles this relayer serves: LUKSO's releases plus `UNIVERSAL_PROFILE_IMPLEMENTATIONS` /
@@ -343,6 +345,39 @@ pub struct RelayerConfig {
     pub relayer_keys: Option<Secret>,
 }
 
+/// The fair-share settings, applied by [`crate::shares`]: `FAIR_SHARE_PERCENT`, `KEY_SHARE_PERCENT`,
+/// `TRUSTED_RESERVE_PERCENT`, `TRUSTED_API_KEYS`, `MAX_REGISTRATIONS_PER_KEY_PER_DAY`,
+/// `MAX_REGISTRATIONS_PER_CLIENT_PER_DAY`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shares {
+    /// A profile's, a controller's and a client address's part of a cap, in percent (1–100).
+    pub fair_percent: u8,
+    /// An untrusted API key's part of the daily ceiling, in percent (1–100).
+    pub key_percent: u8,
+    /// The part of the daily ceiling kept for trusted keys, in percent (0–99).
+    pub trusted_reserve_percent: u8,
+    /// The ids of the keys the operator trusts.
+    pub trusted_keys: Vec<String>,
+    /// New registrations per UTC day with one untrusted key.
+    pub registrations_per_key: u64,
+    /// New registrations per UTC day from one client address.
+    pub registrations_per_client: u64,
+}
+
+impl Default for Shares {
+    /// The documented defaults.
+    fn default() -> Self {
+        Self {
+            fair_percent: 10,
+            key_percent: 25,
+            trusted_reserve_percent: 20,
+            trusted_keys: Vec::new(),
+            registrations_per_key: 500,
+            registrations_per_client: 20,
+        }
+    }
+}
+
 /// The bounds of every RPC answer and call: `RPC_MAX_RESPONSE_BYTES`, `RPC_CALL_GAS_CAP` (`eth_call`) and
 /// `MAX_TRANSACTION_GAS` (`eth_estimateGas`).
 fn rpc_bounds(v: &Vars) -> ApiResult<RpcBounds> {
@@ -350,6 +385,27 @@ fn rpc_bounds(v: &Vars) -> ApiResult<RpcBounds> {
         max_response_bytes: v.number("RPC_MAX_RESPONSE_BYTES")?,
         call_gas_cap: v.number("RPC_CALL_GAS_CAP")?,
         estimate_gas_cap: v.number("MAX_TRANSACTION_GAS")?,
+    })
+}
+
+/// A percentage from `min` to `max`.
+fn percent(v: &Vars, name: &str, (min, max): (u8, u8)) -> ApiResult<u8> {
+    v.number::<u8>(name)
+        .ok()
+        .filter(|p| (min..=max).contains(p))
+        .ok_or_else(|| ApiError::config(format!("{name} must be a whole percentage from {min} to {max}")))
+}
+
+/// The fair shares: `FAIR_SHARE_PERCENT`, `KEY_SHARE_PERCENT`, `TRUSTED_RESERVE_PERCENT`, `TRUSTED_API_KEYS`,
+/// `MAX_REGISTRATIONS_PER_KEY_PER_DAY`, `MAX_REGISTRATIONS_PER_CLIENT_PER_DAY`.
+fn shares(v: &Vars) -> ApiResult<Shares> {
+    Ok(Shares {
+        fair_percent: percent(v, "FAIR_SHARE_PERCENT", (1, 100))?,
+        key_percent: percent(v, "KEY_SHARE_PERCENT", (1, 100))?,
+        trusted_reserve_percent: percent(v, "TRUSTED_RESERVE_PERCENT", (0, 99))?,
+        trusted_keys: v.list("TRUSTED_API_KEYS")?,
+        registrations_per_key: v.number("MAX_REGISTRATIONS_PER_KEY_PER_DAY")?,
+        registrations_per_client: v.number("MAX_REGISTRATIONS_PER_CLIENT_PER_DAY")?,
     })
 }
 
@@ -430,6 +486,7 @@ impl RelayerConfig {
             quota_signature_window: v.number("QUOTA_SIGNATURE_WINDOW_SECONDS")?,
             clock_offset: v.number("CLOCK_OFFSET_SECONDS")?,
             reservation_ttl: v.number("RESERVATION_TTL_SECONDS")?,
+            shares: shares(v)?,
             rpc_bounds: rpc_bounds(v)?,
             accepted_code: Accepted {
                 universal_profiles: code_hashes(

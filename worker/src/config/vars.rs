@@ -82,6 +82,13 @@ pub const VARS: &[Var] = &[
     var("QUOTA_SIGNATURE_WINDOW_SECONDS", Value("300")),
     // an hour: far longer than a relayed transaction takes to be mined (fees are bumped after REPLACE_AFTER_SECONDS)
     var("RESERVATION_TTL_SECONDS", Value("3600")),
+    // fair shares (crate::shares): no one party takes the day from everyone else
+    var("FAIR_SHARE_PERCENT", Value("10")),
+    var("KEY_SHARE_PERCENT", Value("25")),
+    var("TRUSTED_RESERVE_PERCENT", Value("20")),
+    var("TRUSTED_API_KEYS", Unset),
+    var("MAX_REGISTRATIONS_PER_KEY_PER_DAY", Value("500")),
+    var("MAX_REGISTRATIONS_PER_CLIENT_PER_DAY", Value("20")),
     var("TX_RECORD_DAYS", Value("30")),
     var("UNIVERSAL_PROFILE_IMPLEMENTATIONS", Unset),
     var("KEY_MANAGER_IMPLEMENTATIONS", Unset),

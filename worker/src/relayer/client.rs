@@ -77,9 +77,9 @@ impl RelayerClient {
         self.ask(&RelayerOp::Deploy(job)).await
     }
 
-    /// Registers `address`.
-    pub async fn register(&self, address: Address) -> ApiResult<RegisterOutcome> {
-        self.ask(&RelayerOp::Register(RegisterJob { address })).await
+    /// Registers `address` for the API key `key`.
+    pub async fn register(&self, address: Address, key: Option<String>) -> ApiResult<RegisterOutcome> {
+        self.ask(&RelayerOp::Register(RegisterJob { address, key })).await
     }
 
     /// Sends a checked relay call through the lane.

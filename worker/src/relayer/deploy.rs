@@ -1,7 +1,7 @@
 //! `RelayerOp::Deploy`: an LSP23 deployment through the lane — under the send lock the lane is reconciled, a
 //! pending deployment of the same profile is joined, a deployed profile answered at once, else the gas is reserved
-//! on the asking key's month and the relayer's day ([`super::policy::deploy_plan`]) and the transaction sent; then
-//! the request waits for the receipt (`wait.rs`) up to `DEPLOY_WAIT_SECONDS`.
+//! on the asking key's month, the relayer's day and their fair shares ([`super::policy::deploy_plan`]) and the
+//! transaction sent; then the request waits for the receipt (`wait.rs`) up to `DEPLOY_WAIT_SECONDS`.
 
 use alloy_primitives::{Address, Bytes};
 use profile_relayer::lsp23::deploy_erc1167_proxies_calldata;
@@ -12,7 +12,7 @@ use super::policy::{self, ALARM_MS};
 use super::send::send_new;
 use super::sync::sync_lane;
 use super::wait::wait;
-use crate::{error::ApiResult, store};
+use crate::{error::ApiResult, meter::Limit, shares::Payer, store};
 
 /// Deploys (or finds deployed) the profile of `job`.
 pub(super) async fn deploy(obj: Object<'_>, job: DeployJob) -> ApiResult<DeployOutcome> {
@@ -76,11 +76,31 @@ async fn pending_or_sent(
         profile,
         key,
         cx.config.max_gas_per_day,
+        deploy_shares(cx, job),
         now_ms(),
     );
     let tx = send_new(cx, wanted.clone(), cx.config.constants.factory, input, plan).await?;
     cx.store().ensure_alarm(ALARM_MS).await?;
     Ok(Some(tx))
+}
+
+/// The fair shares a deployment is also reserved on: the asking client's part of the key's budget, and the
+/// client's and the key's parts of the day's ceiling ([`crate::shares`]).
+fn deploy_shares(cx: &Ctx<'_>, job: &DeployJob) -> Vec<Limit> {
+    let shares = &cx.config.shares;
+    let payer = Payer {
+        client: job.client.clone(),
+        key: job.key_id.clone(),
+        ..Payer::default()
+    };
+    let budget = match (&job.key_id, &job.client) {
+        (Some(key), Some(client)) => shares.of_key_budget(key, client, job.key_budget),
+        _ => None,
+    };
+    budget
+        .into_iter()
+        .chain(shares.of_ceiling(cx.config.chain_id, cx.config.max_gas_per_day, &payer, 0))
+        .collect()
 }
 
 /// The deployment left the lane while the request waited: finished by another round (the alarm), or deployed by

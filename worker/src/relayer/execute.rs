@@ -1,7 +1,7 @@
 //! `RelayerOp::Execute`: a checked relay call through the lane, once per signed nonce while it is pending (a
 //! replay is answered with its transaction, never sent twice; one mined and succeeded but not yet final, likewise),
-//! its gas limit reserved on the profile's month and the relayer's day for this very transaction
-//! ([`super::policy::execute_plan`]); then the request waits for the receipt (`wait.rs`) up to
+//! its gas limit reserved on the profile's month, the relayer's day and the fair shares of that day for this very
+//! transaction ([`super::policy::execute_plan`], [`crate::shares`]); then the request waits for the receipt (`wait.rs`) up to
 //! `DEPLOY_WAIT_SECONDS`.
 
 use alloy_primitives::Bytes;
@@ -14,6 +14,7 @@ use super::sync::sync_lane;
 use super::wait::wait;
 use crate::{
     error::{ApiError, ApiResult, Code},
+    shares::Payer,
     signer,
 };
 
@@ -89,12 +90,25 @@ async fn pending_or_sent(cx: &Ctx<'_>, job: &ExecuteJob, wanted: &Job) -> ApiRes
     }
     cx.obj.refuse_if_draining(job.profile)?;
     let limits = (cx.config.monthly_gas_quota, cx.config.max_gas_per_day);
+    let payer = Payer {
+        profile: Some(job.profile),
+        controller: job.payer.controller,
+        client: job.payer.client.clone(),
+        key: job.payer.key.clone(),
+    };
+    let shares = cx.config.shares.of_ceiling(
+        cx.config.chain_id,
+        cx.config.max_gas_per_day,
+        &payer,
+        cx.config.monthly_gas_quota,
+    );
     let plan = policy::execute_plan(
         cx.config.chain_id,
         job.profile,
         job.id,
         job.gas_limit,
         limits,
+        shares,
         now_ms(),
     );
     let tx = send_new(cx, wanted.clone(), job.key_manager, job.calldata.clone(), plan).await?;

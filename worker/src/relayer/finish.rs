@@ -12,6 +12,7 @@ use super::policy;
 use super::profiles::record;
 use crate::{
     error::{ApiError, ApiResult, Code},
+    meter::Charge,
     rpc::Receipt,
     txlog,
 };
@@ -53,7 +54,8 @@ pub(super) async fn finish(cx: &Ctx<'_>, tx: &PendingTx, hash: B256, receipt: &R
                     format!("transaction {hash} was mined but no contract is at the predicted address"),
                 ));
             }
-            record(cx.obj, universal_profile, Some(hash)).await?;
+            let key = tx.charge.as_ref().and_then(Charge::key_id);
+            record(cx.obj, universal_profile, Some(hash), key).await?;
             Ok(())
         }
     }

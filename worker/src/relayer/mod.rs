@@ -57,11 +57,12 @@ use std::cell::Cell;
 use futures_util::lock::Mutex;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
 
+pub use self::client::RelayerClient;
 #[cfg(test)]
 use self::client::lane_name;
 use self::ctx::{Memory, Object};
 use self::model::RelayerOp;
-pub use self::model::{DeployJob, ExecuteJob, LaneStatus, RouteAnswer};
+pub use self::model::{DeployJob, ExecuteJob, LaneStatus, PayerFacts, RegisterOutcome, RouteAnswer};
 use self::model::{Envelope, Job, Resign};
 use self::policy::ALARM_MS;
 pub use self::policy::execute_id;
@@ -154,7 +155,9 @@ impl Relayer {
         let obj = self.object();
         match op {
             RelayerOp::Deploy(job) => json(&deploy::deploy(obj, job).await?),
-            RelayerOp::Register(job) => json(&profiles::register(obj, job.address).await?),
+            RelayerOp::Register(job) => {
+                json(&profiles::register(obj, job.address, job.key.as_deref()).await?)
+            }
             RelayerOp::Execute(job) => {
                 let result = execute::execute(obj, job).await;
                 if let Err(e) = &result {

@@ -136,6 +136,25 @@ pub struct ExecuteJob {
     pub calldata: Bytes,
     /// Gas limit (what is reserved).
     pub gas_limit: u64,
+    /// Who the call is for, beyond the profile: its controller, client address and registrant key (their fair
+    /// shares are reserved too, [`crate::shares`]).
+    #[serde(default)]
+    pub payer: PayerFacts,
+}
+
+/// [`crate::shares::Payer`] as a job carries it to the Relayer object.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayerFacts {
+    /// The controller that signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<Address>,
+    /// The request's client address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The API key the profile was registered or deployed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// What the Relayer object answers for an execute job.
@@ -178,6 +197,9 @@ pub struct DeployJob {
     /// That key's monthly gas budget.
     #[serde(default)]
     pub key_budget: u64,
+    /// The request's client address (its share of the key's budget and of the day's ceiling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// What happened to a deployment.
@@ -196,6 +218,9 @@ pub struct DeployOutcome {
 pub struct RegisterJob {
     /// The profile.
     pub address: Address,
+    /// The API key that registers it (kept on a new record: its relay calls count on the key's share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// Registration result.

@@ -378,46 +378,50 @@ pub(super) fn attempt_charge_id(id: B256, now_ms: u64) -> String {
 }
 
 /// How a relay call is sent: its gas limit, reserved for this very transaction on the profile's month
-/// (`monthly_gas_quota`) and the relayer-wide day (`max_gas_per_day`) under an id of its own.
+/// (`monthly_gas_quota`), the relayer-wide day (`max_gas_per_day`) and the fair `shares` of that day
+/// ([`crate::shares::Shares::of_ceiling`]) under an id of its own.
 pub(super) fn execute_plan(
     chain_id: u64,
     profile: Address,
     id: B256,
     gas_limit: u64,
     (monthly_gas_quota, max_gas_per_day): (u64, u64),
+    shares: Vec<Limit>,
     now_ms: u64,
 ) -> SendPlan {
-    let profile = Subject::Profile(profile);
-    let relayer = Subject::Relayer(chain_id);
+    // the profile's month, the relayer-wide ceiling and the shares of it, for this very transaction, under the
+    // send lock: nothing is sent unless every one has room for its gas limit
+    let mut reserve = vec![
+        Limit {
+            subject: Subject::Profile(profile),
+            limit: monthly_gas_quota,
+        },
+        Limit {
+            subject: Subject::Relayer(chain_id),
+            limit: max_gas_per_day,
+        },
+    ];
+    reserve.extend(shares);
     SendPlan {
         gas_limit: Some(gas_limit),
         charge: Some(Charge {
             id: attempt_charge_id(id, now_ms),
-            meters: vec![profile.clone(), relayer.clone()],
+            meters: reserve.iter().map(|l| l.subject.clone()).collect(),
         }),
-        // the profile's month and the relayer-wide ceiling, for this very transaction, under the send lock:
-        // nothing is sent unless both have room for its gas limit
-        reserve: vec![
-            Limit {
-                subject: profile,
-                limit: monthly_gas_quota,
-            },
-            Limit {
-                subject: relayer,
-                limit: max_gas_per_day,
-            },
-        ],
+        reserve,
         ..SendPlan::default()
     }
 }
 
-/// How a deployment is sent: its estimated gas reserved on the asking key's month (`key`: its id and budget) and the
-/// relayer's day, one reservation per deploy attempt (a retried deploy after a revert is a new transaction).
+/// How a deployment is sent: its estimated gas reserved on the asking key's month (`key`: its id and budget), the
+/// relayer's day and the fair `shares` (of the key's budget and of the day), one reservation per deploy attempt (a
+/// retried deploy after a revert is a new transaction).
 pub(super) fn deploy_plan(
     chain_id: u64,
     profile: Address,
     key: Option<(String, u64)>,
     max_gas_per_day: u64,
+    shares: Vec<Limit>,
     now_ms: u64,
 ) -> SendPlan {
     let mut reserve = vec![Limit {
@@ -433,6 +437,7 @@ pub(super) fn deploy_plan(
             },
         );
     }
+    reserve.extend(shares);
     SendPlan {
         charge: Some(Charge {
             id: format!("deploy:{chain_id}:{profile:#x}:{now_ms}"),
@@ -1067,7 +1072,7 @@ mod tests {
 
     #[test]
     fn every_job_reserves_on_its_meters_under_an_id_of_its_own() {
-        let execute = execute_plan(42, PROFILE, H1, 90_000, (1_000, 2_000), 7);
+        let execute = execute_plan(42, PROFILE, H1, 90_000, (1_000, 2_000), Vec::new(), 7);
         assert_eq!(execute.gas_limit, Some(90_000));
         assert_eq!(
             execute.charge,
@@ -1098,7 +1103,7 @@ mod tests {
             ),
         ];
         for (key, meters) in cases {
-            let plan = deploy_plan(42, PROFILE, key, 2_000, 7);
+            let plan = deploy_plan(42, PROFILE, key, 2_000, Vec::new(), 7);
             assert_eq!(plan.gas_limit, None);
             let charge = plan.charge.unwrap();
             assert_eq!(charge.id, format!("deploy:42:{PROFILE:#x}:7"));
@@ -1113,6 +1118,20 @@ mod tests {
                 meters: vec![Subject::Relayer(42)],
             }
         );
+        // the shares come after the caps they are parts of, reserved and charged alike
+        let share = Limit {
+            subject: Subject::Share(42, crate::meter::Holder::Untrusted),
+            limit: 1_600,
+        };
+        for plan in [
+            execute_plan(42, PROFILE, H1, 90_000, (1_000, 2_000), vec![share.clone()], 7),
+            deploy_plan(42, PROFILE, None, 2_000, vec![share.clone()], 7),
+        ] {
+            assert_eq!(plan.reserve.last(), Some(&share));
+            let meters = plan.charge.map(|c| c.meters).unwrap_or_default();
+            assert_eq!(meters.last(), Some(&share.subject));
+            assert_eq!(meters.len(), plan.reserve.len());
+        }
         // one id per attempt: the same signed nonce later is another reservation
         assert_ne!(attempt_charge_id(H1, 1), attempt_charge_id(H1, 2));
     }

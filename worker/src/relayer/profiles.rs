@@ -10,8 +10,14 @@ use crate::{
     store::{self, ProfileRecord},
 };
 
-/// Registers `address` (with the hash of its deployment, when known); `true` when this call created the record.
-pub(super) async fn record(obj: Object<'_>, address: Address, deployment: Option<B256>) -> ApiResult<bool> {
+/// Registers `address` (with the hash of its deployment, when known, and the key that registers or deployed it:
+/// the first one is kept); `true` when this call created the record.
+pub(super) async fn record(
+    obj: Object<'_>,
+    address: Address,
+    deployment: Option<B256>,
+    key: Option<&str>,
+) -> ApiResult<bool> {
     let kv = obj.env.kv("PROFILES")?;
     match store::profile(&kv, address).await? {
         Some(mut existing) => {
@@ -26,6 +32,7 @@ pub(super) async fn record(obj: Object<'_>, address: Address, deployment: Option
                 address,
                 registered_at: now_ms() / 1000,
                 deployment_transaction: deployment,
+                registered_by: key.map(str::to_owned),
             };
             store::put_profile(&kv, &record).await?;
             Ok(true)
@@ -33,9 +40,13 @@ pub(super) async fn record(obj: Object<'_>, address: Address, deployment: Option
     }
 }
 
-/// `RelayerOp::Register`: registers `address` and answers its quota.
-pub(super) async fn register(obj: Object<'_>, address: Address) -> ApiResult<RegisterOutcome> {
-    let newly_registered = record(obj, address, None).await?;
+/// `RelayerOp::Register`: registers `address` (for the key `key`) and answers its quota.
+pub(super) async fn register(
+    obj: Object<'_>,
+    address: Address,
+    key: Option<&str>,
+) -> ApiResult<RegisterOutcome> {
+    let newly_registered = record(obj, address, None, key).await?;
     let kv = obj.env.kv("PROFILES")?;
     let config = obj.config.relayer()?;
     let quota = store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?;

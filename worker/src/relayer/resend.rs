@@ -9,6 +9,7 @@ use super::send::send_new;
 use super::sync::sync_lane;
 use crate::{
     error::{ApiError, ApiResult, Code},
+    meter::Charge,
     signer::{self, TxRequest},
 };
 
@@ -49,7 +50,8 @@ pub(super) async fn send_again(cx: &Ctx<'_>, stored: &PendingTx, replaces: Optio
             if !cx.rpc.code(universal_profile).await?.is_empty() {
                 // deployed by another transaction with the same salt: nothing to send
                 cx.store().write(replaces, None)?;
-                record(cx.obj, universal_profile, None).await?;
+                let key = stored.charge.as_ref().and_then(Charge::key_id);
+                record(cx.obj, universal_profile, None, key).await?;
                 return Ok(Round::Gone);
             }
             sync_lane(cx).await?;
