@@ -26,6 +26,14 @@ pub struct AlgoliaResult {
     /// Records per page.
     #[cfg_attr(feature = "schema", schemars(range(max = 1000)))]
     pub hits_per_page: u64,
+    /// The `offset` asked (only when the search paged by `offset`/`length`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub offset: Option<u64>,
+    /// The `length` answered from `offset` (only with `offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(optional))]
+    pub length: Option<u64>,
     /// `true` when the count is exact (see [`Exhaustive::nb_hits`]).
     pub exhaustive_nb_hits: bool,
     /// Queries only: `false` when not every term within a query word's typos was considered.

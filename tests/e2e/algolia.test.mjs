@@ -191,6 +191,41 @@ test('algoliasearch v5 searchSingleIndex: hits, paging, facets, highlights (HTML
   assert.equal(counts.facets.kind.LSP7DigitalAsset, 3);
 });
 
+test('algoliasearch v5 offset and length: the same hits as pages, page ignored, offset and length answered', async () => {
+  const ordered = (await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka', hitsPerPage: 3 } })).hits.map((h) => h.objectID);
+  assert.equal(ordered.length, 3);
+  // offset 1, length 2: the second and third hits, whatever page says
+  const r = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka', offset: 1, length: 2, page: 5 } });
+  assert.deepEqual(
+    r.hits.map((h) => h.objectID),
+    ordered.slice(1, 3),
+  );
+  assert.deepEqual([r.offset, r.length, r.nbHits], [1, 2, 3]);
+  // length defaults to hitsPerPage; without offset, length is ignored (and not answered)
+  const byPer = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka', offset: 2, hitsPerPage: 5 } });
+  assert.deepEqual([byPer.hits.map((h) => h.objectID), byPer.length], [ordered.slice(2), 5]);
+  const paged = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: 'quokka', length: 1, hitsPerPage: 2, page: 1 } });
+  assert.deepEqual([paged.hits.map((h) => h.objectID), paged.offset, paged.length], [ordered.slice(2), undefined, undefined]);
+  // the legacy params string, the empty query (most recent first), and past paginationLimitedTo
+  const legacy = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { params: 'query=quokka&offset=0&length=1' } });
+  assert.deepEqual(
+    legacy.hits.map((h) => h.objectID),
+    ordered.slice(0, 1),
+  );
+  const recent = (await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '', hitsPerPage: 4 } })).hits.map((h) => h.objectID);
+  const window = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '', offset: 1, length: 2 } });
+  assert.deepEqual(
+    window.hits.map((h) => h.objectID),
+    recent.slice(1, 3),
+  );
+  const beyond = await client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '', offset: 1000, length: 10 } });
+  assert.deepEqual([beyond.hits.length, beyond.offset], [0, 1000]);
+  await assert.rejects(
+    client.searchSingleIndex({ indexName: ASSETS, searchParams: { query: '', offset: 0, length: 1001 } }),
+    (e) => e.status === 400 && /length/.test(e.message),
+  );
+});
+
 test('algoliasearch v5: typos find the indexed contracts, fewest typos first, with _rankingInfo', async () => {
   // "qoukka" (a swap) and "quoka" (a deletion) are one typo from "quokka"
   for (const query of ['qoukka', 'quoka ', 'quokka cion']) {

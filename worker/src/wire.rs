@@ -178,6 +178,8 @@ fn algolia_result(cursor: Option<String>) -> AlgoliaResult {
         page: 0,
         nb_pages: 1,
         hits_per_page: 20,
+        offset: cursor.is_none().then_some(0),
+        length: cursor.is_none().then_some(20),
         exhaustive_nb_hits: true,
         exhaustive_typo: Some(true),
         exhaustive: Some(Exhaustive {

@@ -31,14 +31,14 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::Ap
     let words = !expansion.words.is_empty();
     let filter = params.filter.as_ref();
     let scope = Scope::new(index, &params.query, expansion.expression(u8::MAX), filter);
-    let per = params.hits_per_page;
+    let window = params.window();
     let typo_tiers = words && expansion.has_typos();
     let hits = if words {
         Hits::Ranked {
             exact: typo_tiers.then(|| Scope::new(index, &params.query, expansion.expression(0), filter)),
             limit: ranked::MAX_CANDIDATES,
         }
-    } else if let Some((per, offset)) = params::pagination_window(params.page, per) {
+    } else if let Some((per, offset)) = window.reachable() {
         Hits::Recent { per, offset }
     } else {
         Hits::None
@@ -97,14 +97,21 @@ pub async fn search(env: &Env, index: &str, params: &Params) -> crate::error::Ap
     };
     let faceted = !params.facets.is_empty();
     let typo = expansion.exhaustive;
-    // as Algolia's `paginationLimitedTo`: the pages of the first 1,000 hits
-    let reachable = nb_hits.min(params::PAGINATION_LIMITED_TO);
+    // as Algolia's `paginationLimitedTo`: the pages of the first 1,000 hits; asked by `offset`, the page is the one
+    // of `length` hits that `offset` falls in
+    let per = window.count;
     Ok(AlgoliaResult {
         hits,
         nb_hits,
-        page: params.page,
-        nb_pages: if per == 0 { 0 } else { reachable.div_ceil(per) },
+        page: if window.by_offset {
+            window.start.checked_div(per).unwrap_or(0)
+        } else {
+            params.page
+        },
+        nb_pages: window.nb_pages(nb_hits),
         hits_per_page: per,
+        offset: window.by_offset.then_some(window.start),
+        length: window.by_offset.then_some(per),
         exhaustive_nb_hits,
         exhaustive_typo: Some(typo),
         exhaustive: Some(Exhaustive {
@@ -146,6 +153,8 @@ pub async fn browse(
         page,
         nb_pages: if per == 0 { 0 } else { nb_hits.div_ceil(per) },
         hits_per_page: per,
+        offset: None,
+        length: None,
         exhaustive_nb_hits: true,
         exhaustive_typo: None,
         exhaustive: None,

@@ -17,6 +17,10 @@ use crate::{
 pub const MAX_PAGE: u64 = 1000;
 /// Largest `hitsPerPage` (Algolia's limit).
 pub const MAX_HITS_PER_PAGE: u64 = 1000;
+/// Largest `length` (Algolia's limit, as `hitsPerPage`).
+pub const MAX_LENGTH: u64 = 1000;
+/// Largest `offset` accepted (any offset past [`PAGINATION_LIMITED_TO`] answers no hits, as Algolia's).
+pub const MAX_OFFSET: u64 = u32::MAX as u64;
 /// Algolia's `paginationLimitedTo`: only the first 1,000 hits of a search can be paged to (deeper pages answer no
 /// hits, as Algolia's), so that no page asks the store to skip more rows than that.
 pub const PAGINATION_LIMITED_TO: u64 = 1000;
@@ -36,6 +40,8 @@ const KNOWN: &[&str] = &[
     "query",
     "page",
     "hitsPerPage",
+    "offset",
+    "length",
     "filters",
     "facetFilters",
     "numericFilters",
@@ -57,6 +63,10 @@ pub struct Params {
     pub query: String,
     pub page: u64,
     pub hits_per_page: u64,
+    /// `offset`: with it, `page` is ignored and `length` hits (else `hitsPerPage`) from this position are answered.
+    pub offset: Option<u64>,
+    /// `length`: the hits answered from `offset` (ignored without it).
+    pub length: Option<u64>,
     pub filter: Option<Filter>,
     pub facets: Vec<String>,
     pub max_values_per_facet: u64,
@@ -140,6 +150,8 @@ impl Default for Params {
             query: String::new(),
             page: 0,
             hits_per_page: 20,
+            offset: None,
+            length: None,
             filter: None,
             facets: Vec::new(),
             max_values_per_facet: 100,
@@ -195,6 +207,18 @@ impl Builder {
             "query" => p.query = string()?,
             "page" => p.page = number(MAX_PAGE, p.page)?,
             "hitsPerPage" => p.hits_per_page = number(MAX_HITS_PER_PAGE, p.hits_per_page)?,
+            // a number in text form that does not parse leaves the parameter as it was (unset: `u64::MAX` is
+            // never a value, both are clamped far below it)
+            "offset" => {
+                p.offset = Some(number(MAX_OFFSET, u64::MAX)?)
+                    .filter(|n| *n != u64::MAX)
+                    .or(p.offset)
+            }
+            "length" => {
+                p.length = Some(number(MAX_LENGTH, u64::MAX)?)
+                    .filter(|n| *n != u64::MAX)
+                    .or(p.length)
+            }
             "maxValuesPerFacet" => {
                 p.max_values_per_facet = number(MAX_VALUES_PER_FACET, p.max_values_per_facet)?
             }
@@ -297,17 +321,66 @@ pub const DEFAULT_FACETS: &[&str] = &[
 /// The window of the first [`PAGINATION_LIMITED_TO`] hits that page `page` of `per` hits covers: `(limit, offset)`,
 /// `None` for a page past it (or of no hits).
 pub fn pagination_window(page: u64, per: u64) -> Option<(u64, u64)> {
-    let offset = page.saturating_mul(per);
-    (per > 0 && offset < PAGINATION_LIMITED_TO).then(|| (per.min(PAGINATION_LIMITED_TO - offset), offset))
+    Window {
+        start: page.saturating_mul(per),
+        count: per,
+        by_offset: false,
+    }
+    .reachable()
+}
+
+/// Which hits of a search are answered: Algolia's two ways of paging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The position of the first hit answered.
+    pub start: u64,
+    /// How many hits are answered from there (before [`PAGINATION_LIMITED_TO`] cuts it).
+    pub count: u64,
+    /// Asked as `offset`/`length` (answered with `offset` and `length`), not as `page`/`hitsPerPage`.
+    pub by_offset: bool,
+}
+
+impl Window {
+    /// The part of the first [`PAGINATION_LIMITED_TO`] hits it covers: `(limit, offset)`, `None` when nothing.
+    pub fn reachable(self) -> Option<(u64, u64)> {
+        (self.count > 0 && self.start < PAGINATION_LIMITED_TO)
+            .then(|| (self.count.min(PAGINATION_LIMITED_TO - self.start), self.start))
+    }
+
+    /// The pages of `count` hits over the first [`PAGINATION_LIMITED_TO`] of `nb_hits` (0 for pages of nothing).
+    pub fn nb_pages(self, nb_hits: u64) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            nb_hits.min(PAGINATION_LIMITED_TO).div_ceil(self.count)
+        }
+    }
 }
 
 impl Params {
+    /// The hits this search answers: `offset` and `length` (default `hitsPerPage`) when `offset` is given — `page`
+    /// is then ignored —, else page `page` of `hitsPerPage` (Algolia's rules; `length` without `offset` is ignored).
+    pub fn window(&self) -> Window {
+        match self.offset {
+            Some(start) => Window {
+                start,
+                count: self.length.unwrap_or(self.hits_per_page),
+                by_offset: true,
+            },
+            None => Window {
+                start: self.page.saturating_mul(self.hits_per_page),
+                count: self.hits_per_page,
+                by_offset: false,
+            },
+        }
+    }
+
     /// The lookup tokens this query costs, in proportion to the work it asks of the store and the Worker: one for the
     /// query, one more per [`HITS_PER_TOKEN`] hits of its page past the first (each hit a record read, highlighted and
     /// sent), one more per facet (each counted over every match). 1 for an ordinary query; a page of 1,000 hits
     /// with ten facets, the heaviest, 20.
     pub fn cost(&self) -> u32 {
-        let hits = self.hits_per_page.saturating_sub(1) / HITS_PER_TOKEN;
+        let hits = self.window().count.saturating_sub(1) / HITS_PER_TOKEN;
         let facets = self.facets.len() as u64;
         u32::try_from(1 + hits + facets).unwrap_or(u32::MAX)
     }
@@ -427,6 +500,57 @@ pub(crate) mod tests {
         assert_eq!(pagination_window(0, 0), None);
         assert_eq!(pagination_window(MAX_PAGE, MAX_HITS_PER_PAGE), None);
         assert_eq!(pagination_window(u64::MAX, u64::MAX), None);
+    }
+
+    #[test]
+    fn offset_and_length_page_as_algolia_does() {
+        let window = |v: Value| Params::from_body(&body(v)).map(|p| p.window());
+        let at = |start, count, by_offset| {
+            Ok(Window {
+                start,
+                count,
+                by_offset,
+            })
+        };
+        // offset wins over page; length defaults to hitsPerPage
+        assert_eq!(
+            window(json!({"page": 3, "offset": 5, "length": 7})),
+            at(5, 7, true)
+        );
+        assert_eq!(window(json!({"offset": 5, "hitsPerPage": 9})), at(5, 9, true));
+        // length without offset is ignored
+        assert_eq!(
+            window(json!({"length": 7, "page": 2, "hitsPerPage": 10})),
+            at(20, 10, false)
+        );
+        // the params string, leniently, and the limits
+        assert_eq!(
+            window(json!({"params": "offset=40&length=2000"})),
+            at(40, MAX_LENGTH, true)
+        );
+        assert_eq!(
+            window(json!({"params": "offset=x&length=3", "hitsPerPage": 4})),
+            at(0, 4, false)
+        );
+        assert!(window(json!({"length": 1001, "offset": 0})).is_err());
+        assert!(window(json!({"offset": -1})).is_err());
+        // the first 1,000 hits only: an offset past them answers none, a length across them is cut
+        let reach = |start, count| {
+            Window {
+                start,
+                count,
+                by_offset: true,
+            }
+            .reachable()
+        };
+        assert_eq!(reach(990, 50), Some((10, 990)));
+        assert_eq!(reach(1000, 5), None);
+        assert_eq!(reach(3, 0), None);
+        assert_eq!(at(0, 7, true).map(|w| w.nb_pages(50)), Ok(8));
+        // the cost follows the hits answered
+        let cost = |v: Value| Params::from_body(&body(v)).map(|p| p.cost()).unwrap_or(0);
+        assert_eq!(cost(json!({"offset": 0, "length": 1000})), 10);
+        assert_eq!(cost(json!({"length": 1000})), 1);
     }
 
     #[test]

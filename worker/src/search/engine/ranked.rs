@@ -185,12 +185,14 @@ pub fn highlight_groups(expansion: &Expansion) -> Vec<Vec<String>> {
 }
 
 impl Params {
-    /// The page of `ranked` this search asks for, and the number of pages reachable.
+    /// The hits of `ranked` this search asks for ([`Params::window`], within the first
+    /// [`super::params::PAGINATION_LIMITED_TO`]).
     pub fn page_of<'a>(&self, ranked: &'a [Score]) -> Vec<&'a Score> {
-        let per = usize::try_from(self.hits_per_page).unwrap_or(usize::MAX);
-        let start = usize::try_from(self.page)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(per);
-        ranked.iter().skip(start).take(per).collect()
+        let Some((limit, start)) = self.window().reachable() else {
+            return Vec::new();
+        };
+        let start = usize::try_from(start).unwrap_or(usize::MAX);
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        ranked.iter().skip(start).take(limit).collect()
     }
 }
