@@ -1,7 +1,8 @@
 // Gasless relay benchmark against the local stack (wrangler dev + anvil). Bounded: 30 sequential executes, 40
 // concurrent executes across 10 profiles, 100 concurrent debits on one profile.
-//   1. overhead: POST /api/execute (every check, the reservation, the nonce lane, the receipt, the settlement)
-//      against the same signed executeRelayCall sent straight to anvil by a funded account and polled to its receipt;
+//   1. overhead: POST /api/execute with `Prefer: wait` (every check, the reservation, the nonce lane, the receipt, the
+//      settlement) against the same signed executeRelayCall sent straight to anvil by a funded account and polled to
+//      its receipt; and answered on send (no Prefer: the 202) against the direct send's own answer;
 //   2. throughput of concurrent executes across profiles;
 //   3. 100 concurrent debits on one profile (100 channels): the quota falls by exactly the sum of the receipts.
 //
@@ -24,9 +25,15 @@ const kmAbi = parseAbi([
 ]);
 const upAbi = parseAbi(['function owner() view returns (address)', 'function setData(bytes32 key, bytes value)']);
 const url = (p) => `${stack.workerUrl}${p}`;
-// a request that never answers fails the bench after a minute instead of hanging it (seen once on a loaded machine)
-const post = (path, body) =>
-  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
+// a request that never answers fails the bench after a minute instead of hanging it (seen once on a loaded machine);
+// relay calls wait for their receipt (`Prefer: wait`, capped at DEPLOY_WAIT_SECONDS) unless `wait` is false
+const post = (path, body, { wait = true } = {}) =>
+  fetch(url(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(wait ? { prefer: 'wait=60' } : {}) },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
 async function read(to, abi, functionName, args = []) {
   const out = await stack.chain.rpc('eth_call', [{ to, data: encodeFunctionData({ abi, functionName, args }) }, 'latest']);
   return decodeFunctionResult({ abi, functionName, data: out });
@@ -63,8 +70,25 @@ try {
   const sender = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'; // anvil's funded account
   const service = [];
   const direct = [];
+  const onSend = [];
+  const directSend = [];
   let n = Number(await read(profile.km, kmAbi, 'getNonce', [account.address, 0n]));
   for (let i = 0; i < N.sequential; i++) {
+    // answered on send (no Prefer): the service's 202 against the node's answer to the same call sent directly
+    const c = await signedCall(account, profile, n++, 3000 + i);
+    const t4 = performance.now();
+    const sent = await post('/api/execute', body(profile.up, c), { wait: false });
+    assert.equal(sent.status, 202, JSON.stringify(await sent.clone().json()));
+    const { transactionHash } = await sent.json();
+    onSend.push(performance.now() - t4);
+    await waitForReceipt(stack.chain.rpc, transactionHash);
+    const d = await signedCall(account, profile, n++, 4000 + i);
+    const direct2 = encodeFunctionData({ abi: kmAbi, functionName: 'executeRelayCall', args: [d.signature, d.nonce, 0n, d.payload] });
+    const t5 = performance.now();
+    const directHash = await stack.chain.rpc('eth_sendTransaction', [{ from: sender, to: profile.km, data: direct2 }]);
+    directSend.push(performance.now() - t5);
+    assert.equal((await waitForReceipt(stack.chain.rpc, directHash)).status, '0x1');
+    // waiting for the receipt (Prefer: wait) against the direct send polled to its receipt
     const a = await signedCall(account, profile, n++, 1000 + i);
     const t0 = performance.now();
     const res = await post('/api/execute', body(profile.up, a));
@@ -112,9 +136,13 @@ try {
     JSON.stringify(debited.find((d) => d.status !== 'mined')),
   );
   const overhead = service.map((s, i) => s - direct[i]);
+  const sendOverhead = onSend.map((s, i) => s - directSend[i]);
   if (QUICK) console.log('quick run (smoke test: small counts, figures not comparable with BENCHMARKS.md)');
   console.log(
     `execute (${N.sequential} sequential): service p50 ${percentile(service, 50).toFixed(1)} ms, p99 ${percentile(service, 99).toFixed(1)} ms; the same call sent straight to anvil p50 ${percentile(direct, 50).toFixed(1)} ms; overhead p50 ${percentile(overhead, 50).toFixed(1)} ms, p99 ${percentile(overhead, 99).toFixed(1)} ms`,
+  );
+  console.log(
+    `execute answered on send (${N.sequential} sequential, no Prefer): service p50 ${percentile(onSend, 50).toFixed(1)} ms, p99 ${percentile(onSend, 99).toFixed(1)} ms; the same call's eth_sendTransaction to anvil p50 ${percentile(directSend, 50).toFixed(1)} ms; overhead p50 ${percentile(sendOverhead, 50).toFixed(1)} ms, p99 ${percentile(sendOverhead, 99).toFixed(1)} ms`,
   );
   console.log(
     `${calls.length} concurrent executes across ${N.profiles} profiles: all mined in ${concurrentMs.toFixed(0)} ms (${((calls.length * 1000) / concurrentMs).toFixed(1)} executes/s)`,

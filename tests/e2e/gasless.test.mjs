@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFunctionResult } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 import { profileOf } from './helpers/profile.mjs';
 
 const QUOTA = 2_000_000;
@@ -26,10 +27,13 @@ after(async () => {
 });
 
 const url = (p) => `${stack.workerUrl}${p}`;
+/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
+ * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
+const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
 const post = (path, body, headers = {}) =>
   fetch(url(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...waitFor(path), ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 async function json(res, status) {
@@ -91,6 +95,52 @@ test('gasless setData: data on chain, quota falls by exactly gasUsed, both quota
   assert.equal(status.gasUsed, used);
   assert.equal(status.charged, used);
   assert.equal((await fetch(url(`/api/transaction/0x${'ab'.repeat(32)}`))).status, 404);
+});
+
+test('answered on send: 202 pending at once; the status route and the quota follow; Prefer: wait answers mined', async () => {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const profile = await profileOf(stack, account);
+  const send = (body, prefer) =>
+    fetch(url('/api/execute'), { method: 'POST', headers: { 'content-type': 'application/json', ...(prefer ? { prefer } : {}) }, body: JSON.stringify(body) });
+  // no preference (LSP15 clients, LUKSO's extension): the hash as soon as the node took the transaction
+  const nonceBefore = await relayerNonce();
+  const res = await send(await signed(account, profile, setData(key(10), '0x0a')));
+  const sent = await json(res, 202);
+  assert.equal(sent.status, 'pending');
+  assert.match(sent.transactionHash, /^0x[0-9a-f]{64}$/);
+  assert.equal(sent.gasUsed, undefined);
+  assert.equal(res.headers.get('preference-applied'), null);
+  assert.equal(await relayerNonce(), nonceBefore + 1, 'sent');
+  // the status route and the quota follow the receipt
+  const mined = await until('the status route shows it mined', async () => {
+    const status = await json(await fetch(url(`/api/transaction/${sent.transactionHash}`)), 200);
+    return status.status === 'mined' && status;
+  });
+  const used = await gasUsedOf(sent.transactionHash);
+  assert.deepEqual([mined.gasUsed, mined.charged], [used, used]);
+  await until('the quota is charged the receipt', async () => (await json(await quota(account, profile.up), 200)).quota === QUOTA - used);
+  // Prefer: wait=N (RFC 7240): the receipt within N seconds, at most DEPLOY_WAIT_SECONDS (10 here)
+  const waited = await send(await signed(account, profile, setData(key(11), '0x0b')), 'wait=5');
+  const body = await json(waited, 200);
+  assert.deepEqual([body.status, body.gasUsed, waited.headers.get('preference-applied')], ['mined', await gasUsedOf(body.transactionHash), 'wait=5']);
+  const capped = await send(await signed(account, profile, setData(key(12), '0x0c')), 'respond-async, wait=3600');
+  assert.equal((await json(capped, 200)).status, 'mined');
+  assert.equal(capped.headers.get('preference-applied'), 'wait=10');
+  // a preference outside the grammar, or wait=0, is no wait
+  for (const [n, prefer] of [
+    [13, 'wait=soon'],
+    [14, 'wait=0'],
+  ]) {
+    const answer = await send(await signed(account, profile, setData(key(n), '0x0d')), prefer);
+    assert.equal((await json(answer, 202)).status, 'pending', prefer);
+  }
+  // browsers may send the header: the preflight allows it and the answer exposes Preference-Applied
+  const preflight = await fetch(url('/api/execute'), {
+    method: 'OPTIONS',
+    headers: { origin: 'https://dapp.example', 'access-control-request-headers': 'prefer' },
+  });
+  assert.match(preflight.headers.get('access-control-allow-headers'), /\bprefer\b/);
+  assert.match(waited.headers.get('access-control-expose-headers'), /preference-applied/);
 });
 
 test('refusals send nothing: replay, stranger, other chain, expired, reverting, unregistered, malformed, oversized', async () => {

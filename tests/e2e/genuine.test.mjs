@@ -80,8 +80,11 @@ function compile() {
 
 const rpc = (...args) => stack.chain.rpc(...args);
 const url = (p) => `${stack.workerUrl}${p}`;
+/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
+ * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
+const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
 const post = (path, body, headers = {}) =>
-  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...waitFor(path), ...headers }, body: JSON.stringify(body) });
 const withKey = { authorization: () => `Bearer ${stack.apiKey}` };
 const register = (address) => post('/api/universal-profile/register', { universalProfileAddress: address }, { authorization: withKey.authorization() });
 async function json(res, status) {

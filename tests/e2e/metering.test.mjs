@@ -33,8 +33,11 @@ after(async () => {
 });
 
 const url = (p) => `${stack.workerUrl}${p}`;
+/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
+ * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
+const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
 const post = (path, body, headers = {}) =>
-  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...waitFor(path), ...headers }, body: JSON.stringify(body) });
 async function json(res, ...statuses) {
   const body = await res.json();
   assert.ok(statuses.includes(res.status), `${res.status} ${JSON.stringify(body)}`);

@@ -14,6 +14,7 @@ import { concat, decodeFunctionResult, encodeFunctionData, encodePacked, getAddr
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
+import { until } from './helpers/poll.mjs';
 import { profileOf } from './helpers/profile.mjs';
 import { launchChromium } from '../helpers/chromium.mjs';
 
@@ -41,7 +42,7 @@ before(async () => {
   globalThis.fetch = async (input, init) => {
     const request = new Request(input, init);
     if (request.url.startsWith(`${stack.workerUrl}/api/`)) {
-      sent.push({ method: request.method, url: request.url, body: request.body ? await request.clone().text() : null });
+      sent.push({ method: request.method, url: request.url, prefer: request.headers.get('prefer'), body: request.body ? await request.clone().text() : null });
     }
     return realFetch(request);
   };
@@ -100,6 +101,7 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
     ...params,
     address: up,
     payload,
+    wait: 10,
     sign: async (digest) => {
       digests.push(digest);
       return account.sign({ hash: digest });
@@ -108,7 +110,7 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
   assert.deepEqual(digests, [viemDigest(call)]);
   const signature = await account.sign({ hash: viemDigest(call) });
   assert.deepEqual(lastBody('/api/execute'), viemBody(up, call, signature));
-  assert.equal(sent.at(-1).method, 'POST');
+  assert.deepEqual([sent.at(-1).method, sent.at(-1).prefer], ['POST', 'wait=10']);
   const mined = await receipt(answer.transactionHash);
   const used = Number(BigInt(mined.gasUsed));
   assert.deepEqual(answer, {
@@ -144,6 +146,7 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
   };
   const lukso = new EIP191Signer().signDataWithIntendedValidator(km, viemMessage(second), privateKey);
   assert.equal(lukso.messageHash, viemDigest(second));
+  // without `wait`: answered once sent (no Prefer header), then followed on the status route until mined
   const again = await relayer.execute({
     address: up,
     nonce: next.nonce,
@@ -152,8 +155,12 @@ test('Node: execute with a viem sign callback and with an eip191-signer signatur
     signature: lukso.signature,
   });
   assert.deepEqual(lastBody('/api/execute'), viemBody(up, second, lukso.signature));
-  assert.equal(again.status, 'mined');
+  assert.deepEqual([again.status, again.gasUsed, sent.at(-1).prefer], ['pending', undefined, null]);
   const used2 = Number(BigInt((await receipt(again.transactionHash)).gasUsed));
+  await until('the relay call shows mined and charged', async () => {
+    const status = await relayer.transaction(again.transactionHash);
+    return status.status === 'mined' && status.charged === used2;
+  });
   assert.equal(await read(up, 'getData', [LSP3_PROFILE]), '0xc0ffee');
 
   // quota in the text scheme with a ready viem signature: fell by exactly the gas both calls used
@@ -248,6 +255,8 @@ test('Node: refusals carry the service code and status; bad input and failing si
   );
   await rejects(relayer.execute({ ...params, address: up, payload, sign: () => '0x1234' }), 'INVALID_LENGTH', undefined);
   await rejects(relayer.execute({ ...params, address: up, payload, sign: () => 42 }), 'INVALID_ARGUMENT', undefined);
+  for (const wait of [-1, 1.5, 3601, '10'])
+    await rejects(relayer.execute({ ...params, address: up, payload, sign: viemSign, wait }), 'INVALID_ARGUMENT', undefined);
   const good = await viemSign(viemDigest({ km, chainId: params.chainId, nonce: 0n, payload }));
   await rejects(relayer.execute({ ...params, address: up, payload, sign: viemSign, signature: good }), 'INVALID_ARGUMENT', undefined);
   await rejects(relayer.execute({ ...params, address: up, payload }), 'MISSING_FIELD', undefined);
@@ -291,7 +300,7 @@ test('Node: refusals carry the service code and status; bad input and failing si
     (e) => e.code === 'NETWORK_ERROR' && e.cause?.name === 'TimeoutError',
   );
   // the untouched call still goes through afterwards
-  assert.equal((await relayer.execute({ ...params, address: up, payload, sign: viemSign })).status, 'mined');
+  assert.equal((await relayer.execute({ ...params, address: up, payload, sign: viemSign, wait: 10 })).status, 'mined');
 });
 
 test('Chromium: the web build signs through a viem callback; digest and body equal viem, quota falls by the charge', async () => {
@@ -346,7 +355,7 @@ test('Chromium: the web build signs through a viem callback; digest and body equ
         const payload = sdk.encodeSetData(sdk.encodeKeyName('LSP3Profile'), value);
         const sign = (m) => window.viemSignMessage(m);
         const before = await relayer.quota({ address: up, sign });
-        const answer = await relayer.execute({ ...params, address: up, payload, sign: (d) => window.viemSign(d) });
+        const answer = await relayer.execute({ ...params, address: up, payload, wait: 10, sign: (d) => window.viemSign(d) });
         const status = await relayer.transaction(answer.transactionHash);
         const after = await relayer.quota({ address: up, sign });
         let error;

@@ -176,8 +176,15 @@ const upAbi = parseAbi([
   'function getData(bytes32 key) view returns (bytes)',
 ]);
 const upExecute = parseAbi(['function execute(uint256 operation, address target, uint256 value, bytes data) payable returns (bytes)']);
+/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
+ * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
+const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
 const post = (path, body, headers = {}) =>
-  fetch(`${stack.workerUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${stack.workerUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...waitFor(path), ...headers },
+    body: JSON.stringify(body),
+  });
 const json = async (res, status) => {
   const body = await res.json();
   assert.equal(res.status, status, JSON.stringify(body));

@@ -100,7 +100,8 @@ async function relayCall(account, { up, km }, channel = 0n) {
   const signature = await account.sign({ hash: keccak256(concat(['0x19', '0x00', km, message])) });
   return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
 }
-const execute = (body, ip) => post('/api/execute', body, { 'cf-connecting-ip': ip });
+/** A relay call from `ip`, waiting for its receipt (`Prefer: wait`): the tests read the mined answer's gas. */
+const execute = (body, ip) => post('/api/execute', body, { 'cf-connecting-ip': ip, prefer: 'wait=60' });
 
 /**
  * Relays calls chosen by `next(i)` → `{ account, profile, ip }` until one is refused: the receipts' gas of the

@@ -1,9 +1,11 @@
 //! The LSP15 Transaction Relay Service: `POST /api/execute` (gasless LSP25 `executeRelayCall`) and
 //! `POST /api/quota`. No API key (as LSP15): the profile must be registered and the signature must come from one of
 //! its controllers. Every check runs before anything is sent, in the order of the checks below, and a refusal sends
-//! nothing; the Relayer object then reserves the transaction's gas limit against the profile's monthly quota and
-//! the relayer's daily ceiling (one reservation per transaction sent), sends it through its nonce lane and settles
-//! it to the receipt's `gasUsed`.
+//! nothing; the Relayer object then reserves the transaction's gas limit against the profile's monthly quota, the
+//! relayer's daily ceiling and their fair shares (one reservation per transaction sent), sends it through its nonce
+//! lane and settles it to the receipt's `gasUsed`. The answer comes once the node took the transaction (`202`,
+//! `pending`); a client that wants the receipt asks for it with `Prefer: wait=<seconds>` (RFC 7240, at most
+//! `DEPLOY_WAIT_SECONDS`) and gets `200` `mined` (or `reverted`) when it came in time.
 
 use alloy_primitives::{Address, B256, U256};
 use futures_util::future::join;
@@ -129,7 +131,20 @@ async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Addres
             controller: Some(signer),
             ..PayerFacts::default()
         },
+        wait_ms: Some(0),
     })
+}
+
+/// The `wait` preference of a `Prefer` header (RFC 7240 §4.3), in seconds. The header is read with `sfv` (RFC 9651
+/// structured fields), whose dictionary grammar is the one clients send (`wait=10`, `respond-async, wait=5`); a
+/// value outside it, or a `wait` that is not a non-negative integer, is no preference — RFC 7240 §2 lets a server
+/// ignore what it does not understand.
+pub fn preferred_wait(header: Option<&str>) -> Option<u64> {
+    let preferences: sfv::Dictionary = sfv::Parser::new(header?).parse().ok()?;
+    match preferences.get("wait")? {
+        sfv::ListEntry::Item(item) => u64::try_from(i64::from(item.bare_item.as_integer()?)).ok(),
+        sfv::ListEntry::InnerList(_) => None,
+    }
 }
 
 /// The quota of `profile` now, from its meter.
@@ -148,6 +163,9 @@ pub async fn quota(env: &Env, config: &RelayerConfig, profile: Address) -> ApiRe
 pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Response> {
     let config = config.relayer()?;
     let client = crate::ratelimit::client_bucket(&req);
+    // the seconds this client waits for the receipt, at most DEPLOY_WAIT_SECONDS; none: the answer once sent
+    let waited = preferred_wait(req.headers().get("prefer")?.as_deref())
+        .map(|seconds| seconds.min(config.deploy_wait_ms / 1000));
     let body = crate::plumbing::read_body(req, config.max_body_bytes).await?;
     let request = ExecuteRequest::from_json(&body, config.max_execute_payload_bytes)?;
     // the profile's lane (its signer simulates and sends the call): one per profile, so the calls of one LSP25
@@ -165,6 +183,7 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
     // the fair shares it counts on besides the profile's: its controller's, this client's, its registrant key's
     job.payer.client = Some(client);
     job.payer.key = record.registered_by;
+    job.wait_ms = Some(waited.unwrap_or(0).saturating_mul(1000));
     // the profile's month and the relayer's day are reserved by the Relayer object, for the transaction it sends
     let outcome = lane.execute(job).await?;
     let quota = quota(env, config, profile).await.ok();
@@ -179,7 +198,12 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
         quota: quota.as_ref().map(QuotaResponse::from),
     };
     let status = if outcome.mined.is_some() { 200 } else { 202 };
-    Ok(Response::from_json(&response)?.with_status(status))
+    let mut res = Response::from_json(&response)?.with_status(status);
+    if let Some(seconds) = waited {
+        res.headers_mut()
+            .set("preference-applied", &format!("wait={seconds}"))?;
+    }
+    Ok(res)
 }
 
 /// `POST /api/quota`: a controller's signature over the profile and a recent timestamp (either LSP15 scheme).
@@ -219,6 +243,28 @@ pub async fn quota_route(req: Request, env: &Env, config: &Config) -> ApiResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_preference() {
+        for (header, wait) in [
+            (Some("wait=10"), Some(10)),
+            (Some("respond-async, wait=5"), Some(5)),
+            (Some("wait=0"), Some(0)),
+            (Some("return=minimal;x=1, wait=7;foo"), Some(7)),
+            (Some("respond-async"), None),
+            (None, None),
+            (Some(""), None),
+            (Some("wait=-1"), None),
+            (Some("wait=1.5"), None),
+            (Some("wait=\"10\""), None),
+            (Some("wait=(1 2)"), None),
+            (Some("wait = 10"), None),
+            (Some("Wait=10"), None),
+            (Some("wait=99999999999999999999"), None),
+        ] {
+            assert_eq!(preferred_wait(header), wait, "{header:?}");
+        }
+    }
 
     #[test]
     fn a_reservation_id_names_one_transaction() {

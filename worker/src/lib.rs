@@ -101,11 +101,11 @@ fn cors(res: &mut Response) {
         ),
         (
             "access-control-allow-headers",
-            "authorization, content-type, range, if-none-match, x-algolia-api-key, x-algolia-application-id",
+            "authorization, content-type, range, if-none-match, prefer, x-algolia-api-key, x-algolia-application-id",
         ),
         (
             "access-control-expose-headers",
-            "retry-after, etag, content-range, x-content-verified, x-verified, x-request-id",
+            "retry-after, etag, content-range, preference-applied, x-content-verified, x-verified, x-request-id",
         ),
     ] {
         // a response with immutable headers keeps its own; never turn that into an error

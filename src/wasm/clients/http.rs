@@ -121,6 +121,13 @@ pub(super) fn over(client: &JsValue, options: &JsValue) -> Result<JsValue, Error
     Ok(merged.into())
 }
 
+/// A copy of the transport `t` whose requests carry `Prefer: <prefer>` (RFC 7240).
+pub(super) fn with_prefer(t: &JsValue, prefer: &str) -> JsValue {
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), t.unchecked_ref());
+    let _ = Reflect::set(&copy, &"prefer".into(), &prefer.into());
+    copy.into()
+}
+
 /// What a request sends.
 #[derive(Debug)]
 pub(super) enum Body<'a> {

@@ -68,6 +68,11 @@ pub struct ExecuteInput {
     /// Signs the LSP25 digest; resolves to a 65-byte `0x` signature.
     #[tsify(optional, type = "(digest: Hex) => Hex | Promise<Hex>")]
     pub sign: Option<String>,
+    /// Seconds the relayer should wait for the receipt before it answers (`Prefer: wait`, at most its
+    /// `DEPLOY_WAIT_SECONDS`): the answer is then `"mined"` (or `"reverted"`) when the transaction was mined in time.
+    /// Default: answered as soon as the transaction is sent (`"pending"`; follow it with `transaction(hash)`).
+    #[tsify(optional, type = "number")]
+    pub wait: Option<u32>,
 }
 
 #[cfg(feature = "wasm")]
@@ -141,7 +146,13 @@ pub(super) struct ExecuteArgs {
     pub domain: Option<(Address, u64)>,
     /// Where the signature comes from.
     pub sign: SignWith,
+    /// `wait`: seconds to wait for the receipt.
+    pub wait: Option<u32>,
 }
+
+#[cfg(feature = "wasm")]
+/// The longest `wait` accepted (an hour: the relayer caps it much lower).
+const MAX_WAIT_SECONDS: f64 = 3600.0;
 
 #[cfg(feature = "wasm")]
 /// Reads an `ExecuteInput`.
@@ -157,9 +168,23 @@ pub(super) fn execute_args(input: &JsValue) -> JsResult<ExecuteArgs> {
             "payload",
             "signature",
             "sign",
+            "wait",
         ],
         "input",
     )?;
+    let wait = get(input, "wait");
+    let wait = if is_absent(&wait) {
+        None
+    } else {
+        match wait.as_f64() {
+            Some(n) if (0.0..=MAX_WAIT_SECONDS).contains(&n) && n.fract() == 0.0 => Some(n as u32),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "wait must be a whole number of seconds from 0 to 3600".into(),
+                ));
+            }
+        }
+    };
     let address = string_field(input, "address")?;
     parse_address("address", &address)?;
     let call = RelayCall {
@@ -190,6 +215,7 @@ pub(super) fn execute_args(input: &JsValue) -> JsResult<ExecuteArgs> {
         call,
         domain,
         sign,
+        wait,
     })
 }
 

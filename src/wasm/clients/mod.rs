@@ -707,9 +707,9 @@ async fn call_signer(
 impl RelayerClient {
     /// LSP15 `POST /api/execute`: relays a signed LSP25 call to the profile's KeyManager (no API key). With a
     /// `sign` callback the client builds the LSP25 digest and asks it for the signature; the body is validated
-    /// before it is sent. Resolves when the relayer answers: `status` `"mined"` (or `"reverted"`) with `gasUsed` and
-    /// the quota left, or `"pending"` when the transaction was not mined within the relayer's wait (follow it with
-    /// `transaction(hash)`).
+    /// before it is sent. Resolves when the relayer answers: once the transaction is sent, `status` `"pending"` with its
+    /// hash (follow it with `transaction(hash)`); with `wait` (seconds, `Prefer: wait`), once it is mined within that
+    /// wait — `"mined"` (or `"reverted"`) with `gasUsed` and the quota left — else still `"pending"`.
     #[wasm_bindgen(unchecked_return_type = "Promise<ExecuteResponse>")]
     pub fn execute(
         &self,
@@ -721,6 +721,10 @@ impl RelayerClient {
         future_to_promise(async move {
             let transport = for_call(&transport, &options)?;
             let args = inputs::execute_args(&input)?;
+            let transport = match args.wait {
+                Some(seconds) => http::with_prefer(&transport, &format!("wait={seconds}")),
+                None => transport,
+            };
             let signature = match &args.sign {
                 SignWith::Ready(signature) => signature.clone(),
                 SignWith::Callback(sign) => {

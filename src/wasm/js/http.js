@@ -37,7 +37,7 @@ export function retryAfterSeconds(value, now) {
  * @param {unknown} body
  * @param {boolean} json send `body` as JSON
  * @param {boolean} binary read a successful body as bytes
- * @param {{ fetch?: typeof fetch, signals?: AbortSignal[], timeout?: number, retries?: number, maxRetryDelay?: number }} [t]
+ * @param {{ fetch?: typeof fetch, signals?: AbortSignal[], timeout?: number, retries?: number, maxRetryDelay?: number, prefer?: string }} [t]
  */
 export function prFetch(method, url, auth, body, json, binary, t) {
   const headers = {};
@@ -47,6 +47,7 @@ export function prFetch(method, url, auth, body, json, binary, t) {
     body = JSON.stringify(body);
   }
   t = t || {};
+  if (t.prefer) headers.prefer = t.prefer;
   const send = t.fetch || fetch;
   const user = t.signals || [];
   const aborted = () => user.find((s) => s.aborted);

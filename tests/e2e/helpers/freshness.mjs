@@ -54,9 +54,13 @@ export function freshness(getStack) {
     return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
   };
 
-  /** Sends a signed /api/execute body, asserting 200. */
+  /** Sends a signed /api/execute body waiting for its receipt (`Prefer: wait`), asserting 200 (mined). */
   const execute = async (body) => {
-    const res = await fetch(url('/api/execute'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(url('/api/execute'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', prefer: 'wait=60' },
+      body: JSON.stringify(body),
+    });
     assert.equal(res.status, 200, await res.text());
   };
 

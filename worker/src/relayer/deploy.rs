@@ -38,7 +38,7 @@ async fn deploy_and_wait(obj: Object<'_>, job: DeployJob) -> ApiResult<DeployOut
             deployed: true,
         });
     };
-    match wait(&cx, &wanted, tx).await? {
+    match wait(&cx, &wanted, tx, cx.config.deploy_wait_ms).await? {
         Waited::Mined(hash) => Ok(DeployOutcome {
             transaction_hash: Some(hash),
             deployed: true,

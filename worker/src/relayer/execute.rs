@@ -1,8 +1,8 @@
 //! `RelayerOp::Execute`: a checked relay call through the lane, once per signed nonce while it is pending (a
 //! replay is answered with its transaction, never sent twice; one mined and succeeded but not yet final, likewise),
 //! its gas limit reserved on the profile's month, the relayer's day and the fair shares of that day for this very
-//! transaction ([`super::policy::execute_plan`], [`crate::shares`]); then the request waits for the receipt (`wait.rs`) up to
-//! `DEPLOY_WAIT_SECONDS`.
+//! transaction ([`super::policy::execute_plan`], [`crate::shares`]); then it answers at once, or waits for the
+//! receipt (`wait.rs`) as long as the request's `Prefer: wait` asked (at most `DEPLOY_WAIT_SECONDS`).
 
 use alloy_primitives::Bytes;
 
@@ -38,7 +38,16 @@ pub(super) async fn execute(obj: Object<'_>, job: ExecuteJob) -> ApiResult<Execu
         Found::Pending(tx) => tx,
         Found::Done(done) => return Ok(done),
     };
-    match wait(&cx, &wanted, tx).await? {
+    // answered once sent unless the request asked to wait (`Prefer: wait`); a job from before the preference
+    // existed waits as long as a deploy
+    let wait_ms = job.wait_ms.unwrap_or(cx.config.deploy_wait_ms);
+    if wait_ms == 0 {
+        return Ok(ExecuteOutcome {
+            transaction_hash: latest_hash(&tx)?,
+            mined: None,
+        });
+    }
+    match wait(&cx, &wanted, tx, wait_ms).await? {
         Waited::Mined(hash) => Ok(ExecuteOutcome {
             transaction_hash: hash,
             mined: cx.mined_facts(&[hash])?.map(|(_, f)| f),

@@ -140,6 +140,10 @@ pub struct ExecuteJob {
     /// shares are reserved too, [`crate::shares`]).
     #[serde(default)]
     pub payer: PayerFacts,
+    /// How long the request waits for the receipt (`Prefer: wait`, capped at `DEPLOY_WAIT_SECONDS`): 0 answers once
+    /// the node took the transaction; `None` (a job from before the preference existed) waits as a deploy does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
 }
 
 /// [`crate::shares::Payer`] as a job carries it to the Relayer object.

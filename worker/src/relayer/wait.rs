@@ -10,10 +10,11 @@ use super::rounds::round;
 use crate::error::ApiResult;
 
 /// Follows the lane transaction of `wanted` (replaced, or sent again under another nonce) through rounds until
-/// it is mined, leaves the lane some other way, or `DEPLOY_WAIT_SECONDS` pass.
-pub(super) async fn wait(cx: &Ctx<'_>, wanted: &Job, mut tx: PendingTx) -> ApiResult<Waited> {
+/// it is mined, leaves the lane some other way, or `wait_ms` pass (a deploy: `DEPLOY_WAIT_SECONDS`; a relay call:
+/// what its `Prefer: wait` asked, within that).
+pub(super) async fn wait(cx: &Ctx<'_>, wanted: &Job, mut tx: PendingTx, wait_ms: u64) -> ApiResult<Waited> {
     let started_ms = now_ms();
-    let deadline = started_ms + cx.config.deploy_wait_ms;
+    let deadline = started_ms + wait_ms;
     loop {
         if let Round::Mined(hash) = round(cx, &tx).await? {
             return Ok(Waited::Mined(hash));
