@@ -1,5 +1,6 @@
 // A local EVM chain for development and tests: anvil on 127.0.0.1 with the real LUKSO contracts (npm artifacts of
-// @lukso/*-contracts) at their canonical mainnet addresses, so predictions made with the built-in constants hold.
+// @lukso/*-contracts, and LIP-26's follower registry) at their canonical mainnet addresses, so predictions made with
+// the built-in constants hold and the wallet's follower reads work.
 //
 //   import { startChain } from './chain.mjs';
 //   const chain = await startChain({ port: 8545 });   // { rpcUrl, chainId, accounts, rpc(), stop() }
@@ -96,6 +97,23 @@ export async function installLuksoContracts(rpc) {
     const code = await rpc('eth_getCode', [address, 'latest']);
     if (code.toLowerCase() !== deployedBytecode.toLowerCase()) throw new Error(`${name}: code was not installed`);
   }
+  await installFollowerRegistry(rpc);
+}
+
+/**
+ * LUKSO's LSP26 follower registry at its official address, from the creation data LIP-26 prints (the CREATE2
+ * address of that init code through Nick's factory is the registry's: tests/e2e/chain-lsp26.test.mjs). Its runtime
+ * code is what running the init code answers (it has no constructor arguments and no immutables), set without a
+ * transaction: no block is mined and no account's nonce moves.
+ */
+export const FOLLOWER_REGISTRY = require('../scripts/contracts/lsp26-follower-system.json');
+
+async function installFollowerRegistry(rpc) {
+  const { address, initCode } = FOLLOWER_REGISTRY;
+  const runtime = await rpc('eth_call', [{ data: initCode, gas: '0xdbba0' }, 'latest']);
+  if (runtime.length < 100) throw new Error('LSP26FollowerSystem: its init code answered no runtime code');
+  await rpc('anvil_setCode', [address, runtime]);
+  if ((await rpc('eth_getCode', [address, 'latest'])).toLowerCase() !== runtime.toLowerCase()) throw new Error('LSP26FollowerSystem: code was not installed');
 }
 
 /**
