@@ -105,9 +105,9 @@ const execute = (body, ip) => post('/api/execute', body, { 'cf-connecting-ip': i
 
 /**
  * Relays calls chosen by `next(i)` → `{ account, profile, ip }` until one is refused: the receipts' gas of the
- * sponsored ones and the refusal (asserted to have sent nothing).
+ * sponsored ones and the refusal (asserted to have sent nothing, with a `Retry-After` within `resetWithin` seconds).
  */
-async function spendUntilRefused(next, max = 60) {
+async function spendUntilRefused(next, max = 60, { resetWithin = 86400 } = {}) {
   let spent = 0;
   for (let i = 0; i < max; i++) {
     const { account, profile, ip } = next(i);
@@ -118,7 +118,7 @@ async function spendUntilRefused(next, max = 60) {
     if (res.status === 429) {
       assert.equal(await relayerNonce(), before, 'a refusal sends nothing');
       const retryAfter = Number(res.headers.get('retry-after'));
-      assert.ok(retryAfter > 0 && retryAfter <= 86400, `Retry-After ${retryAfter}`);
+      assert.ok(retryAfter > 0 && retryAfter <= resetWithin, `Retry-After ${retryAfter}`);
       return { spent, refusal: answer.error, sponsored: i };
     }
     assert.equal(res.status, 200, JSON.stringify(answer));
@@ -264,4 +264,30 @@ test('one client address takes its share of a key deploy budget; another client 
   assert.match(refusal.message, /one client address may take of the API key's deploy budget/);
   const answer = await json(await deploy(freshIp()), 200);
   assert.equal(await rpc('eth_getCode', [answer.universalProfileAddress, 'latest']).then((c) => c.length > 2), true);
+});
+
+test('a warm-up quota for newly registered profiles (WARMUP_GAS_QUOTA), the full quota after WARMUP_DAYS', async () => {
+  const warmUp = 600_000;
+  await stack.restartWorker({ vars: { ...vars(), WARMUP_GAS_QUOTA: String(warmUp), WARMUP_DAYS: '1' } });
+  try {
+    const key = await newKey();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const profile = { account, ...(await factoryProfile(rpc, deployer, account.address)) };
+    const registered = await json(await register(key, profile.up, freshIp()), 200);
+    assert.deepEqual([registered.newlyRegistered, registered.quota.total], [true, warmUp]);
+    // the month's quota resets at the next month (the warm-up's end does not show in Retry-After)
+    const { spent, refusal } = await spendUntilRefused(() => ({ account, profile, ip: freshIp() }), 60, { resetWithin: 31 * 86400 });
+    assert.equal(refusal.code, 'QUOTA_EXCEEDED');
+    assert.ok(spent <= warmUp && spent > warmUp - ONE_CALL, String(spent));
+    const status = await json(
+      await fetch(url(`/api/universal-profile/${profile.up}`), { headers: { authorization: `Bearer ${key.apiKey}`, 'cf-connecting-ip': freshIp() } }),
+      200,
+    );
+    assert.deepEqual([status.quota.total, status.quota.used], [warmUp, spent]);
+    // a day and an hour later the profile has the monthly quota: the call refused before goes through
+    await stack.restartWorker({ vars: { ...vars(), WARMUP_GAS_QUOTA: String(warmUp), WARMUP_DAYS: '1', CLOCK_OFFSET_SECONDS: String(clockOffset + 90_000) } });
+    await json(await execute(await relayCall(account, profile), freshIp()), 200);
+  } finally {
+    await stack.restartWorker({ vars: vars() });
+  }
 });

@@ -23,7 +23,7 @@ use crate::{
     meter::{MeterClient, Subject},
     relayer::{ExecuteJob, PayerFacts, execute_id, pool},
     rpc::{Rpc, RpcError},
-    store,
+    store::{self, ProfileRecord},
 };
 
 /// The profile's KeyManager, when the profile is genuine: LUKSO's Universal Profile code owned by LUKSO's
@@ -132,6 +132,7 @@ async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Addres
             ..PayerFacts::default()
         },
         wait_ms: Some(0),
+        quota: None,
     })
 }
 
@@ -147,13 +148,14 @@ pub fn preferred_wait(header: Option<&str>) -> Option<u64> {
     }
 }
 
-/// The quota of `profile` now, from its meter.
-pub async fn quota(env: &Env, config: &RelayerConfig, profile: Address) -> ApiResult<Quota> {
+/// The quota of the registered profile `record` now, from its meter.
+pub async fn quota(env: &Env, config: &RelayerConfig, record: &ProfileRecord) -> ApiResult<Quota> {
     let now = config.now();
-    let usage = MeterClient::new(env, &Subject::Profile(profile))?
-        .usage(config.monthly_gas_quota, now)
+    let total = config.profile_quota(record.registered_at, now);
+    let usage = MeterClient::new(env, &Subject::Profile(record.address))?
+        .usage(total, now)
         .await?;
-    let mut quota = Quota::with_total(config.monthly_gas_quota, usage.used, now);
+    let mut quota = Quota::with_total(total, usage.used, now);
     // the meter's remaining also counts gas reserved by transactions not mined yet
     quota.remaining = usage.remaining;
     Ok(quota)
@@ -182,11 +184,13 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
     let mut job = check(config, &request, lane.address()).await?;
     // the fair shares it counts on besides the profile's: its controller's, this client's, its registrant key's
     job.payer.client = Some(client);
-    job.payer.key = record.registered_by;
+    job.payer.key.clone_from(&record.registered_by);
     job.wait_ms = Some(waited.unwrap_or(0).saturating_mul(1000));
+    // its month is the warm-up quota while the profile is new (WARMUP_GAS_QUOTA)
+    job.quota = Some(config.profile_quota(record.registered_at, config.now()));
     // the profile's month and the relayer's day are reserved by the Relayer object, for the transaction it sends
     let outcome = lane.execute(job).await?;
-    let quota = quota(env, config, profile).await.ok();
+    let quota = quota(env, config, &record).await.ok();
     let response = ExecuteResponse {
         transaction_hash: outcome.transaction_hash,
         gas_used: outcome.mined.map(|m| m.gas_used),
@@ -215,12 +219,12 @@ pub async fn quota_route(req: Request, env: &Env, config: &Config) -> ApiResult<
     let rpc = config.rpc();
     // registration first: a stranger's address costs one KV read, never a contract's answers
     let kv = env.kv("PROFILES")?;
-    if store::profile(&kv, request.address).await?.is_none() {
+    let Some(record) = store::profile(&kv, request.address).await? else {
         return Err(ApiError::new(
             Code::ProfileNotRegistered,
             format!("{} is not registered with this relayer", request.address),
         ));
-    }
+    };
     let mut controller = None;
     for (_, candidate) in request.signer_candidates()? {
         if !permissions(&rpc, request.address, candidate).await?.0.is_zero() {
@@ -236,7 +240,7 @@ pub async fn quota_route(req: Request, env: &Env, config: &Config) -> ApiResult<
     }
     // a profile registered before its code was judged is refused here too
     key_manager_of(config, &rpc, request.address).await?;
-    let quota = quota(env, config, request.address).await?;
+    let quota = quota(env, config, &record).await?;
     Ok(Response::from_json(&QuotaResponse::from(&quota))?)
 }
 

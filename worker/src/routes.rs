@@ -207,8 +207,9 @@ async fn status(req: &Request, env: &Env, config: &Config, address: &str) -> Api
             format!("{address} is neither deployed nor registered"),
         ));
     }
+    let now = config.now();
     let quota = match &record {
-        Some(_) => Some(store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?),
+        Some(r) => Some(store::quota(&kv, address, now, config.profile_quota(r.registered_at, now)).await?),
         None => None,
     };
     json_response(

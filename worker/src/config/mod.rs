@@ -324,6 +324,9 @@ pub struct RelayerConfig {
     pub default_key_gas_budget: u64,
     /// Gas per registered profile and calendar month for relayed transactions (`MONTHLY_GAS_QUOTA`).
     pub monthly_gas_quota: u64,
+    /// A newly registered profile's monthly quota for its first `WARMUP_DAYS` (`WARMUP_GAS_QUOTA`; `None`: no
+    /// warm-up): gas in seconds since registration.
+    pub warmup: Option<(u64, u64)>,
     /// Largest LSP25 payload relayed by `/api/execute` (`MAX_EXECUTE_PAYLOAD_BYTES`).
     pub max_execute_payload_bytes: usize,
     /// How old an LSP15 quota signature's timestamp may be (`QUOTA_SIGNATURE_WINDOW_SECONDS`).
@@ -482,6 +485,10 @@ impl RelayerConfig {
             max_gas_per_day: v.number("MAX_GAS_PER_DAY")?,
             default_key_gas_budget: v.number("DEFAULT_KEY_GAS_BUDGET_PER_MONTH")?,
             monthly_gas_quota: v.number("MONTHLY_GAS_QUOTA")?,
+            warmup: v
+                .optional_number::<u64>("WARMUP_GAS_QUOTA")?
+                .map(|gas| Ok::<_, ApiError>((gas, v.number::<u64>("WARMUP_DAYS")?.saturating_mul(86_400))))
+                .transpose()?,
             max_execute_payload_bytes: v.number("MAX_EXECUTE_PAYLOAD_BYTES")?,
             quota_signature_window: v.number("QUOTA_SIGNATURE_WINDOW_SECONDS")?,
             clock_offset: v.number("CLOCK_OFFSET_SECONDS")?,
@@ -501,6 +508,21 @@ impl RelayerConfig {
             relayer_key: v.get("RELAYER_PRIVATE_KEY").map(|s| Secret(s.to_owned())),
             relayer_keys: v.get("RELAYER_PRIVATE_KEYS").map(|s| Secret(s.to_owned())),
         })
+    }
+
+    /// The monthly quota of a profile registered at `registered_at` (unix seconds; 0 when unknown): the
+    /// warm-up quota (`WARMUP_GAS_QUOTA`, when lower) during its first `WARMUP_DAYS`, else `MONTHLY_GAS_QUOTA`.
+    pub const fn profile_quota(&self, registered_at: u64, now: u64) -> u64 {
+        match self.warmup {
+            Some((gas, seconds))
+                if registered_at > 0
+                    && now.saturating_sub(registered_at) < seconds
+                    && gas < self.monthly_gas_quota =>
+            {
+                gas
+            }
+            _ => self.monthly_gas_quota,
+        }
     }
 
     /// Unix seconds now, as metering sees it (`CLOCK_OFFSET_SECONDS` lets tests move into the next month).
@@ -800,6 +822,50 @@ mod tests {
         assert_eq!(config.signer().unwrap().address(), addr(k3));
         assert_eq!(config.signers().unwrap().len(), 2);
         assert!(!format!("{config:?}").contains(&k3[4..]));
+    }
+
+    #[test]
+    fn fair_shares_and_the_warm_up_quota() {
+        fn parse(extra: &[(&'static str, &'static str)]) -> ApiResult<RelayerConfig> {
+            let mut vars = vec![("CHAIN_ID", "42"), ("RPC_URL", "https://rpc.example")];
+            vars.extend_from_slice(extra);
+            RelayerConfig::parse(&Vars::of(&vars))
+        }
+        let defaults = parse(&[]).unwrap();
+        assert_eq!(defaults.shares, Shares::default());
+        assert_eq!(defaults.warmup, None);
+        assert_eq!(defaults.profile_quota(1_000, 1_000), 20_000_000);
+        let set = parse(&[
+            ("FAIR_SHARE_PERCENT", "5"),
+            ("TRUSTED_API_KEYS", "a, b"),
+            ("TRUSTED_RESERVE_PERCENT", "0"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (set.shares.fair_percent, set.shares.trusted_keys),
+            (5, vec!["a".to_owned(), "b".to_owned()])
+        );
+        for (name, bad) in [
+            ("FAIR_SHARE_PERCENT", "0"),
+            ("FAIR_SHARE_PERCENT", "101"),
+            ("KEY_SHARE_PERCENT", "x"),
+            ("TRUSTED_RESERVE_PERCENT", "100"),
+        ] {
+            let err = parse(&[(name, bad)]).unwrap_err();
+            assert!(err.message.starts_with(name), "{}", err.message);
+        }
+        // the warm-up: lower for WARMUP_DAYS after registration, never higher than the monthly quota
+        let warm = parse(&[("WARMUP_GAS_QUOTA", "500000"), ("WARMUP_DAYS", "2")]).unwrap();
+        let day = 86_400;
+        assert_eq!(warm.profile_quota(10 * day, 10 * day), 500_000);
+        assert_eq!(warm.profile_quota(10 * day, 12 * day - 1), 500_000);
+        assert_eq!(warm.profile_quota(10 * day, 12 * day), 20_000_000);
+        // a registration time not known (0), or a clock behind it
+        assert_eq!(warm.profile_quota(0, day), 20_000_000);
+        assert_eq!(warm.profile_quota(10 * day, 9 * day), 500_000);
+        let high = parse(&[("WARMUP_GAS_QUOTA", "90000000")]).unwrap();
+        assert_eq!(high.profile_quota(day, day), 20_000_000);
+        assert!(parse(&[("WARMUP_GAS_QUOTA", "lots")]).is_err());
     }
 
     #[test]

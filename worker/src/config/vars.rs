@@ -78,6 +78,9 @@ pub const VARS: &[Var] = &[
     var("MAX_GAS_PER_DAY", Value("500000000")),
     var("DEFAULT_KEY_GAS_BUDGET_PER_MONTH", Value("100000000")),
     var("MONTHLY_GAS_QUOTA", Value("20000000")),
+    // off unless set: a newly registered profile's quota for its first WARMUP_DAYS
+    var("WARMUP_GAS_QUOTA", Unset),
+    var("WARMUP_DAYS", Value("7")),
     var("MAX_EXECUTE_PAYLOAD_BYTES", Value("16384")),
     var("QUOTA_SIGNATURE_WINDOW_SECONDS", Value("300")),
     // an hour: far longer than a relayed transaction takes to be mined (fees are bumped after REPLACE_AFTER_SECONDS)

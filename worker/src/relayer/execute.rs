@@ -98,19 +98,18 @@ async fn pending_or_sent(cx: &Ctx<'_>, job: &ExecuteJob, wanted: &Job) -> ApiRes
         return Ok(Found::Done(done));
     }
     cx.obj.refuse_if_draining(job.profile)?;
-    let limits = (cx.config.monthly_gas_quota, cx.config.max_gas_per_day);
+    let quota = job.quota.unwrap_or(cx.config.monthly_gas_quota);
+    let limits = (quota, cx.config.max_gas_per_day);
     let payer = Payer {
         profile: Some(job.profile),
         controller: job.payer.controller,
         client: job.payer.client.clone(),
         key: job.payer.key.clone(),
     };
-    let shares = cx.config.shares.of_ceiling(
-        cx.config.chain_id,
-        cx.config.max_gas_per_day,
-        &payer,
-        cx.config.monthly_gas_quota,
-    );
+    let shares = cx
+        .config
+        .shares
+        .of_ceiling(cx.config.chain_id, cx.config.max_gas_per_day, &payer, quota);
     let plan = policy::execute_plan(
         cx.config.chain_id,
         job.profile,

@@ -144,6 +144,10 @@ pub struct ExecuteJob {
     /// the node took the transaction; `None` (a job from before the preference existed) waits as a deploy does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
+    /// The profile's monthly quota ([`crate::config::RelayerConfig::profile_quota`]: lower while it warms up);
+    /// `None` (a job from before the warm-up existed): `MONTHLY_GAS_QUOTA`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<u64>,
 }
 
 /// [`crate::shares::Payer`] as a job carries it to the Relayer object.

@@ -11,13 +11,13 @@ use crate::{
 };
 
 /// Registers `address` (with the hash of its deployment, when known, and the key that registers or deployed it:
-/// the first one is kept); `true` when this call created the record.
+/// the first one is kept): whether this call created the record, and when the profile was registered.
 pub(super) async fn record(
     obj: Object<'_>,
     address: Address,
     deployment: Option<B256>,
     key: Option<&str>,
-) -> ApiResult<bool> {
+) -> ApiResult<(bool, u64)> {
     let kv = obj.env.kv("PROFILES")?;
     match store::profile(&kv, address).await? {
         Some(mut existing) => {
@@ -25,17 +25,19 @@ pub(super) async fn record(
                 existing.deployment_transaction = deployment;
                 store::put_profile(&kv, &existing).await?;
             }
-            Ok(false)
+            Ok((false, existing.registered_at))
         }
         None => {
+            // the metering clock (CLOCK_OFFSET_SECONDS moves it in tests): a warm-up is counted in it
+            let registered_at = obj.config.relayer().map_or(now_ms() / 1000, |c| c.now());
             let record = ProfileRecord {
                 address,
-                registered_at: now_ms() / 1000,
+                registered_at,
                 deployment_transaction: deployment,
                 registered_by: key.map(str::to_owned),
             };
             store::put_profile(&kv, &record).await?;
-            Ok(true)
+            Ok((true, registered_at))
         }
     }
 }
@@ -46,10 +48,11 @@ pub(super) async fn register(
     address: Address,
     key: Option<&str>,
 ) -> ApiResult<RegisterOutcome> {
-    let newly_registered = record(obj, address, None, key).await?;
+    let (newly_registered, registered_at) = record(obj, address, None, key).await?;
     let kv = obj.env.kv("PROFILES")?;
     let config = obj.config.relayer()?;
-    let quota = store::quota(&kv, address, config.now(), config.monthly_gas_quota).await?;
+    let now = config.now();
+    let quota = store::quota(&kv, address, now, config.profile_quota(registered_at, now)).await?;
     Ok(RegisterOutcome {
         newly_registered,
         quota,
