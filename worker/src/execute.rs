@@ -48,15 +48,21 @@ async fn permissions(rpc: &Rpc, profile: Address, controller: Address) -> ApiRes
         .unwrap_or(Permissions(U256::ZERO)))
 }
 
-/// Checks everything that can be checked before sending; returns the job (not yet reserved).
-async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Address) -> ApiResult<ExecuteJob> {
+/// What the signed checks established: the profile's KeyManager and the controller that signed.
+struct Signed {
+    key_manager: Address,
+    signer: Address,
+}
+
+/// Checks everything about the call that needs no lane: the genuine profile, the signature, the controller's
+/// permission, the nonce and the validity window.
+async fn check_signed(config: &RelayerConfig, request: &ExecuteRequest) -> ApiResult<Signed> {
     let rpc = config.rpc();
     let profile = request.address;
     let key_manager = key_manager_of(config, &rpc, profile).await?;
     let signer = request.recover_signer(key_manager, config.chain_id)?;
     let nonce = request.call.nonce;
     let channel = u128::try_from(nonce >> 128).unwrap_or(u128::MAX);
-    let calldata = request.calldata();
     let nonce_call = get_nonce_calldata(signer, channel);
     // the cheap reads first, together; the simulation only once they pass
     let (granted, expected) = join(
@@ -92,7 +98,21 @@ async fn check(config: &RelayerConfig, request: &ExecuteRequest, relayer: Addres
         ));
     }
     request.call.validity_timestamps.check(config.now())?;
-    // simulated from the relayer's address, as it will be sent
+    Ok(Signed { key_manager, signer })
+}
+
+/// The simulation of a checked call from the lane's signer `relayer`, as it will be sent: the job (not yet
+/// reserved).
+async fn simulate(
+    config: &RelayerConfig,
+    request: &ExecuteRequest,
+    Signed { key_manager, signer }: Signed,
+    relayer: Address,
+) -> ApiResult<ExecuteJob> {
+    let rpc = config.rpc();
+    let profile = request.address;
+    let nonce = request.call.nonce;
+    let calldata = request.calldata();
     let gas = match rpc.estimate_gas(relayer, key_manager, &calldata).await {
         Ok(gas) => gas,
         Err(RpcError::Node { message, data, .. }) => {
@@ -180,8 +200,11 @@ pub async fn execute(req: Request, env: &Env, config: &Config) -> ApiResult<Resp
             format!("{profile} is not registered with this relayer (POST /api/universal-profile/register)"),
         ));
     };
-    let lane = pool::route(env, config, profile).await?;
-    let mut job = check(config, &request, lane.address()).await?;
+    // the profile's lane and the signed checks need nothing of each other: together (a Durable Object round trip
+    // less on the way); the lane's refusal first, as before
+    let (lane, signed) = join(pool::route(env, config, profile), check_signed(config, &request)).await;
+    let lane = lane?;
+    let mut job = simulate(config, &request, signed?, lane.address()).await?;
     // the fair shares it counts on besides the profile's: its controller's, this client's, its registrant key's
     job.payer.client = Some(client);
     job.payer.key.clone_from(&record.registered_by);
