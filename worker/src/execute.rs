@@ -21,8 +21,9 @@ use crate::{
     config::{Config, RelayerConfig},
     error::{ApiError, ApiResult, Code},
     meter::{MeterClient, Subject},
-    relayer::{ExecuteJob, PayerFacts, execute_id, pool},
+    relayer::{ExecuteJob, execute_id, pool},
     rpc::{Rpc, RpcError},
+    shares::Payer,
     store::{self, ProfileRecord},
 };
 
@@ -147,9 +148,9 @@ async fn simulate(
         key_manager,
         calldata: calldata.into(),
         gas_limit,
-        payer: PayerFacts {
+        payer: Payer {
             controller: Some(signer),
-            ..PayerFacts::default()
+            ..Payer::default()
         },
         wait_ms: Some(0),
         quota: None,

@@ -1,9 +1,9 @@
 //! Gas metering: the reserve → settle / release protocol and the `Meter` Durable Object that keeps it, one object
 //! per metered [`Subject`] — a profile's monthly quota, an API key's monthly deploy budget, the relayer's daily
 //! ceiling, and the fair shares of those ([`crate::shares`]): one holder's part of the day's ceiling, one client
-//! address's part of a key's budget, registrations per day. Each object is the single writer of its subject's counters and keeps them, with the open reservations,
-//! in its own transactional storage; profile usage is written through to KV (`usage:<address>:<month start>`) for
-//! cheap reads. Sharding by subject is what lets this grow: every profile and key has its own object, so metering
+//! address's part of a key's budget, registrations per day. Each object is the single writer of its subject's
+//! counters and keeps them, with the open reservations, in its own transactional storage; profile usage is written
+//! through to KV (`usage:<address>:<month start>`) for cheap reads. Sharding by subject is what lets this grow: every profile and key has its own object, so metering
 //! never serializes on the nonce lane or on one another.
 //!
 //! The protocol, for one transaction (its **reservation id** names exactly that transaction: chain, profile,

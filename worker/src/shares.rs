@@ -19,21 +19,25 @@
 //! already bounds it.
 
 use alloy_primitives::Address;
+use serde::{Deserialize, Serialize};
 
 pub use crate::config::Shares;
 use crate::meter::{Holder, Limit, Subject};
 
-/// Who a sponsored transaction is for, as the request showed it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Who a sponsored transaction is for besides the profile, as the request showed it (a relay job carries it to
+/// the Relayer object).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Payer {
-    /// The profile a relay call executes on (`None` for a deploy, which the key's budget pays).
-    pub profile: Option<Address>,
-    /// The controller that signed the relay call.
+    /// The controller that signed the relay call (`None` for a deploy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<Address>,
     /// The client address of the request ([`crate::ratelimit::client_key`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
     /// The API key: the one the profile was registered or deployed with, or the one asking for a deploy. `None`
     /// for a profile registered before registrants were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
 }
 
@@ -50,9 +54,15 @@ impl Shares {
     }
 
     /// The shares of the chain's daily ceiling (`ceiling` gas) a transaction for `payer` is reserved on, besides
-    /// the ceiling itself. `profile_quota`: the profile's own monthly quota (its share is added only when that
-    /// quota could take more than the share in a day).
-    pub fn of_ceiling(&self, chain_id: u64, ceiling: u64, payer: &Payer, profile_quota: u64) -> Vec<Limit> {
+    /// the ceiling itself. `profile`: the profile a relay call executes on and its monthly quota (its share is added
+    /// only when that quota could take more than the share in a day); `None` for a deploy, which a key's budget pays.
+    pub fn of_ceiling(
+        &self,
+        chain_id: u64,
+        ceiling: u64,
+        payer: &Payer,
+        profile: Option<(Address, u64)>,
+    ) -> Vec<Limit> {
         let fair = part(ceiling, self.fair_percent);
         let mut limits = Vec::new();
         let mut add = |holder: Holder, limit: u64| {
@@ -63,8 +73,8 @@ impl Shares {
                 });
             }
         };
-        if let Some(profile) = payer.profile
-            && profile_quota > fair
+        if let Some((profile, quota)) = profile
+            && quota > fair
         {
             add(Holder::Profile(profile), fair);
         }
@@ -142,7 +152,6 @@ mod tests {
 
     fn payer(key: Option<&str>) -> Payer {
         Payer {
-            profile: Some(P),
             controller: Some(C),
             client: Some("198.51.100.7".into()),
             key: key.map(str::to_owned),
@@ -163,7 +172,7 @@ mod tests {
 
     #[test]
     fn a_relay_call_of_an_untrusted_key_counts_on_every_share() {
-        let limits = shares().of_ceiling(42, CEILING, &payer(Some("k1")), 20_000_000);
+        let limits = shares().of_ceiling(42, CEILING, &payer(Some("k1")), Some((P, 20_000_000)));
         assert_eq!(
             named(&limits),
             [
@@ -177,9 +186,9 @@ mod tests {
 
     #[test]
     fn the_profile_share_only_when_its_quota_could_exceed_it() {
-        let below = shares().of_ceiling(42, CEILING, &payer(None), 50_000_000);
+        let below = shares().of_ceiling(42, CEILING, &payer(None), Some((P, 50_000_000)));
         assert!(named(&below).iter().all(|(n, _)| !n.contains(":profile:")));
-        let above = shares().of_ceiling(42, CEILING, &payer(None), 50_000_001);
+        let above = shares().of_ceiling(42, CEILING, &payer(None), Some((P, 50_000_001)));
         assert_eq!(
             named(&above).first(),
             Some(&(format!("share:42:profile:{P:#x}"), 50_000_000))
@@ -188,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_trusted_key_has_no_key_share_and_may_use_the_reserve() {
-        let limits = shares().of_ceiling(42, CEILING, &payer(Some("trusted0000000000")), 0);
+        let limits = shares().of_ceiling(42, CEILING, &payer(Some("trusted0000000000")), Some((P, 0)));
         let names = named(&limits);
         assert!(
             names
@@ -200,7 +209,7 @@ mod tests {
 
     #[test]
     fn an_unknown_registrant_counts_as_untrusted() {
-        let names = named(&shares().of_ceiling(42, CEILING, &payer(None), 0));
+        let names = named(&shares().of_ceiling(42, CEILING, &payer(None), Some((P, 0))));
         assert_eq!(names.last(), Some(&("share:42:untrusted".into(), 400_000_000)));
         assert!(names.iter().all(|(n, _)| !n.contains(":key:")));
     }
@@ -213,7 +222,10 @@ mod tests {
             trusted_reserve_percent: 0,
             ..shares()
         };
-        assert_eq!(whole.of_ceiling(42, CEILING, &payer(Some("k1")), u64::MAX), []);
+        assert_eq!(
+            whole.of_ceiling(42, CEILING, &payer(Some("k1")), Some((P, u64::MAX))),
+            []
+        );
         assert_eq!(whole.of_key_rate(60), None);
         assert_eq!(whole.of_key_budget("k1", "::/64", 100), None);
     }
@@ -226,7 +238,7 @@ mod tests {
             ..Payer::default()
         };
         assert_eq!(
-            named(&shares().of_ceiling(4201, CEILING, &deploy, 0)),
+            named(&shares().of_ceiling(4201, CEILING, &deploy, None)),
             [
                 ("share:4201:client:2001:db8::/64".into(), 50_000_000),
                 ("share:4201:key:k1".into(), 125_000_000),

@@ -99,7 +99,7 @@ fn deploy_shares(cx: &Ctx<'_>, job: &DeployJob) -> Vec<Limit> {
     };
     budget
         .into_iter()
-        .chain(shares.of_ceiling(cx.config.chain_id, cx.config.max_gas_per_day, &payer, 0))
+        .chain(shares.of_ceiling(cx.config.chain_id, cx.config.max_gas_per_day, &payer, None))
         .collect()
 }
 

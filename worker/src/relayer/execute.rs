@@ -14,7 +14,6 @@ use super::sync::sync_lane;
 use super::wait::wait;
 use crate::{
     error::{ApiError, ApiResult, Code},
-    shares::Payer,
     signer,
 };
 
@@ -100,16 +99,12 @@ async fn pending_or_sent(cx: &Ctx<'_>, job: &ExecuteJob, wanted: &Job) -> ApiRes
     cx.obj.refuse_if_draining(job.profile)?;
     let quota = job.quota.unwrap_or(cx.config.monthly_gas_quota);
     let limits = (quota, cx.config.max_gas_per_day);
-    let payer = Payer {
-        profile: Some(job.profile),
-        controller: job.payer.controller,
-        client: job.payer.client.clone(),
-        key: job.payer.key.clone(),
-    };
-    let shares = cx
-        .config
-        .shares
-        .of_ceiling(cx.config.chain_id, cx.config.max_gas_per_day, &payer, quota);
+    let shares = cx.config.shares.of_ceiling(
+        cx.config.chain_id,
+        cx.config.max_gas_per_day,
+        &job.payer,
+        Some((job.profile, quota)),
+    );
     let plan = policy::execute_plan(
         cx.config.chain_id,
         job.profile,

@@ -62,7 +62,7 @@ pub use self::client::RelayerClient;
 use self::client::lane_name;
 use self::ctx::{Memory, Object};
 use self::model::RelayerOp;
-pub use self::model::{DeployJob, ExecuteJob, LaneStatus, PayerFacts, RegisterOutcome, RouteAnswer};
+pub use self::model::{DeployJob, ExecuteJob, LaneStatus, RegisterOutcome, RouteAnswer};
 use self::model::{Envelope, Job, Resign};
 use self::policy::ALARM_MS;
 pub use self::policy::execute_id;

@@ -139,7 +139,7 @@ pub struct ExecuteJob {
     /// Who the call is for, beyond the profile: its controller, client address and registrant key (their fair
     /// shares are reserved too, [`crate::shares`]).
     #[serde(default)]
-    pub payer: PayerFacts,
+    pub payer: crate::shares::Payer,
     /// How long the request waits for the receipt (`Prefer: wait`, capped at `DEPLOY_WAIT_SECONDS`): 0 answers once
     /// the node took the transaction; `None` (a job from before the preference existed) waits as a deploy does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,21 +148,6 @@ pub struct ExecuteJob {
     /// `None` (a job from before the warm-up existed): `MONTHLY_GAS_QUOTA`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<u64>,
-}
-
-/// [`crate::shares::Payer`] as a job carries it to the Relayer object.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PayerFacts {
-    /// The controller that signed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub controller: Option<Address>,
-    /// The request's client address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client: Option<String>,
-    /// The API key the profile was registered or deployed with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
 }
 
 /// What the Relayer object answers for an execute job.
