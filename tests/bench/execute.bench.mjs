@@ -13,6 +13,7 @@ import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi, decodeFu
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { waitForReceipt } from '../../scripts/chain.mjs';
 import { startStack } from '../../scripts/stack.mjs';
+import { WAIT_FOR_RECEIPT } from '../e2e/helpers/wait.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const N = QUICK ? { sequential: 3, profiles: 2, channels: 2n, debits: 10n } : { sequential: 30, profiles: 10, channels: 4n, debits: 100n };
@@ -30,7 +31,7 @@ const url = (p) => `${stack.workerUrl}${p}`;
 const post = (path, body, { wait = true } = {}) =>
   fetch(url(path), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(wait ? { prefer: 'wait=60' } : {}) },
+    headers: { 'content-type': 'application/json', ...(wait ? WAIT_FOR_RECEIPT : {}) },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(60_000),
   });

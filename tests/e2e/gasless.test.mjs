@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startStack } from '../../scripts/stack.mjs';
 import { until } from './helpers/poll.mjs';
 import { profileOf } from './helpers/profile.mjs';
+import { waitFor } from './helpers/wait.mjs';
 
 const QUOTA = 2_000_000;
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
@@ -27,9 +28,7 @@ after(async () => {
 });
 
 const url = (p) => `${stack.workerUrl}${p}`;
-/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
- * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
-const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
+/** Relay calls here read the mined answer: they wait for the receipt. */
 const post = (path, body, headers = {}) =>
   fetch(url(path), {
     method: 'POST',

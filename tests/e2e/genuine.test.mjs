@@ -14,6 +14,7 @@ import solc from 'solc';
 import { DEV_ACCOUNTS, waitForReceipt } from '../../scripts/chain.mjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { LSP23, controllerData, factoryProfile as factoryWith } from './helpers/profile.mjs';
+import { waitFor } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
 const UP_FULL = require('lsp-smart-contracts-0.14.0/artifacts/UniversalProfile.json');
@@ -80,9 +81,7 @@ function compile() {
 
 const rpc = (...args) => stack.chain.rpc(...args);
 const url = (p) => `${stack.workerUrl}${p}`;
-/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
- * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
-const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
+/** Relay calls here read the mined answer: they wait for the receipt. */
 const post = (path, body, headers = {}) =>
   fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...waitFor(path), ...headers }, body: JSON.stringify(body) });
 const withKey = { authorization: () => `Bearer ${stack.apiKey}` };

@@ -17,6 +17,7 @@ import { OWNER, indexing } from './helpers/indexing.mjs';
 import { freshness } from './helpers/freshness.mjs';
 import { compileAttacker } from './helpers/solc.mjs';
 import { rpcOutage } from './helpers/rpc-outage.mjs';
+import { waitFor } from './helpers/wait.mjs';
 
 const require = createRequire(import.meta.url);
 const LSP7 = require('@lukso/lsp7-contracts/artifacts/LSP7Mintable.json');
@@ -176,9 +177,7 @@ const upAbi = parseAbi([
   'function getData(bytes32 key) view returns (bytes)',
 ]);
 const upExecute = parseAbi(['function execute(uint256 operation, address target, uint256 value, bytes data) payable returns (bytes)']);
-/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
- * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
-const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
+/** Relay calls here read the mined answer: they wait for the receipt. */
 const post = (path, body, headers = {}) =>
   fetch(`${stack.workerUrl}${path}`, {
     method: 'POST',

@@ -12,6 +12,7 @@ import * as sdk from 'profile-relayer';
 import { startStack } from '../../scripts/stack.mjs';
 import { profileOf } from './helpers/profile.mjs';
 import { until } from './helpers/poll.mjs';
+import { waitFor } from './helpers/wait.mjs';
 
 const QUOTA = 5_000_000;
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
@@ -44,9 +45,7 @@ after(async () => {
 
 const url = (p) => `${stack.workerUrl}${p}`;
 const admin = () => ({ authorization: `Bearer ${stack.adminToken}` });
-/** Relay calls here read the mined answer: they ask to wait for the receipt (`Prefer: wait`, which the relayer caps at its
- * DEPLOY_WAIT_SECONDS — the wait every answer had before relay calls were answered on send). */
-const waitFor = (path) => (path === '/api/execute' ? { prefer: 'wait=60' } : {});
+/** Relay calls here read the mined answer: they wait for the receipt. */
 const post = (path, body, headers = {}) =>
   fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json', ...waitFor(path), ...headers }, body: JSON.stringify(body ?? {}) });
 async function json(res, ...statuses) {

@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { DEV_ACCOUNTS } from '../../scripts/chain.mjs';
 import { startStack } from '../../scripts/stack.mjs';
 import { controllerData, factoryProfile } from './helpers/profile.mjs';
+import { WAIT_FOR_RECEIPT } from './helpers/wait.mjs';
 
 const CEILING = 20_000_000;
 const FAIR = 2_000_000; // FAIR_SHARE_PERCENT 10
@@ -101,7 +102,7 @@ async function relayCall(account, { up, km }, channel = 0n) {
   return { address: up, transaction: { abi: payload, signature, nonce: `0x${nonce.toString(16)}`, validityTimestamps: '0x0' } };
 }
 /** A relay call from `ip`, waiting for its receipt (`Prefer: wait`): the tests read the mined answer's gas. */
-const execute = (body, ip) => post('/api/execute', body, { 'cf-connecting-ip': ip, prefer: 'wait=60' });
+const execute = (body, ip) => post('/api/execute', body, { 'cf-connecting-ip': ip, ...WAIT_FOR_RECEIPT });
 
 /**
  * Relays calls chosen by `next(i)` → `{ account, profile, ip }` until one is refused: the receipts' gas of the

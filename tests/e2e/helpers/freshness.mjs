@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { concat, encodeFunctionData, encodePacked, keccak256, parseAbi } from 'viem';
 import * as sdk from 'profile-relayer';
 import { indexing } from './indexing.mjs';
+import { WAIT_FOR_RECEIPT } from './wait.mjs';
 
 const upAbi = parseAbi(['function owner() view returns (address)', 'function setData(bytes32 key, bytes value)']);
 const kmAbi = parseAbi(['function getNonce(address from, uint128 channel) view returns (uint256)']);
@@ -58,7 +59,7 @@ export function freshness(getStack) {
   const execute = async (body) => {
     const res = await fetch(url('/api/execute'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', prefer: 'wait=60' },
+      headers: { 'content-type': 'application/json', ...WAIT_FOR_RECEIPT },
       body: JSON.stringify(body),
     });
     assert.equal(res.status, 200, await res.text());
