@@ -11,7 +11,13 @@ sol! {
     function supportsInterface(bytes4 interfaceId) external view returns (bool);
     /// ERC173 / LSP14: the owner of a profile (its KeyManager).
     function owner() external view returns (address);
+    /// ERC173 / LSP14: the owner changed (an indexer re-reads `owner()`).
+    event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
 }
+
+/// `topic0` of [`OwnershipTransferred`].
+pub const OWNERSHIP_TRANSFERRED_TOPIC: alloy_primitives::B256 =
+    <OwnershipTransferred as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
 
 /// A 4-byte interface id.
 pub type InterfaceId = FixedBytes<4>;
@@ -89,6 +95,14 @@ pub fn decode_owner(return_data: &[u8]) -> Option<Address> {
 mod tests {
     use super::*;
     use alloy_primitives::hex;
+
+    #[test]
+    fn ownership_topic_is_erc173s() {
+        assert_eq!(
+            hex::encode(OWNERSHIP_TRANSFERRED_TOPIC),
+            "8be0079c531659141344cd1fd0a4f28419497f9722a3daafe3b4186f6b6457e0"
+        );
+    }
 
     #[test]
     fn checked_answers_tell_garbage_from_false() {

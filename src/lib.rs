@@ -13,6 +13,7 @@ pub mod lsp15;
 pub mod lsp2;
 pub mod lsp23;
 pub mod lsp25;
+pub mod lsp26;
 pub mod lsp3;
 pub mod lsp4;
 pub mod lsp6;

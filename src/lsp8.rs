@@ -26,10 +26,15 @@ sol! {
         bool force,
         bytes data
     );
+    /// LSP8: a data value of one token changed (its metadata, after mint too).
+    event TokenIdDataChanged(bytes32 indexed tokenId, bytes32 indexed dataKey, bytes dataValue);
 }
 
 /// `topic0` of LSP8 [`Transfer`].
 pub const TRANSFER_TOPIC: B256 = <Transfer as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
+/// `topic0` of [`TokenIdDataChanged`].
+pub const TOKEN_ID_DATA_CHANGED_TOPIC: B256 =
+    <TokenIdDataChanged as alloy_sol_types::SolEvent>::SIGNATURE_HASH;
 
 /// `getDataForTokenId(tokenId, key)` calldata.
 #[must_use]
@@ -280,6 +285,14 @@ pub fn decode_token_id(format: TokenIdFormat, token_id: B256) -> Result<String> 
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn token_data_topic() {
+        assert_eq!(
+            TOKEN_ID_DATA_CHANGED_TOPIC.to_string(),
+            "0xa6e4251f855f750545fe414f120db91c76b88def14d120969e5bb2d3f05debbb"
+        );
+    }
 
     #[test]
     fn metadata_urls_from_the_base_uri() {

@@ -74,6 +74,15 @@ pub fn address_mapping(prefix: [u8; 12], address: Address) -> B256 {
     B256::from(key)
 }
 
+/// The value of an array's map entry (`LSP5ReceivedAssetsMap:<address>`, `LSP12IssuedAssetsMap:<address>`,
+/// `LSP4CreatorsMap:<address>`): `(bytes4 interfaceId, uint128 index)`, 20 bytes. `None` for any other length.
+#[must_use]
+pub fn decode_interface_index(value: &[u8]) -> Option<(alloy_primitives::FixedBytes<4>, u128)> {
+    let (id, index) = value.split_first_chunk::<4>()?;
+    let index: [u8; 16] = index.try_into().ok()?;
+    Some((alloy_primitives::FixedBytes(*id), u128::from_be_bytes(index)))
+}
+
 /// `AddressPermissions:Permissions:<address>`.
 #[must_use]
 pub fn permissions_key(controller: Address) -> B256 {
@@ -96,6 +105,20 @@ pub fn allowed_data_keys_key(controller: Address) -> B256 {
 mod tests {
     use super::*;
     use crate::lsp2::encode_key_name;
+
+    #[test]
+    fn map_values_are_an_interface_id_and_an_index() {
+        let mut value = vec![0x5c, 0x3e, 0x84, 0xdb];
+        value.extend_from_slice(&7u128.to_be_bytes());
+        assert_eq!(
+            decode_interface_index(&value),
+            Some((alloy_primitives::FixedBytes([0x5c, 0x3e, 0x84, 0xdb]), 7))
+        );
+        assert_eq!(decode_interface_index(&value[..19]), None);
+        value.push(0);
+        assert_eq!(decode_interface_index(&value), None);
+        assert_eq!(decode_interface_index(&[]), None);
+    }
 
     #[test]
     fn constants_match_their_names() {
