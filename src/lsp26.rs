@@ -29,8 +29,8 @@ pub const UNFOLLOW_TOPIC: B256 = Unfollow::SIGNATURE_HASH;
 #[must_use]
 pub fn decode_log(topics: &[B256], data: &[u8]) -> Option<(Address, Address)> {
     match topics {
-        [t0] if *t0 == FOLLOW_TOPIC => Follow::abi_decode_data_validate(data).ok().map(|(a, b)| (a, b)),
-        [t0] if *t0 == UNFOLLOW_TOPIC => Unfollow::abi_decode_data_validate(data).ok().map(|(a, b)| (a, b)),
+        [t0] if *t0 == FOLLOW_TOPIC => Follow::abi_decode_data_validate(data).ok(),
+        [t0] if *t0 == UNFOLLOW_TOPIC => Unfollow::abi_decode_data_validate(data).ok(),
         _ => None,
     }
 }
@@ -53,7 +53,7 @@ pub fn decode_is_following(return_data: &[u8]) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
-    use alloy_primitives::{b256, hex};
+    use alloy_primitives::b256;
 
     use super::*;
 
@@ -92,7 +92,6 @@ mod tests {
         let call = is_following_calldata(a, b);
         assert_eq!(call.len(), 68);
         assert_eq!(&call[4..], data.as_slice());
-        assert_eq!(hex::encode(&call[..4]), hex::encode(&isFollowingCall::SELECTOR));
         let mut word = [0u8; 32];
         assert_eq!(decode_is_following(&word), Some(false));
         word[31] = 1;
