@@ -25,6 +25,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "0005_search_typos.sql",
     "0006_checkpoint_hashes.sql",
     "0007_algolia_deletes.sql",
+    "0008_graph.sql",
 ];
 
 thread_local! {

@@ -1,5 +1,5 @@
 //! Judging what contracts answer, without I/O: an ABI `bool` must be 32 bytes of 0 or 1, `getDataBatch` must
-//! answer one value per key, a contract may claim only one of LSP0 / LSP7 / LSP8, an LSP2 array length is capped.
+//! answer one value per key, a contract may claim only one of LSP0 / LSP7 / LSP8, an LSP2 array length is read whole.
 
 use alloy_primitives::{Bytes, U256};
 use profile_relayer::{erc165, erc725y};
@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::rpc::RpcError;
 
-/// The most `LSP4Creators[]` entries read per asset.
-pub(crate) const MAX_CREATORS: u64 = 16;
+/// The most `LSP4Creators[]` entries an asset's record keeps (the graph keeps up to
+/// [`super::chain::MAX_LIST_ENTRIES`]).
+pub(crate) const MAX_CREATORS: usize = 16;
 
 /// What an address is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,11 +124,11 @@ pub(crate) fn claims(answers: &[Answer], ids: &[Kind]) -> Result<Option<Kind>, I
     Ok(found)
 }
 
-/// The number of entries an LSP2 array length value announces (uint128, or uint256 from older contracts),
-/// capped at [`MAX_CREATORS`]; anything else counts as empty.
-pub(crate) fn array_length(value: &[u8]) -> u64 {
+/// The number of entries an LSP2 array length value announces (uint128, or uint256 from older contracts: above
+/// `u128::MAX` it counts as `u128::MAX`); anything else counts as empty.
+pub(crate) fn list_length(value: &[u8]) -> u128 {
     match value.len() {
-        16 | 32 => u64::try_from(U256::from_be_slice(value)).map_or(MAX_CREATORS, |n| n.min(MAX_CREATORS)),
+        16 | 32 => u128::try_from(U256::from_be_slice(value)).unwrap_or(u128::MAX),
         _ => 0,
     }
 }
@@ -146,17 +147,18 @@ mod tests {
     }
 
     #[test]
-    fn creator_array_lengths() {
+    fn array_lengths() {
         let mut n = [0u8; 16];
-        assert_eq!(array_length(&n), 0);
+        assert_eq!(list_length(&n), 0);
         n[15] = 3;
-        assert_eq!(array_length(&n), 3);
+        assert_eq!(list_length(&n), 3);
         let mut wide = [0u8; 32];
         wide[31] = 2;
-        assert_eq!(array_length(&wide), 2);
-        assert_eq!(array_length(&[0xff; 16]), MAX_CREATORS);
-        assert_eq!(array_length(&[1, 2, 3]), 0);
-        assert_eq!(array_length(&[]), 0);
+        assert_eq!(list_length(&wide), 2);
+        assert_eq!(list_length(&[0xff; 16]), u128::MAX);
+        assert_eq!(list_length(&[0xff; 32]), u128::MAX);
+        assert_eq!(list_length(&[1, 2, 3]), 0);
+        assert_eq!(list_length(&[]), 0);
     }
 
     #[test]

@@ -3,23 +3,23 @@
 //! made-up interface id claims everything and is refused, like one claiming to be two kinds at once or answering
 //! garbage.
 
-use alloy_primitives::{Address, B256, Bytes};
+use alloy_primitives::{Address, B256, Bytes, U256};
 use profile_relayer::{
     erc165::{self, InterfaceId, LSP0, LSP7_IDS, LSP8_IDS, NEVER_CLAIMED},
     erc725y,
     lsp2::{array_element_key, data_keys},
-    lsp8,
+    lsp7, lsp8,
 };
 use serde_json::{Value, json};
 
 use super::{
-    answers::{Answer, ItemError, Kind, answer, array_length, as_bool, claims, data_values},
+    answers::{Answer, ItemError, Kind, answer, as_bool, claims, data_values, list_length},
     ctx::Ctx,
 };
-use crate::rpc::RpcError;
+use crate::{rpc::RpcError, search::store::graph::Entry};
 
 /// The keys read from every classified address, in this order.
-pub(crate) const DATA_KEYS: [B256; 7] = [
+pub(crate) const DATA_KEYS: [B256; 9] = [
     data_keys::LSP3_PROFILE,
     data_keys::LSP4_METADATA,
     data_keys::LSP4_TOKEN_NAME,
@@ -27,7 +27,70 @@ pub(crate) const DATA_KEYS: [B256; 7] = [
     data_keys::LSP4_TOKEN_TYPE,
     data_keys::LSP8_TOKEN_ID_FORMAT,
     data_keys::LSP4_CREATORS_ARRAY,
+    data_keys::LSP5_RECEIVED_ASSETS_ARRAY,
+    data_keys::LSP12_ISSUED_ASSETS_ARRAY,
 ];
+
+/// The most entries of one LSP2 array of addresses (`LSP5ReceivedAssets[]`, `LSP12IssuedAssets[]`,
+/// `LSP4Creators[]`) read per read of its contract; a longer array is read this far and reported
+/// ([`List::announced`]).
+pub(crate) const MAX_LIST_ENTRIES: u64 = 512;
+
+/// An LSP2 array of addresses and the map that gives each entry's interface id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListKey {
+    pub(crate) name: &'static str,
+    array: B256,
+    map: [u8; 12],
+}
+
+/// `LSP5ReceivedAssets[]` + `LSP5ReceivedAssetsMap:<address>`.
+pub(crate) const RECEIVED: ListKey = ListKey {
+    name: "LSP5ReceivedAssets[]",
+    array: data_keys::LSP5_RECEIVED_ASSETS_ARRAY,
+    map: data_keys::LSP5_RECEIVED_ASSETS_MAP_PREFIX,
+};
+/// `LSP12IssuedAssets[]` + `LSP12IssuedAssetsMap:<address>`.
+pub(crate) const ISSUED: ListKey = ListKey {
+    name: "LSP12IssuedAssets[]",
+    array: data_keys::LSP12_ISSUED_ASSETS_ARRAY,
+    map: data_keys::LSP12_ISSUED_ASSETS_MAP_PREFIX,
+};
+/// `LSP4Creators[]` + `LSP4CreatorsMap:<address>`.
+pub(crate) const CREATORS: ListKey = ListKey {
+    name: "LSP4Creators[]",
+    array: data_keys::LSP4_CREATORS_ARRAY,
+    map: data_keys::LSP4_CREATORS_MAP_PREFIX,
+};
+
+/// An array as read: its address entries (at most [`MAX_LIST_ENTRIES`]; an element that is not an address is
+/// left out) and, when it is longer than that, the length it announced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct List {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) announced: Option<u128>,
+}
+
+/// What else an address's reads gave: its arrays (a profile's received and issued assets, an asset's creators)
+/// and an asset's calls (`owner()`, `totalSupply()`, LSP7 `decimals()`; `None` when reverted or malformed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Relations {
+    pub(crate) lists: Vec<(ListKey, List)>,
+    pub(crate) owner: Option<Address>,
+    pub(crate) total_supply: Option<U256>,
+    pub(crate) decimals: Option<u8>,
+}
+
+impl Relations {
+    /// The list read for `key` (empty when it was not read).
+    pub(crate) fn list(&self, key: ListKey) -> List {
+        self.lists
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    }
+}
 
 /// An address read from chain.
 #[derive(Debug)]
@@ -36,8 +99,8 @@ pub(crate) enum AddressRead {
     NotContract,
     /// A contract, but no profile or asset.
     Other,
-    /// A profile or asset with its values for [`DATA_KEYS`] and (assets) its `LSP4Creators[]`.
-    Lsp(Kind, Vec<Bytes>, Vec<Address>),
+    /// A profile or asset with its values for [`DATA_KEYS`] and its relations.
+    Lsp(Kind, Vec<Bytes>, Box<Relations>),
     /// A contract that misbehaves.
     Refused(ItemError),
 }
@@ -47,8 +110,9 @@ pub(crate) enum AddressRead {
 pub(crate) enum TokenRead {
     /// `tokenOwnerOf` reverts: the token does not exist (any more).
     Missing,
-    /// `LSP8TokenIdFormat`, `LSP8TokenMetadataBaseURI` and the token's own `LSP4Metadata`.
+    /// `LSP8TokenIdFormat`, `LSP8TokenMetadataBaseURI`, the token's own `LSP4Metadata` and its owner.
     Data {
+        owner: Address,
         format: Bytes,
         base_uri: Bytes,
         metadata: Bytes,
@@ -178,41 +242,200 @@ pub(crate) async fn read_address(ctx: &Ctx<'_>, address: Address) -> Result<Addr
             AddressRead::Other
         });
     };
-    match data_values(get(data, 0)?, DATA_KEYS.len()) {
-        Ok(values) => {
-            let creators = match (kind, values.get(6)) {
-                (Kind::Lsp7 | Kind::Lsp8, Some(length)) => read_creators(ctx, address, length).await?,
-                _ => Vec::new(),
-            };
-            Ok(AddressRead::Lsp(kind, values, creators))
+    let values = match data_values(get(data, 0)?, DATA_KEYS.len()) {
+        Ok(values) => values,
+        Err(e) => return Ok(AddressRead::Refused(e)),
+    };
+    let length = |i: usize| values.get(i).map(|v| v.to_vec()).unwrap_or_default();
+    let (lists, calls) = if kind == Kind::Profile {
+        (vec![(RECEIVED, length(7)), (ISSUED, length(8))], Vec::new())
+    } else {
+        let mut calls = vec![
+            ("eth_call", call_params(address, erc165::owner_calldata())),
+            ("eth_call", call_params(address, lsp7::total_supply_calldata())),
+        ];
+        if kind == Kind::Lsp7 {
+            calls.push(("eth_call", call_params(address, lsp7::decimals_calldata())));
         }
-        Err(e) => Ok(AddressRead::Refused(e)),
-    }
-}
-
-/// Reads `LSP4Creators[]`: one more batch when the array is not empty. Tolerant: an entry that is not an address
-/// is left out, and an answer that does not decode gives no creators (the asset is still indexed).
-async fn read_creators(ctx: &Ctx<'_>, address: Address, length: &[u8]) -> Result<Vec<Address>, RpcError> {
-    let n = array_length(length);
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let keys: Vec<B256> = (0..n)
-        .map(|i| array_element_key(data_keys::LSP4_CREATORS_ARRAY, u128::from(i)))
-        .collect();
-    let out = match batch(ctx, &[get_data(address, &keys)]).await {
-        Err(RpcError::TooLarge(_)) => return Ok(Vec::new()),
+        (vec![(CREATORS, length(6))], calls)
+    };
+    let (lists, answers) = match read_lists(ctx, address, &lists, calls).await {
+        Err(RpcError::TooLarge(detail)) => return Ok(AddressRead::Refused(too_large(&detail))),
         out => out?,
     };
-    let values = match data_values(&answer(get(&out, 0)?)?, keys.len()) {
-        Ok(values) => values,
-        Err(_) => return Ok(Vec::new()),
+    let data = |i: usize| match answers.get(i) {
+        Some(Answer::Data(d)) => Some(d.clone()),
+        _ => None,
     };
-    Ok(values
+    let relations = Relations {
+        lists,
+        owner: data(0).and_then(|d| erc165::decode_owner(&d)),
+        total_supply: data(1).and_then(|d| lsp7::decode_total_supply(&d)),
+        decimals: data(2).and_then(|d| lsp7::decode_decimals(&d)),
+    };
+    Ok(AddressRead::Lsp(kind, values, Box::new(relations)))
+}
+
+/// Reads LSP2 arrays of addresses with their map entries, and `calls` along: the calls and the arrays' elements
+/// in one batch, the map entries of the addresses found in a second one (only when there are any). Tolerant: an
+/// element that is not an address is left out, an answer that does not decode gives an empty list (the contract
+/// is still indexed), a map entry that is not `(bytes4, uint128)` gives no interface id. `Err(TooLarge)` when the
+/// contract's answers pass `RPC_MAX_RESPONSE_BYTES`.
+async fn read_lists(
+    ctx: &Ctx<'_>,
+    address: Address,
+    lists: &[(ListKey, Vec<u8>)],
+    mut calls: Vec<(&'static str, Value)>,
+) -> Result<(Vec<(ListKey, List)>, Vec<Answer>), RpcError> {
+    let n_calls = calls.len();
+    let mut read: Vec<(ListKey, List, u64)> = Vec::new();
+    for (key, length) in lists {
+        let announced = list_length(length);
+        let n = u64::try_from(announced).unwrap_or(u64::MAX).min(MAX_LIST_ENTRIES);
+        let list = List {
+            entries: Vec::new(),
+            announced: (announced > u128::from(MAX_LIST_ENTRIES)).then_some(announced),
+        };
+        if n > 0 {
+            let keys: Vec<B256> = (0..n)
+                .map(|i| array_element_key(key.array, u128::from(i)))
+                .collect();
+            calls.push(get_data(address, &keys));
+        }
+        read.push((*key, list, n));
+    }
+    if calls.is_empty() {
+        return Ok((read.into_iter().map(|(k, l, _)| (k, l)).collect(), Vec::new()));
+    }
+    let out = batch(ctx, &calls).await?;
+    let answers = out.iter().map(answer).collect::<Result<Vec<_>, _>>()?;
+    let (call_answers, element_answers) = answers.split_at(n_calls.min(answers.len()));
+    let mut elements = element_answers.iter();
+    for (_, list, n) in &mut read {
+        if *n == 0 {
+            continue;
+        }
+        let Some(values) = elements.next().and_then(|a| data_values(a, *n as usize).ok()) else {
+            continue;
+        };
+        list.entries = values
+            .iter()
+            .zip(0u64..)
+            .filter(|(v, _)| v.len() == 20)
+            .map(|(v, position)| Entry {
+                address: Address::from_slice(v),
+                interface_id: None,
+                position,
+            })
+            .collect();
+    }
+    let maps: Vec<(usize, Vec<B256>)> = read
         .iter()
-        .filter(|v| v.len() == 20)
-        .map(|v| Address::from_slice(v))
-        .collect())
+        .enumerate()
+        .filter(|(_, (_, list, _))| !list.entries.is_empty())
+        .map(|(i, (key, list, _))| {
+            let keys = list
+                .entries
+                .iter()
+                .map(|e| data_keys::address_mapping(key.map, e.address))
+                .collect();
+            (i, keys)
+        })
+        .collect();
+    if !maps.is_empty() {
+        let calls: Vec<_> = maps.iter().map(|(_, keys)| get_data(address, keys)).collect();
+        let out = batch(ctx, &calls).await?;
+        for ((i, keys), result) in maps.iter().zip(&out) {
+            let Ok(values) = answer(result).map(|a| data_values(&a, keys.len())) else {
+                continue;
+            };
+            let (Ok(values), Some((_, list, _))) = (values, read.get_mut(*i)) else {
+                continue;
+            };
+            for (entry, value) in list.entries.iter_mut().zip(&values) {
+                entry.interface_id = data_keys::decode_interface_index(value).map(|(id, _)| id);
+            }
+        }
+    }
+    Ok((
+        read.into_iter().map(|(k, l, _)| (k, l)).collect(),
+        call_answers.to_vec(),
+    ))
+}
+
+/// `balanceOf(holder)` of each `(asset, holder)`, and `isFollowing(follower, followee)` of the LSP26 registry for
+/// each follow pair: one batch for all. Each answer: `Ok(Some(value))`, `Ok(None)` when the call reverted, or the
+/// contract's misbehaviour (an answer that is not the ABI type; answers too large for `RPC_MAX_RESPONSE_BYTES`
+/// refuse the whole batch: [`PairRead::TooLarge`]).
+pub(crate) async fn read_pairs(
+    ctx: &Ctx<'_>,
+    balances: &[(Address, Address)],
+    follows: &[(Address, Address)],
+    registry: Address,
+) -> Result<PairRead, RpcError> {
+    let calls: Vec<_> = balances
+        .iter()
+        .map(|(asset, holder)| {
+            (
+                "eth_call",
+                call_params(*asset, lsp7::balance_of_calldata(*holder)),
+            )
+        })
+        .chain(follows.iter().map(|(follower, followee)| {
+            (
+                "eth_call",
+                call_params(
+                    registry,
+                    profile_relayer::lsp26::is_following_calldata(*follower, *followee),
+                ),
+            )
+        }))
+        .collect();
+    if calls.is_empty() {
+        return Ok(PairRead::Read(Vec::new(), Vec::new()));
+    }
+    let out = match batch(ctx, &calls).await {
+        Err(RpcError::TooLarge(detail)) => return Ok(PairRead::TooLarge(detail)),
+        out => out?,
+    };
+    let answers = out.iter().map(answer).collect::<Result<Vec<_>, _>>()?;
+    let (b, f) = answers.split_at(balances.len().min(answers.len()));
+    let judge = |a: &Answer, decode: &dyn Fn(&[u8]) -> Option<PairValue>| match a {
+        Answer::Reverted => Ok(None),
+        Answer::Data(d) => decode(d)
+            .map(Some)
+            .ok_or_else(|| ItemError::new("MALFORMED_ANSWER", "the answer is not the call's ABI type")),
+    };
+    Ok(PairRead::Read(
+        b.iter()
+            .map(|a| judge(a, &|d| lsp7::decode_balance_of(d).map(PairValue::Balance)))
+            .collect(),
+        f.iter()
+            .map(|a| {
+                judge(a, &|d| {
+                    profile_relayer::lsp26::decode_is_following(d).map(PairValue::Following)
+                })
+            })
+            .collect(),
+    ))
+}
+
+/// A value [`read_pairs`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PairValue {
+    Balance(U256),
+    Following(bool),
+}
+
+/// What [`read_pairs`] gives: per balance and per follow pair, the value (`None`: reverted) or the misbehaviour.
+#[derive(Debug)]
+pub(crate) enum PairRead {
+    Read(
+        Vec<Result<Option<PairValue>, ItemError>>,
+        Vec<Result<Option<PairValue>, ItemError>>,
+    ),
+    /// The batch's answers were too large (the detail).
+    TooLarge(String),
 }
 
 /// Reads an LSP8 token: its existence (`tokenOwnerOf`), the collection's format and base URI, its metadata.
@@ -245,16 +468,18 @@ pub(crate) async fn read_token(
         Err(RpcError::TooLarge(detail)) => return Ok(TokenRead::Refused(too_large(&detail))),
         out => out?,
     };
-    match answer(get(&out, 2)?)? {
+    let owner = match answer(get(&out, 2)?)? {
         Answer::Reverted => return Ok(TokenRead::Missing),
-        Answer::Data(d) if lsp8::decode_token_owner_of(&d).is_none() => {
-            return Ok(TokenRead::Refused(ItemError::new(
-                "MALFORMED_ANSWER",
-                "tokenOwnerOf answered something that is not an address",
-            )));
-        }
-        Answer::Data(_) => {}
-    }
+        Answer::Data(d) => match lsp8::decode_token_owner_of(&d) {
+            Some(owner) => owner,
+            None => {
+                return Ok(TokenRead::Refused(ItemError::new(
+                    "MALFORMED_ANSWER",
+                    "tokenOwnerOf answered something that is not an address",
+                )));
+            }
+        },
+    };
     let values = match data_values(&answer(get(&out, 0)?)?, 2) {
         Ok(v) => v,
         Err(e) => return Ok(TokenRead::Refused(e)),
@@ -275,6 +500,7 @@ pub(crate) async fn read_token(
     };
     let mut values = values.into_iter();
     Ok(TokenRead::Data {
+        owner,
         format: values.next().unwrap_or_default(),
         base_uri: values.next().unwrap_or_default(),
         metadata,

@@ -4,11 +4,17 @@
 //! window whose logs carry more than [`TARGET_ANSWER_BYTES`] (a contract can emit `DataChanged` logs of
 //! megabytes) halves too, and grows only while its answer is small. Candidates are numbered per block (first
 //! occurrence within the block, in log order), which is what the cursor's item count refers to.
+//!
+//! Besides the contracts, logs name the graph's pairs to read again: an LSP7 `Transfer` its sender's and
+//! receiver's balances, an LSP26 `Follow` / `Unfollow` of the registry (no other emitter) its pair; an LSP8
+//! `Transfer` or `TokenIdDataChanged` the token. One emitter gets at most [`MAX_ITEMS_PER_EMITTER`] balances and
+//! tokens per block: a contract that emits a million transfers in one block is read for the first ones and the rest
+//! is reported ([`Window::capped`]).
 
 use std::collections::BTreeMap;
 
 use alloy_primitives::{Address, B256, U256};
-use profile_relayer::{erc725y, lsp7, lsp8, lsp23};
+use profile_relayer::{erc165, erc725y, lsp7, lsp8, lsp23, lsp26};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -22,7 +28,21 @@ pub(crate) enum Item {
     Address(Address),
     /// An LSP8 token id.
     Token(Address, B256),
+    /// An LSP7 balance: `(asset, holder)`.
+    Holding(Address, Address),
+    /// An LSP26 follow: `(follower, followee)`.
+    Follow(Address, Address),
 }
+
+impl Item {
+    /// Whether the item is a pair read in batches ([`Item::Holding`], [`Item::Follow`]).
+    pub(crate) const fn is_pair(&self) -> bool {
+        matches!(self, Self::Holding(..) | Self::Follow(..))
+    }
+}
+
+/// The most balances and tokens one emitter's logs make candidates of in one block.
+pub(crate) const MAX_ITEMS_PER_EMITTER: usize = 500;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,7 +51,7 @@ struct Log {
     topics: Vec<B256>,
     block_number: U256,
     log_index: Option<U256>,
-    /// The log's data (hex), only measured.
+    /// The log's data (hex): measured, and decoded for LSP26 logs.
     #[serde(default)]
     data: String,
 }
@@ -67,40 +87,92 @@ fn next_window(
     }
 }
 
-/// The candidates of each block, in order, without duplicates within a block.
-fn candidates(mut logs: Vec<Log>) -> BTreeMap<u64, Vec<Item>> {
-    let deployed = lsp23::DEPLOYED_PROXIES_TOPIC;
-    let lsp8_transfer = lsp8::TRANSFER_TOPIC;
+/// The items one log names, in order.
+fn log_items(log: &Log, registry: Address) -> Vec<Item> {
+    let mut items = Vec::new();
+    let Some(t0) = log.topics.first() else {
+        return items;
+    };
+    if *t0 == lsp23::DEPLOYED_PROXIES_TOPIC {
+        if let Some(up) = log.topics.get(1) {
+            items.push(Item::Address(Address::from_word(*up)));
+        }
+    } else if *t0 == lsp8::TRANSFER_TOPIC {
+        items.push(Item::Address(log.address));
+        if let (4, Some(token)) = (log.topics.len(), log.topics.get(3)) {
+            items.push(Item::Token(log.address, *token));
+        }
+    } else if *t0 == lsp8::TOKEN_ID_DATA_CHANGED_TOPIC {
+        if let (3, Some(token)) = (log.topics.len(), log.topics.get(1)) {
+            items.push(Item::Token(log.address, *token));
+        }
+    } else if *t0 == lsp7::TRANSFER_TOPIC {
+        items.push(Item::Address(log.address));
+        if let Some((from, to)) = lsp7::transfer_parties(&log.topics) {
+            for holder in [from, to] {
+                if holder != Address::ZERO {
+                    items.push(Item::Holding(log.address, holder));
+                }
+            }
+        }
+    } else if *t0 == lsp26::FOLLOW_TOPIC || *t0 == lsp26::UNFOLLOW_TOPIC {
+        // anyone can emit the registry's events: only the registry's count
+        if log.address == registry {
+            let data = alloy_primitives::hex::decode(&log.data).unwrap_or_default();
+            if let Some((follower, followee)) = lsp26::decode_log(&log.topics, &data) {
+                items.push(Item::Follow(follower, followee));
+            }
+        }
+    } else {
+        // DataChanged, OwnershipTransferred: the emitter is read again
+        items.push(Item::Address(log.address));
+    }
+    items
+}
+
+/// An emitter whose balances and tokens in a block passed [`MAX_ITEMS_PER_EMITTER`]: how many were left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Capped {
+    pub(crate) block: u64,
+    pub(crate) emitter: Address,
+    pub(crate) left_out: u64,
+}
+
+/// The candidates of each block, in order, without duplicates within a block; the emitters capped.
+fn candidates(mut logs: Vec<Log>, registry: Address) -> (BTreeMap<u64, Vec<Item>>, Vec<Capped>) {
     logs.sort_by_key(|l| (l.block_number, l.log_index.unwrap_or(U256::MAX)));
     let mut blocks: BTreeMap<u64, Vec<Item>> = BTreeMap::new();
+    let mut per_emitter: BTreeMap<(u64, Address), usize> = BTreeMap::new();
+    let mut capped: BTreeMap<(u64, Address), u64> = BTreeMap::new();
     for log in logs {
         let Ok(block) = u64::try_from(log.block_number) else {
             continue;
         };
-        let mut items = Vec::new();
-        match log.topics.first() {
-            Some(t0) if *t0 == deployed => {
-                if let Some(up) = log.topics.get(1) {
-                    items.push(Item::Address(Address::from_word(*up)));
-                }
-            }
-            Some(t0) if *t0 == lsp8_transfer => {
-                items.push(Item::Address(log.address));
-                if let (4, Some(token)) = (log.topics.len(), log.topics.get(3)) {
-                    items.push(Item::Token(log.address, *token));
-                }
-            }
-            Some(_) => items.push(Item::Address(log.address)),
-            None => {}
-        }
         let list = blocks.entry(block).or_default();
-        for item in items {
-            if !list.contains(&item) {
-                list.push(item);
+        for item in log_items(&log, registry) {
+            if list.contains(&item) {
+                continue;
             }
+            if matches!(item, Item::Token(..) | Item::Holding(..)) {
+                let n = per_emitter.entry((block, log.address)).or_default();
+                if *n >= MAX_ITEMS_PER_EMITTER {
+                    *capped.entry((block, log.address)).or_default() += 1;
+                    continue;
+                }
+                *n += 1;
+            }
+            list.push(item);
         }
     }
-    blocks
+    let capped = capped
+        .into_iter()
+        .map(|((block, emitter), left_out)| Capped {
+            block,
+            emitter,
+            left_out,
+        })
+        .collect();
+    (blocks, capped)
 }
 
 /// Whether a `eth_getLogs` error means "ask for less".
@@ -125,11 +197,15 @@ fn too_large(e: &RpcError) -> bool {
 }
 
 /// The events that make candidates (the first topic of a log), with the names a skipped block is recorded under.
-const TOPICS: [(&str, B256); 4] = [
+const TOPICS: [(&str, B256); 8] = [
     ("DeployedERC1167Proxies", lsp23::DEPLOYED_PROXIES_TOPIC),
     ("DataChanged", erc725y::DATA_CHANGED_TOPIC),
     ("LSP7Transfer", lsp7::TRANSFER_TOPIC),
     ("LSP8Transfer", lsp8::TRANSFER_TOPIC),
+    ("TokenIdDataChanged", lsp8::TOKEN_ID_DATA_CHANGED_TOPIC),
+    ("OwnershipTransferred", erc165::OWNERSHIP_TRANSFERRED_TOPIC),
+    ("Follow", lsp26::FOLLOW_TOPIC),
+    ("Unfollow", lsp26::UNFOLLOW_TOPIC),
 ];
 
 async fn get_logs(ctx: &Ctx<'_>, from: u64, to: u64) -> Result<Vec<Log>, RpcError> {
@@ -179,6 +255,8 @@ pub(crate) struct Window {
     pub(crate) next_window: u64,
     /// The events of a single-block window whose logs were too large to read: skipped.
     pub(crate) skipped: Vec<&'static str>,
+    /// The emitters whose balances and tokens passed [`MAX_ITEMS_PER_EMITTER`] in a block.
+    pub(crate) capped: Vec<Capped>,
 }
 
 /// Reads the candidates of blocks `from..=to` (a window of `window` blocks, cut by the head when shorter).
@@ -206,16 +284,162 @@ pub(crate) async fn read_window(
         target_logs,
         max_window,
     );
+    let (blocks, capped) = candidates(logs, lsp26::REGISTRY);
     Ok(Some(Window {
-        blocks: candidates(logs),
+        blocks,
         next_window,
         skipped,
+        capped,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lsp7_log(block: u64, index: u64, asset: Address, from: Address, to: Address) -> Log {
+        Log {
+            address: asset,
+            topics: vec![lsp7::TRANSFER_TOPIC, B256::ZERO, from.into_word(), to.into_word()],
+            block_number: U256::from(block),
+            log_index: Some(U256::from(index)),
+            data: String::new(),
+        }
+    }
+
+    fn follow_log(emitter: Address, topic: B256, a: Address, b: Address) -> Log {
+        Log {
+            address: emitter,
+            topics: vec![topic],
+            block_number: U256::from(7),
+            log_index: Some(U256::ZERO),
+            data: format!(
+                "0x{}{}",
+                alloy_primitives::hex::encode(a.into_word()),
+                alloy_primitives::hex::encode(b.into_word())
+            ),
+        }
+    }
+
+    #[test]
+    fn logs_name_the_pairs_to_read() {
+        let (asset, a, b) = (
+            Address::repeat_byte(1),
+            Address::repeat_byte(2),
+            Address::repeat_byte(3),
+        );
+        // a mint names the asset and the receiver, never the zero address
+        let (blocks, capped) = candidates(vec![lsp7_log(5, 0, asset, Address::ZERO, a)], lsp26::REGISTRY);
+        assert_eq!(blocks[&5], vec![Item::Address(asset), Item::Holding(asset, a)]);
+        assert!(capped.is_empty());
+        // follows count from the registry only
+        let registry = lsp26::REGISTRY;
+        let (blocks, _) = candidates(
+            vec![
+                follow_log(registry, lsp26::FOLLOW_TOPIC, a, b),
+                follow_log(asset, lsp26::FOLLOW_TOPIC, b, a),
+                follow_log(registry, lsp26::UNFOLLOW_TOPIC, b, a),
+            ],
+            registry,
+        );
+        assert_eq!(blocks[&7], vec![Item::Follow(a, b), Item::Follow(b, a)]);
+        // a token's data changed after mint: the token is read again
+        let token = B256::repeat_byte(9);
+        let changed = Log {
+            address: asset,
+            topics: vec![lsp8::TOKEN_ID_DATA_CHANGED_TOPIC, token, B256::ZERO],
+            block_number: U256::from(8),
+            log_index: None,
+            data: String::new(),
+        };
+        let (blocks, _) = candidates(vec![changed], registry);
+        assert_eq!(blocks[&8], vec![Item::Token(asset, token)]);
+    }
+
+    #[test]
+    fn one_emitter_is_capped_per_block() {
+        let asset = Address::repeat_byte(1);
+        let logs: Vec<Log> = (0..2000u64)
+            .map(|i| {
+                let mut holder = [0u8; 20];
+                holder[..8].copy_from_slice(&(i + 1).to_be_bytes());
+                lsp7_log(3, i, asset, Address::ZERO, Address::from(holder))
+            })
+            .chain([lsp7_log(4, 0, asset, Address::ZERO, Address::repeat_byte(7))])
+            .collect();
+        let (blocks, capped) = candidates(logs, lsp26::REGISTRY);
+        let holdings = blocks[&3]
+            .iter()
+            .filter(|i| matches!(i, Item::Holding(..)))
+            .count();
+        assert_eq!(holdings, MAX_ITEMS_PER_EMITTER);
+        assert_eq!(
+            capped,
+            vec![Capped {
+                block: 3,
+                emitter: asset,
+                left_out: 2000 - MAX_ITEMS_PER_EMITTER as u64
+            }]
+        );
+        // the next block starts again
+        assert_eq!(
+            blocks[&4],
+            vec![
+                Item::Address(asset),
+                Item::Holding(asset, Address::repeat_byte(7))
+            ]
+        );
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod drift {
+        use std::collections::{BTreeMap, BTreeSet};
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            /// However the transfer logs come — reordered, duplicated, split over answers — reading the state of each
+            /// pair they name gives the chain's balances for every holder that ever held or sent: nothing drifts.
+            #[test]
+            fn balances_never_drift(
+                transfers in prop::collection::vec((0u8..3, 0u8..6, 0u8..6, 1u64..1000), 1..40),
+                order in prop::collection::vec(any::<prop::sample::Index>(), 0..80),
+            ) {
+                let addr = |n: u8| if n == 0 { Address::ZERO } else { Address::repeat_byte(n) };
+                let asset = |n: u8| Address::repeat_byte(0xa0 + n);
+                // the chain: transfers applied in order (a transfer the sender cannot afford moves what it has)
+                let mut chain: BTreeMap<(Address, Address), u64> = BTreeMap::new();
+                let mut logs = Vec::new();
+                for (i, (a, from, to, amount)) in transfers.iter().enumerate() {
+                    let (a, from, to) = (asset(*a), addr(*from), addr(*to));
+                    let moved = if from == Address::ZERO { *amount } else { (*amount).min(chain.get(&(a, from)).copied().unwrap_or(0)) };
+                    if from != Address::ZERO { *chain.entry((a, from)).or_default() -= moved; }
+                    if to != Address::ZERO { *chain.entry((a, to)).or_default() += moved; }
+                    logs.push(lsp7_log(1 + i as u64 / 5, i as u64, a, from, to));
+                }
+                // delivered shuffled and with duplicates
+                let mut delivered: Vec<Log> = order.iter().map(|ix| { let l = ix.get(&logs); Log { topics: l.topics.clone(), data: String::new(), ..*l } }).collect();
+                delivered.extend(logs.iter().map(|l| Log { topics: l.topics.clone(), data: String::new(), ..*l }));
+                let (blocks, capped) = candidates(delivered, lsp26::REGISTRY);
+                prop_assert!(capped.is_empty());
+                // the table: each named pair read at the chain's state, in any order
+                let mut table: BTreeMap<(Address, Address), u64> = BTreeMap::new();
+                let mut named = BTreeSet::new();
+                for item in blocks.values().rev().flatten() {
+                    if let Item::Holding(a, h) = item {
+                        table.insert((*a, *h), chain.get(&(*a, *h)).copied().unwrap_or(0));
+                        named.insert((*a, *h));
+                    }
+                }
+                for (pair, balance) in &chain {
+                    prop_assert!(named.contains(pair), "{pair:?} never read");
+                    prop_assert_eq!(table.get(pair), Some(balance));
+                }
+            }
+        }
+    }
 
     #[test]
     fn windows_follow_the_count_and_the_size_of_answers() {

@@ -21,6 +21,7 @@ mod discovery;
 mod ledger;
 mod metadata;
 mod records;
+mod relations;
 mod reorg;
 mod run;
 mod writer;

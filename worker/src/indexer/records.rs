@@ -7,14 +7,14 @@ use profile_relayer::{
     api::records::{AssetData, AssetRecord, MetadataInfo, ProfileRecord, Stamp, TokenRecord},
     lsp3::Lsp3ProfileJson,
     lsp4::{Lsp4Metadata, Lsp4MetadataJson, TokenType},
-    lsp8::{TokenIdFormat, token_metadata_url},
+    lsp8::{TokenIdFormat, decode_token_id, token_metadata_url},
     metadata::{Lenient, raw_json},
 };
 use serde_json::Value;
 
 use super::{
-    answers::{ItemError, Kind},
-    chain::{self, AddressRead, TokenRead},
+    answers::{ItemError, Kind, MAX_CREATORS},
+    chain::{self, AddressRead, CREATORS, ISSUED, List, ListKey, MAX_LIST_ENTRIES, RECEIVED, TokenRead},
     ctx::{Ctx, now},
     metadata::{Fetched, fetch_metadata, fetch_url},
 };
@@ -22,23 +22,65 @@ use crate::{
     rpc::RpcError,
     search::{
         caps::MAX_RAW_BYTES,
-        store::{Record, Stored},
+        store::{
+            Record, Stored,
+            graph::{AssetState, Fact},
+        },
     },
 };
 
 /// The longest name, symbol or description kept from chain data.
 pub(super) const MAX_TEXT: usize = 1024;
 
+/// A note on a part of the graph an object's reads could not give whole: recorded in `unindexable` under
+/// `object_id` (`<address>:<what>`, never a record's id) while `problem` is `Some((code, message))`, forgotten when
+/// a later read gives it whole (`None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Note {
+    pub(crate) object_id: String,
+    pub(crate) address: Address,
+    pub(crate) problem: Option<(&'static str, String)>,
+}
+
+/// What a read says for the graph ([`crate::search::store::graph`]): its facts, and its notes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Graph {
+    pub(crate) facts: Vec<Fact>,
+    pub(crate) notes: Vec<Note>,
+}
+
+/// The note on a list as read: whole, or cut at [`MAX_LIST_ENTRIES`].
+fn list_note(address: Address, key: ListKey, list: &List) -> Note {
+    Note {
+        object_id: format!("{}:{}", address.to_checksum(None), key.name),
+        address,
+        problem: list.announced.map(|n| {
+            (
+                "LIST_TRUNCATED",
+                format!(
+                    "{} announces {n} entries; the graph holds the first {MAX_LIST_ENTRIES}",
+                    key.name
+                ),
+            )
+        }),
+    }
+}
+
 /// What processing one candidate gave.
 #[derive(Debug)]
 pub(crate) enum Outcome {
-    /// A record to write (and a retry to schedule when its metadata could not be fetched).
+    /// A record to write (and a retry to schedule when its metadata could not be fetched), with its graph.
     Record {
         index: String,
         kind: Option<Kind>,
         record: Box<Stored>,
         retry: Option<String>,
+        graph: Graph,
     },
+    /// Graph facts only (a balance, a follow), read because of an event in `block`.
+    Graph { graph: Graph, block: u64 },
+    /// An LSP8 token that does not exist (any more): nothing to index, its graph rows updated.
+    Gone { graph: Graph, block: u64 },
     /// The candidate misbehaves: recorded in `unindexable`.
     Error {
         object_id: String,
@@ -133,7 +175,7 @@ pub(crate) async fn process_address(
     address: Address,
     block: u64,
 ) -> Result<Outcome, RpcError> {
-    let (kind, values, creators) = match chain::read_address(ctx, address).await? {
+    let (kind, values, relations) = match chain::read_address(ctx, address).await? {
         AddressRead::NotContract => return Ok(Outcome::NotIndexed { contract: false }),
         AddressRead::Other => return Ok(Outcome::NotIndexed { contract: true }),
         AddressRead::Refused(error) => {
@@ -145,8 +187,9 @@ pub(crate) async fn process_address(
                 block,
             });
         }
-        AddressRead::Lsp(kind, values, creators) => (kind, values, creators),
+        AddressRead::Lsp(kind, values, relations) => (kind, values, relations),
     };
+    let mut graph = Graph::default();
     let value = |i: usize| values.get(i).cloned().unwrap_or_default();
     let stamp = Stamp {
         chain_id: ctx.config.chain_id,
@@ -154,6 +197,21 @@ pub(crate) async fn process_address(
         now: now(),
     };
     let (index, fetched, record) = if kind == Kind::Profile {
+        for key in [RECEIVED, ISSUED] {
+            let list = relations.list(key);
+            graph.notes.push(list_note(address, key, &list));
+            graph.facts.push(if key == RECEIVED {
+                Fact::Received {
+                    profile: address,
+                    entries: list.entries,
+                }
+            } else {
+                Fact::Issued {
+                    profile: address,
+                    entries: list.entries,
+                }
+            });
+        }
         let fetched = fetch_metadata(ctx, &value(0)).await;
         let (profile, info) = parse_metadata(&fetched, Lsp3ProfileJson::from_value_lenient);
         let record = ProfileRecord::new(
@@ -167,13 +225,35 @@ pub(crate) async fn process_address(
     } else {
         let fetched = fetch_metadata(ctx, &value(1)).await;
         let (metadata, info) = lsp4(&fetched);
+        let creators = relations.list(CREATORS);
         let data = AssetData {
             name: text(&value(2)),
             symbol: text(&value(3)),
             token_type: TokenType::from_value(&value(4)).ok(),
             token_id_format: TokenIdFormat::from_value(&value(5)).ok(),
-            creators,
+            creators: creators
+                .entries
+                .iter()
+                .take(MAX_CREATORS)
+                .map(|e| e.address)
+                .collect(),
         };
+        graph.facts.push(Fact::Asset(AssetState {
+            address,
+            lsp8: kind == Kind::Lsp8,
+            name: data.name.clone(),
+            symbol: data.symbol.clone(),
+            token_type: data.token_type.map(TokenType::value),
+            token_id_format: data.token_id_format.map(TokenIdFormat::value),
+            decimals: relations.decimals,
+            total_supply: relations.total_supply,
+            owner: relations.owner,
+        }));
+        graph.notes.push(list_note(address, CREATORS, &creators));
+        graph.facts.push(Fact::Creators {
+            asset: address,
+            entries: creators.entries,
+        });
         let record = AssetRecord::new(
             address,
             kind == Kind::Lsp8,
@@ -190,6 +270,7 @@ pub(crate) async fn process_address(
         kind: Some(kind),
         retry: retry_reason(&fetched),
         record: Box::new(Stored::new(record)),
+        graph,
     })
 }
 
@@ -200,8 +281,19 @@ pub(crate) async fn process_token(
     token_id: B256,
     block: u64,
 ) -> Result<Outcome, RpcError> {
-    let (format_value, base_uri, per_token) = match chain::read_token(ctx, address, token_id).await? {
-        TokenRead::Missing => return Ok(Outcome::Skip),
+    let (owner, format_value, base_uri, per_token) = match chain::read_token(ctx, address, token_id).await? {
+        TokenRead::Missing => {
+            return Ok(Outcome::Gone {
+                graph: Graph {
+                    facts: vec![Fact::TokenGone {
+                        asset: address,
+                        token_id,
+                    }],
+                    notes: Vec::new(),
+                },
+                block,
+            });
+        }
         TokenRead::Refused(error) => {
             return Ok(Outcome::Error {
                 object_id: object_id(address, Some(token_id)),
@@ -212,10 +304,11 @@ pub(crate) async fn process_token(
             });
         }
         TokenRead::Data {
+            owner,
             format,
             base_uri,
             metadata,
-        } => (format, base_uri, metadata),
+        } => (owner, format, base_uri, metadata),
     };
     let format = TokenIdFormat::from_value(&format_value).unwrap_or(TokenIdFormat::Number);
     let mut fetched = fetch_metadata(ctx, &per_token).await;
@@ -252,11 +345,21 @@ pub(crate) async fn process_token(
         info,
         &ctx.public_base_url,
     ))));
+    let graph = Graph {
+        facts: vec![Fact::Token {
+            asset: address,
+            token_id,
+            formatted: decode_token_id(format, token_id).ok(),
+            owner,
+        }],
+        notes: Vec::new(),
+    };
     Ok(Outcome::Record {
         index: ctx.assets.clone(),
         kind: None,
         retry: retry_reason(&fetched),
         record,
+        graph,
     })
 }
 

@@ -4,7 +4,8 @@
 //! batch) and [`rewind`] decides: the newest block the chain still has is the common ancestor, the checkpoint goes
 //! back to the block after it, and every record read from a block past it is queued for a re-check (the retry pass
 //! re-reads it: a contract that no longer exists, or is no longer a profile or asset, leaves the index; one that
-//! exists is read again). The rewound range is then followed again like any other, so what the new chain created is
+//! exists is read again), and so is every graph pair those blocks wrote (`graph_rechecks`: a balance, a token, a
+//! follow or unfollow). The rewound range is then followed again like any other, so what the new chain created is
 //! found. A reorganization deeper than every remembered block (none of them is on the chain any more) rewinds
 //! [`DEEP_REWIND`] blocks below the oldest, logs an error line and records a `DEEP_REORG` row in `unindexable`
 //! (counted by `/v1/:chainId/indexer` and the `indexer_unindexable` metric). Work per run: at most 2 RPC requests
@@ -21,7 +22,7 @@ use super::{
 use crate::{
     error::{ApiError, ApiResult},
     rpc::RpcError,
-    search::store,
+    search::store::{self, graph},
 };
 
 /// Remembered checkpoint hashes per chain.
@@ -177,6 +178,8 @@ async fn apply(ctx: &Ctx<'_>, next_block: u64, deep: bool) -> ApiResult<()> {
             next_block,
         )?,
     ];
+    // the graph's pairs those blocks wrote (balances, tokens, follows) are read again too
+    statements.extend(graph::recheck_from(&db, chain_id, next_block)?);
     if deep {
         let object_id = format!("reorg:{next_block}");
         let message = format!(

@@ -16,7 +16,7 @@ use super::{
     discovery::{self, Item, Window},
     ledger::{self, Cursor},
     records::{self, Outcome, object_id},
-    reorg, writer,
+    relations, reorg, writer,
 };
 use crate::{
     config::{ChainConfig, Config, IndexerConfig},
@@ -98,7 +98,7 @@ pub async fn index_token_now(
     let ctx = Ctx::new(env, config, chain, Budget::unlimited())?;
     let head = ctx.rpc.block_number().await?;
     match records::process_token(&ctx, address, token_id, head).await? {
-        Outcome::Skip => Ok(TokenIndexed::Missing),
+        Outcome::Skip | Outcome::Gone { .. } => Ok(TokenIndexed::Missing),
         Outcome::Error { error, .. } => Ok(TokenIndexed::Refused(refusal(&error)?)),
         outcome => match writer::write(&ctx, vec![outcome], None).await?.into_iter().next() {
             Some((_, error)) => Ok(TokenIndexed::Refused(Refusal {
@@ -182,7 +182,7 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
     // an item costs up to 5 subrequests (two read batches, a fetch, a redirect, its own write should D1 refuse
     // the batch): a quarter of what is left, in items
     let limit = (ctx.budget.left() / 4 / 5).min(50);
-    let items: Vec<(u64, Item)> = writer::due_retries(ctx, limit)
+    let mut items: Vec<(u64, Item)> = writer::due_retries(ctx, limit)
         .await?
         .into_iter()
         .map(|(address, token)| {
@@ -192,6 +192,9 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
             )
         })
         .collect();
+    // the graph's pairs a reorganization left to read again (many per subrequest), then
+    let rechecks = writer::due_rechecks(ctx, limit.saturating_mul(4)).await?;
+    items.extend(rechecks.iter().map(|r| (head, writer::recheck_item(*r))));
     stats.retried += items.len() as u64;
     let outcomes = process_all(ctx, &items).await?;
     // a retried candidate that turned out to be nothing (burned token, code gone, reorganized away) leaves the
@@ -199,10 +202,16 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
     let gone: Vec<String> = items
         .iter()
         .zip(&outcomes)
-        .filter(|(_, o)| matches!(o, Outcome::Skip | Outcome::NotIndexed { .. }))
-        .map(|((_, item), _)| match item {
-            Item::Address(a) => object_id(*a, None),
-            Item::Token(a, t) => object_id(*a, Some(*t)),
+        .filter(|(_, o)| {
+            matches!(
+                o,
+                Outcome::Skip | Outcome::NotIndexed { .. } | Outcome::Gone { .. }
+            )
+        })
+        .filter_map(|((_, item), _)| match item {
+            Item::Address(a) => Some(object_id(*a, None)),
+            Item::Token(a, t) => Some(object_id(*a, Some(*t))),
+            Item::Holding(..) | Item::Follow(..) => None,
         })
         .collect();
     writer::forget_retries(ctx, &gone).await?;
@@ -210,6 +219,7 @@ async fn retries(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()
     count(stats, &outcomes);
     let refused = writer::write(ctx, outcomes, None).await?;
     count_refused(stats, &refused);
+    writer::rechecked(ctx, &rechecks).await?;
     Ok(())
 }
 
@@ -219,6 +229,8 @@ async fn process(ctx: &Ctx<'_>, item: Item, block: u64) -> ApiResult<Outcome> {
     let result = match item {
         Item::Address(a) => records::process_address(ctx, a, block).await,
         Item::Token(a, t) => records::process_token(ctx, a, t, block).await,
+        // read in batches by `process_all`
+        Item::Holding(..) | Item::Follow(..) => return Ok(Outcome::Skip),
     };
     match result {
         Ok(o) => Ok(o),
@@ -226,7 +238,7 @@ async fn process(ctx: &Ctx<'_>, item: Item, block: u64) -> ApiResult<Outcome> {
             ctx.budget.spend(1);
             ctx.rpc.block_number().await?;
             let (address, token) = match item {
-                Item::Address(a) => (a, None),
+                Item::Address(a) | Item::Holding(a, _) | Item::Follow(a, _) => (a, None),
                 Item::Token(a, t) => (a, Some(t)),
             };
             Ok(Outcome::failed(address, token, block, &e))
@@ -235,20 +247,32 @@ async fn process(ctx: &Ctx<'_>, item: Item, block: u64) -> ApiResult<Outcome> {
 }
 
 /// Processes items (each with the block it was seen in) with bounded parallelism (`INDEXER_CONCURRENCY`),
-/// addresses before tokens. The outcomes come back in item order.
+/// addresses before tokens, then the pairs in batches ([`relations`]). The outcomes come back in item order (so
+/// an asset's row is written before its holds).
 async fn process_all(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> ApiResult<Vec<Outcome>> {
     let mut slots: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
     for tokens in [false, true] {
         let jobs = items
             .iter()
             .enumerate()
-            .filter(|(_, (_, i))| matches!(i, Item::Token(..)) == tokens)
+            .filter(|(_, (_, i))| !i.is_pair() && matches!(i, Item::Token(..)) == tokens)
             .map(|(n, (block, item))| async move { (n, process(ctx, *item, *block).await) });
         let mut done = stream::iter(jobs).buffer_unordered(ctx.concurrency);
         while let Some((n, outcome)) = done.next().await {
             if let Some(slot) = slots.get_mut(n) {
                 *slot = Some(outcome?);
             }
+        }
+    }
+    let (at, pairs): (Vec<usize>, Vec<(u64, Item)>) = items
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, i))| i.is_pair())
+        .map(|(n, item)| (n, *item))
+        .unzip();
+    for (n, outcome) in at.into_iter().zip(relations::process_pairs(ctx, &pairs).await?) {
+        if let Some(slot) = slots.get_mut(n) {
+            *slot = Some(outcome);
         }
     }
     Ok(slots.into_iter().map(|o| o.unwrap_or(Outcome::Skip)).collect())
@@ -291,6 +315,7 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
             blocks,
             next_window,
             skipped,
+            capped,
         } = match discovery::read_window(ctx, from, to, cursor.window, target_logs, max_window).await? {
             Some(window) => window,
             None => {
@@ -303,6 +328,10 @@ async fn follow(ctx: &Ctx<'_>, head: u64, stats: &mut RunStats) -> ApiResult<()>
         for event in skipped {
             writer::skipped_logs(ctx, from, event).await?;
             stats.errors += 1;
+        }
+        if !capped.is_empty() {
+            stats.errors += capped.len() as u64;
+            writer::capped(ctx, &capped).await?;
         }
         stats.windows += 1;
         // the window's items in order, from the cursor on
@@ -388,7 +417,7 @@ fn count(stats: &mut RunStats, outcomes: &[Outcome]) {
         match o {
             Outcome::Record { .. } => stats.indexed += 1,
             Outcome::Error { .. } => stats.errors += 1,
-            Outcome::Skip | Outcome::NotIndexed { .. } => {}
+            Outcome::Graph { .. } | Outcome::Gone { .. } | Outcome::Skip | Outcome::NotIndexed { .. } => {}
         }
     }
 }

@@ -10,15 +10,19 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{
     answers::ItemError,
     ctx::Ctx,
+    discovery::{Capped, Item, MAX_ITEMS_PER_EMITTER},
     ledger::{self, Cursor, Retry, Unindexable},
-    records::Outcome,
+    records::{Graph, Outcome},
 };
 use crate::{
     error::{ApiError, ApiResult},
     lookup::misses,
     search::{
         outbound,
-        store::{self, Stored},
+        store::{
+            self, Stored,
+            graph::{self, Recheck},
+        },
     },
 };
 
@@ -69,14 +73,114 @@ pub(super) fn leave_index(
     object_id: &str,
     algolia: bool,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let mut statements = Vec::with_capacity(6);
+    let mut statements = Vec::with_capacity(12);
     for index in [&ctx.profiles, &ctx.assets] {
         if algolia {
             statements.push(outbound::queue_delete(db, index, object_id)?);
         }
         statements.extend(store::delete_statements(db, index, object_id)?);
     }
+    // and the graph's rows of it (an object id is `<address>` or `<address>:<token id>`)
+    let (address, token) = object_id
+        .split_once(':')
+        .map_or((object_id, None), |(a, t)| (a, Some(t)));
+    if let Ok(address) = address.parse::<Address>() {
+        let token = token.and_then(|t| t.parse::<B256>().ok());
+        statements.extend(graph::forget(db, ctx.config.chain_id, &address, token.as_ref())?);
+    }
     Ok(statements)
+}
+
+/// The statements of a read's graph: its facts (read because of an event in `block`), then its notes recorded in
+/// `unindexable` (not retried: the next event re-reads) or forgotten.
+fn graph_statements(
+    ctx: &Ctx<'_>,
+    db: &D1Database,
+    block: u64,
+    graph: &Graph,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let chain_id = ctx.config.chain_id;
+    let mut statements = Vec::with_capacity(graph.facts.len() * 2 + graph.notes.len());
+    for fact in &graph.facts {
+        statements.extend(graph::statements(db, chain_id, block, fact)?);
+    }
+    for note in &graph.notes {
+        statements.push(match &note.problem {
+            Some((code, message)) => ledger::unindexable(
+                db,
+                chain_id,
+                &Unindexable {
+                    object_id: &note.object_id,
+                    address: note.address,
+                    token_id: None,
+                    code,
+                    message,
+                    block,
+                },
+            )?,
+            None => ledger::clear_unindexable(db, chain_id, &note.object_id)?,
+        });
+    }
+    Ok(statements)
+}
+
+/// Records the emitters whose balances and tokens passed the per-block cap (`CANDIDATES_CAPPED` in
+/// `unindexable`, one row per emitter: `<emitter>:candidates`, its latest block).
+pub(crate) async fn capped(ctx: &Ctx<'_>, capped: &[Capped]) -> ApiResult<()> {
+    let db = store::db(ctx.env).await?;
+    let statements = capped
+        .iter()
+        .map(|c| {
+            let object_id = format!("{}:candidates", c.emitter.to_checksum(None));
+            let message = format!(
+                "block {}: the contract's logs named {} more balances and tokens than the {MAX_ITEMS_PER_EMITTER} read                  per block; those were left out",
+                c.block, c.left_out
+            );
+            ledger::unindexable(
+                &db,
+                ctx.config.chain_id,
+                &Unindexable {
+                    object_id: &object_id,
+                    address: c.emitter,
+                    token_id: None,
+                    code: "CANDIDATES_CAPPED",
+                    message: &message,
+                    block: c.block,
+                },
+            )
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
+    ctx.budget.spend(1);
+    db.batch(statements).await.map_err(ApiError::internal)?;
+    Ok(())
+}
+
+/// Up to `limit` of this chain's graph pairs a reorganization left to read again.
+pub(crate) async fn due_rechecks(ctx: &Ctx<'_>, limit: u32) -> ApiResult<Vec<Recheck>> {
+    let db = store::db(ctx.env).await?;
+    ctx.budget.spend(1);
+    graph::rechecks(&db, ctx.config.chain_id, limit).await
+}
+
+/// The item that reads a re-check's pair again.
+pub(crate) const fn recheck_item(recheck: Recheck) -> Item {
+    match recheck {
+        Recheck::Hold(asset, holder) => Item::Holding(asset, holder),
+        Recheck::Token(asset, token) => Item::Token(asset, token),
+        Recheck::Follow(follower, followee) => Item::Follow(follower, followee),
+    }
+}
+
+/// Takes re-checks done (their pairs written) out of the queue.
+pub(crate) async fn rechecked(ctx: &Ctx<'_>, done: &[Recheck]) -> ApiResult<()> {
+    if done.is_empty() {
+        return Ok(());
+    }
+    let db = store::db(ctx.env).await?;
+    let statements = graph::rechecked(&db, ctx.config.chain_id, done)?;
+    ctx.budget.spend(1);
+    db.batch(statements).await.map_err(ApiError::internal)?;
+    Ok(())
 }
 
 /// Writes outcomes (and the cursor, when given) in one D1 batch, then pushes the records to Algolia.
@@ -134,13 +238,22 @@ pub(crate) async fn write(
         });
         Ok(statements)
     };
+    let mut facts: u32 = 0;
     for outcome in outcomes {
         match outcome {
             Outcome::Skip | Outcome::NotIndexed { .. } => {}
+            Outcome::Graph { graph, block } | Outcome::Gone { graph, block } => {
+                facts = facts.saturating_add(u32::try_from(graph.facts.len()).unwrap_or(u32::MAX));
+                groups.push(Group {
+                    statements: graph_statements(ctx, &db, block, &graph)?,
+                    record: None,
+                });
+            }
             Outcome::Record {
                 index,
                 record,
                 retry: reason,
+                graph,
                 ..
             } => {
                 let header = record.record.header();
@@ -168,6 +281,13 @@ pub(crate) async fn write(
                     }
                     None => ledger::clear_retry(&db, &index, &id)?,
                 });
+                facts = facts.saturating_add(u32::try_from(graph.facts.len()).unwrap_or(u32::MAX));
+                statements.extend(graph_statements(
+                    ctx,
+                    &db,
+                    record.record.stamp().indexed_block,
+                    &graph,
+                )?);
                 let who = address.parse::<Address>().ok().map(|address| Who {
                     object_id: id,
                     address,
@@ -212,7 +332,8 @@ pub(crate) async fn write(
     }
     let records = groups.iter().filter(|g| g.record.is_some()).count();
     ctx.budget.spend(1);
-    ctx.budget.add_rows(u32::try_from(records).unwrap_or(u32::MAX));
+    ctx.budget
+        .add_rows(u32::try_from(records).unwrap_or(u32::MAX).saturating_add(facts));
     let failure = match db.batch(all).await {
         Ok(_) => {
             let pushed: Vec<(String, Stored)> = groups
@@ -222,7 +343,7 @@ pub(crate) async fn write(
             outbound::push(ctx.env, ctx.algolia, &pushed).await?;
             return Ok(Vec::new());
         }
-        // nothing but bookkeeping: D1 itself is failing
+        // nothing but bookkeeping and graph facts: D1 itself is failing
         Err(e) if records == 0 => return Err(ApiError::internal(e)),
         Err(e) => e.to_string(),
     };

@@ -9,6 +9,7 @@
 //! profiles, assets, holds, follows) get their statements beside this file, as a module of `store`, and their typed
 //! rows beside [`record`].
 
+pub mod graph;
 pub mod record;
 
 use std::collections::BTreeMap;
