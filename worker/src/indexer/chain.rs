@@ -392,7 +392,10 @@ pub(crate) async fn read_pairs(
         }))
         .collect();
     if calls.is_empty() {
-        return Ok(PairRead::Read(Vec::new(), Vec::new()));
+        return Ok(PairRead::Read {
+            balances: Vec::new(),
+            follows: Vec::new(),
+        });
     }
     let out = match batch(ctx, &calls).await {
         Err(RpcError::TooLarge(detail)) => return Ok(PairRead::TooLarge(detail)),
@@ -400,40 +403,36 @@ pub(crate) async fn read_pairs(
     };
     let answers = out.iter().map(answer).collect::<Result<Vec<_>, _>>()?;
     let (b, f) = answers.split_at(balances.len().min(answers.len()));
-    let judge = |a: &Answer, decode: &dyn Fn(&[u8]) -> Option<PairValue>| match a {
+    Ok(PairRead::Read {
+        balances: b.iter().map(|a| decoded(a, lsp7::decode_balance_of)).collect(),
+        follows: f
+            .iter()
+            .map(|a| decoded(a, profile_relayer::lsp26::decode_is_following))
+            .collect(),
+    })
+}
+
+/// A call's answer judged: `Ok(None)` when it reverted, `Ok(Some(value))` when it decodes, else
+/// `MALFORMED_ANSWER`.
+fn decoded<T>(a: &Answer, decode: impl Fn(&[u8]) -> Option<T>) -> Result<Option<T>, ItemError> {
+    match a {
         Answer::Reverted => Ok(None),
         Answer::Data(d) => decode(d)
             .map(Some)
             .ok_or_else(|| ItemError::new("MALFORMED_ANSWER", "the answer is not the call's ABI type")),
-    };
-    Ok(PairRead::Read(
-        b.iter()
-            .map(|a| judge(a, &|d| lsp7::decode_balance_of(d).map(PairValue::Balance)))
-            .collect(),
-        f.iter()
-            .map(|a| {
-                judge(a, &|d| {
-                    profile_relayer::lsp26::decode_is_following(d).map(PairValue::Following)
-                })
-            })
-            .collect(),
-    ))
+    }
 }
 
-/// A value [`read_pairs`] read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PairValue {
-    Balance(U256),
-    Following(bool),
-}
+/// A pair's answer: the value (`None`: the call reverted) or the contract's misbehaviour.
+pub(crate) type PairAnswer<T> = Result<Option<T>, ItemError>;
 
-/// What [`read_pairs`] gives: per balance and per follow pair, the value (`None`: reverted) or the misbehaviour.
+/// What [`read_pairs`] gives: an answer per balance and per follow pair, in order.
 #[derive(Debug)]
 pub(crate) enum PairRead {
-    Read(
-        Vec<Result<Option<PairValue>, ItemError>>,
-        Vec<Result<Option<PairValue>, ItemError>>,
-    ),
+    Read {
+        balances: Vec<PairAnswer<U256>>,
+        follows: Vec<PairAnswer<bool>>,
+    },
     /// The batch's answers were too large (the detail).
     TooLarge(String),
 }

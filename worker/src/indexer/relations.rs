@@ -10,7 +10,7 @@ use alloy_primitives::Address;
 use profile_relayer::lsp26;
 
 use super::{
-    chain::{self, PairRead, PairValue},
+    chain::{self, PairAnswer, PairRead},
     ctx::Ctx,
     discovery::Item,
     records::{Graph, Note, Outcome},
@@ -77,6 +77,23 @@ fn noted((block, item): &(u64, Item), code: &'static str, detail: &str) -> Outco
     }
 }
 
+/// What one pair's answer gives: its fact, or the problem to note (`(code, message)`); neither when the batch
+/// had no answer for it.
+fn judge<T>(
+    answer: Option<PairAnswer<T>>,
+    call: &str,
+    reverted: impl FnOnce() -> String,
+    reverted_code: &'static str,
+    fact: impl FnOnce(T) -> Fact,
+) -> (Option<Fact>, Option<(&'static str, String)>) {
+    match answer {
+        Some(Ok(Some(value))) => (Some(fact(value)), None),
+        Some(Ok(None)) => (None, Some((reverted_code, reverted()))),
+        Some(Err(e)) => (None, Some(("MALFORMED_ANSWER", format!("{call}: {}", e.message)))),
+        None => (None, None),
+    }
+}
+
 /// One batch of pairs.
 async fn read(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> Result<Vec<Outcome>, crate::rpc::RpcError> {
     let balances: Vec<(Address, Address)> = items
@@ -94,7 +111,7 @@ async fn read(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> Result<Vec<Outcome>, crat
         })
         .collect();
     let (mut b, mut f) = match chain::read_pairs(ctx, &balances, &follows, lsp26::REGISTRY).await? {
-        PairRead::Read(b, f) => (b.into_iter(), f.into_iter()),
+        PairRead::Read { balances, follows } => (balances.into_iter(), follows.into_iter()),
         PairRead::TooLarge(detail) => {
             let detail = format!("the answers are too large: {detail}");
             return Ok(items
@@ -107,51 +124,42 @@ async fn read(ctx: &Ctx<'_>, items: &[(u64, Item)]) -> Result<Vec<Outcome>, crat
     let mut notes: BTreeMap<(Address, &str), Option<(&'static str, String)>> = BTreeMap::new();
     let mut outcomes = Vec::with_capacity(items.len());
     for (block, item) in items {
-        let mut facts = Vec::new();
-        match item {
+        let fact = match item {
             Item::Holding(asset, holder) => {
-                let problem = match b.next() {
-                    Some(Ok(Some(PairValue::Balance(balance)))) => {
-                        facts.push(Fact::Balance {
-                            asset: *asset,
-                            holder: *holder,
-                            balance,
-                        });
-                        None
-                    }
-                    Some(Ok(None)) => Some((
-                        "BALANCE_REVERTED",
-                        format!("balanceOf({holder}) reverted; the balance is left as it was"),
-                    )),
-                    Some(Err(e)) => Some(("MALFORMED_ANSWER", format!("balanceOf({holder}): {}", e.message))),
-                    Some(Ok(Some(PairValue::Following(_)))) | None => None,
-                };
+                let (fact, problem) = judge(
+                    b.next(),
+                    &format!("balanceOf({holder})"),
+                    || format!("balanceOf({holder}) reverted; the balance is left as it was"),
+                    "BALANCE_REVERTED",
+                    |balance| Fact::Balance {
+                        asset: *asset,
+                        holder: *holder,
+                        balance,
+                    },
+                );
                 notes.insert((*asset, "balanceOf"), problem);
+                fact
             }
             Item::Follow(follower, followee) => {
-                let problem = match f.next() {
-                    Some(Ok(Some(PairValue::Following(following)))) => {
-                        facts.push(Fact::Follow {
-                            follower: *follower,
-                            followee: *followee,
-                            following,
-                        });
-                        None
-                    }
-                    Some(Ok(None)) => Some((
-                        "CALL_REVERTED",
-                        format!("isFollowing({follower}, {followee}) reverted"),
-                    )),
-                    Some(Err(e)) => Some(("MALFORMED_ANSWER", format!("isFollowing: {}", e.message))),
-                    Some(Ok(Some(PairValue::Balance(_)))) | None => None,
-                };
+                let (fact, problem) = judge(
+                    f.next(),
+                    "isFollowing",
+                    || format!("isFollowing({follower}, {followee}) reverted"),
+                    "CALL_REVERTED",
+                    |following| Fact::Follow {
+                        follower: *follower,
+                        followee: *followee,
+                        following,
+                    },
+                );
                 notes.insert((lsp26::REGISTRY, "isFollowing"), problem);
+                fact
             }
-            Item::Address(_) | Item::Token(..) => {}
-        }
+            Item::Address(_) | Item::Token(..) => None,
+        };
         outcomes.push(Outcome::Graph {
             graph: Graph {
-                facts,
+                facts: fact.into_iter().collect(),
                 notes: Vec::new(),
             },
             block: *block,
